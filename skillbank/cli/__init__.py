@@ -1,0 +1,100 @@
+"""The ``skillbank`` command, grouped by noun (``skillbank skills list``, ``skillbank runs show``).
+
+Layout: one module per noun, each exposing either a ``typer.Typer`` sub-app (``app``) or plain
+command functions; this file only builds the root app and registers them. To add a noun, write
+``skillbank/cli/<noun>.py`` (import options and helpers from ``skillbank.cli._common``: the
+shared ``DirOption``/``EmbedderOption``/``JsonOption``, ``open_bank``, ``print_json``, ``fail``)
+and add one line in the registration block below, e.g.::
+
+    from skillbank.cli import evolve
+    app.add_typer(evolve.app, name="evolve")      # a group:   skillbank evolve ...
+    app.command("demo")(demo.demo)                 # a command: skillbank demo
+
+Errors: any :class:`~skillbank.errors.SkillBankError` (or a missing/unreadable user path) raised
+by a command becomes one red ``error: <message>`` line on stderr and exit code 1, with no
+traceback. That is done by the root group's ``invoke``, so it holds for ``main()`` and for
+``typer.testing.CliRunner`` alike.
+
+Importing this package is light: the bank, Chroma and the embedding model load only when a
+command that needs them runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from skillbank.cli._common import HANDLED_ERRORS, report_error
+
+__all__ = ["app", "main"]
+
+
+class _RootGroup(TyperGroup):
+    """Turns user errors from any subcommand into one ``error:`` line and exit code 1."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HANDLED_ERRORS as exc:
+            report_error(exc)
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(
+    name="skillbank",
+    cls=_RootGroup,
+    help="A versioned skill bank for LangChain/LangGraph agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"skillbank {version('skillbank')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            typer.echo("skillbank (version unknown)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[Optional[bool], typer.Option(
+        "--version", help="Print the version and exit.", callback=_version, is_eager=True)] = None,
+) -> None:
+    """A versioned skill bank for LangChain/LangGraph agents."""
+
+
+# -- registration: one line per noun or command ---------------------------------------------------
+
+from skillbank.cli import interop, maintenance, runs, search, skills  # noqa: E402
+
+app.command("init")(maintenance.init)
+app.add_typer(skills.app, name="skills")
+app.command("search")(search.search)
+app.add_typer(runs.app, name="runs")
+app.command("stats")(maintenance.stats)
+app.command("reindex")(maintenance.reindex)
+app.command("verify")(maintenance.verify)
+app.command("export")(interop.export)
+app.command("import")(interop.import_)
+# Later nouns register here, e.g. app.add_typer(evolve.app, name="evolve"),
+# app.add_typer(candidates.app, name="candidates"), app.add_typer(eval_.app, name="eval"),
+# app.command("demo")(demo.demo).
+
+
+def main() -> None:
+    """Console-script entry point: run the app; user errors exit 1 with one red line."""
+    try:
+        app()
+    except HANDLED_ERRORS as exc:  # raised outside a command (e.g. while parsing); same treatment
+        report_error(exc)
+        sys.exit(1)

@@ -1,0 +1,94 @@
+"""Bank-level commands: ``init``, ``stats``, ``reindex`` and ``verify``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from skillbank.cli._common import DirOption, EmbedderOption, JsonOption, console, open_bank, print_json
+
+
+def init(
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Create a skill bank (or confirm that one exists)."""
+    from skillbank.store.db import DB_FILENAME
+
+    existed = (bank_dir / DB_FILENAME).exists()
+    with open_bank(bank_dir, embedder, create=True) as bank:
+        count = len(bank.list_skills())
+    if existed:
+        console().print(f"Skill bank already exists at {escape(str(bank_dir))} ({count} skills).")
+    else:
+        console().print(f"Created a skill bank at {escape(str(bank_dir))}.")
+
+
+def stats(
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show counts of skills, runs, labels and limit events."""
+    with open_bank(bank_dir, embedder) as bank:
+        data = bank.stats()
+    if as_json:
+        print_json(data)
+        return
+    table = Table(title=f"Skill bank {data.get('path', '')}", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("")
+
+    def add(label: str, value: Any) -> None:
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+        else:
+            shown = str(value)
+        table.add_row(label, escape(shown))
+
+    for key, value in data.items():
+        if key == "path":
+            continue
+        add(key.replace("_", " "), value)
+    console().print(table)
+
+
+def reindex(
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Rebuild the search index from the database."""
+    with open_bank(bank_dir, embedder) as bank:
+        counts = bank.reindex()
+    console().print(f"Reindexed: {counts.get('upserted', 0)} skills indexed, "
+                    f"{counts.get('deleted', 0)} removed.")
+
+
+def verify(
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Check the change log, every version's hash and the index; exit 1 on any problem."""
+    with open_bank(bank_dir, embedder) as bank:
+        report = bank.verify()
+    if as_json:
+        print_json({"ok": report.ok, "events": report.events, "versions": report.versions,
+                    "problems": list(report.problems)})
+    elif report.ok:
+        console().print(Text(f"OK: {report.events} change-log events and {report.versions} versions "
+                             "verified; the index matches the database.", style="green"))
+    else:
+        out = console()
+        n = len(report.problems)
+        out.print(Text(f"FAILED: {n} problem{'s' if n != 1 else ''} "
+                       f"({report.events} events, {report.versions} versions checked)", style="bold red"))
+        for problem in report.problems:
+            out.print(Text(f"  - {problem}", style="red"), soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,354 @@
+"""``skillbank skills ...``: list, show, add, edit and curate skills and their versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from skillbank.cli._common import (
+    DirOption,
+    EmbedderOption,
+    JsonOption,
+    console,
+    fail,
+    iso,
+    open_bank,
+    print_json,
+    rate,
+    read_body,
+    short_hash,
+    short_time,
+    skill_json,
+)
+from skillbank.models import SkillKind, SkillStatus
+
+app = typer.Typer(
+    help="List, show, add, edit and curate skills and their versions.",
+    no_args_is_help=True,
+)
+
+SkillId = Annotated[str, typer.Argument(help="Skill id (sk_...) or name.")]
+BodyOption = Annotated[Optional[str], typer.Option("--body", help="Markdown instructions.")]
+BodyFileOption = Annotated[
+    Optional[Path],
+    typer.Option("--body-file", help="Read the body from this file (- for stdin).", dir_okay=False),
+]
+
+_STATUS_STYLE = {"active": "green", "candidate": "cyan", "retired": "dim", "quarantined": "red"}
+
+
+def _status(value: str) -> Text:
+    return Text(value, style=_STATUS_STYLE.get(value, ""))
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+@app.command("list")
+def list_skills(
+    status: Annotated[Optional[SkillStatus], typer.Option("--status", help="Only this status.")] = None,
+    kind: Annotated[Optional[SkillKind], typer.Option("--kind", help="Only this kind.")] = None,
+    tag: Annotated[Optional[str], typer.Option("--tag", help="Only skills with this tag.")] = None,
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """List skills with their status, version and success rate."""
+    with open_bank(bank_dir, embedder) as bank:
+        skills = bank.list_skills(status=status, kind=kind.value if kind else None, tag=tag)
+    if as_json:
+        print_json([skill_json(s, body=False) for s in skills])
+        return
+    if not skills:
+        console().print("No skills" + (" match those filters." if (status or kind or tag) else " yet; add one "
+                        "with `skillbank skills add`."))
+        return
+    table = Table(title=f"{len(skills)} skill{'s' if len(skills) != 1 else ''}")
+    table.add_column("id", no_wrap=True, style="dim")
+    table.add_column("name", style="bold", overflow="fold")
+    table.add_column("kind")
+    table.add_column("status")
+    table.add_column("version", justify="right")
+    table.add_column("pinned", justify="center")
+    table.add_column("uses", justify="right")
+    table.add_column("success rate", justify="right")
+    for s in skills:
+        table.add_row(s.id, s.name, s.kind.value, _status(s.status.value), f"v{s.version}",
+                      "yes" if s.pinned else "", str(s.stats.uses), rate(s.stats.success_rate))
+    console().print(table)
+
+
+@app.command("show")
+def show(
+    skill_id: SkillId,
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show one skill's fields, statistics and body."""
+    with open_bank(bank_dir, embedder) as bank:
+        s = bank.get_skill(skill_id)
+    if as_json:
+        print_json(skill_json(s))
+        return
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="bold")
+    fields.add_column()
+    fields.add_row("id", s.id)
+    fields.add_row("description", escape(s.description))
+    fields.add_row("kind", s.kind.value)
+    fields.add_row("status", _status(s.status.value))
+    fields.add_row("version", f"v{s.version}  ({short_hash(s.content_hash)})")
+    fields.add_row("pinned", "yes" if s.pinned else "no")
+    fields.add_row("tools", escape(", ".join(s.tools)) or "-")
+    fields.add_row("tags", escape(", ".join(s.tags)) or "-")
+    fields.add_row("uses", f"{s.stats.uses} ({s.stats.successes} ok, {s.stats.failures} failed; "
+                           f"success rate {rate(s.stats.success_rate)})")
+    fields.add_row("last used", short_time(s.stats.last_used_at))
+    fields.add_row("created", short_time(s.created_at))
+    fields.add_row("updated", short_time(s.updated_at))
+    if s.note:
+        fields.add_row("note", escape(s.note))
+    out = console()
+    out.print(Panel(fields, title=Text(s.name, style="bold"), title_align="left"))
+    out.print(Markdown(s.body))
+
+
+@app.command("history")
+def history(
+    skill_id: SkillId,
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show every version of a skill: who changed it, why and when."""
+    with open_bank(bank_dir, embedder) as bank:
+        skill = bank.get_skill(skill_id)
+        versions = bank.history(skill.id)
+    if as_json:
+        print_json([
+            {"version": v.version, "status": v.status.value, "pinned": v.pinned,
+             "author": v.author, "reason": v.reason, "provenance": list(v.provenance),
+             "content_hash": v.content_hash, "parent_hash": v.parent_hash,
+             "created_at": iso(v.created_at), "name": v.content.name}
+            for v in versions
+        ])
+        return
+    table = Table(title=f"{skill.name} ({skill.id})")
+    table.add_column("version", justify="right", no_wrap=True)
+    table.add_column("status")
+    table.add_column("author")
+    table.add_column("reason")
+    table.add_column("provenance", justify="right")
+    table.add_column("created", no_wrap=True)
+    table.add_column("hash", no_wrap=True, style="dim")
+    for v in versions:
+        table.add_row(f"v{v.version}", _status(v.status.value), escape(v.author), escape(v.reason),
+                      str(len(v.provenance)), short_time(v.created_at), short_hash(v.content_hash))
+    console().print(table)
+
+
+@app.command("diff")
+def diff(
+    skill_id: SkillId,
+    v1: Annotated[int, typer.Argument(help="Older version number.")],
+    v2: Annotated[int, typer.Argument(help="Newer version number.")],
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show a coloured unified diff between two versions of a skill."""
+    with open_bank(bank_dir, embedder) as bank:
+        text = bank.diff(skill_id, v1, v2)
+    out = console()
+    if not text.strip():
+        out.print(f"v{v1} and v{v2} are identical.")
+        return
+    for line in text.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        else:
+            style = ""
+        out.print(Text(line, style=style), soft_wrap=True)
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+@app.command("add")
+def add(
+    name: Annotated[str, typer.Option("--name", help="Lower-case, hyphenated name, e.g. decline-missing-tool.")],
+    description: Annotated[str, typer.Option("--description", help="When the skill applies.")],
+    body: BodyOption = None,
+    body_file: BodyFileOption = None,
+    kind: Annotated[SkillKind, typer.Option("--kind", help="What sort of skill it is.")] = SkillKind.procedure,
+    tool: Annotated[Optional[list[str]], typer.Option("--tool", help="A tool the skill concerns (repeatable).")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
+    status: Annotated[SkillStatus, typer.Option("--status", help="Initial status.")] = SkillStatus.active,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Add a new skill (version 1)."""
+    text = read_body(body, body_file, required=True)
+    with open_bank(bank_dir, embedder) as bank:
+        skill = bank.add_skill(name, description, text or "", kind=kind, tools=tool or (),
+                               tags=tag or (), status=status)
+    console().print(f"Added skill [bold]{escape(skill.name)}[/] ({skill.id}) v{skill.version}, "
+                    f"{skill.status.value}.")
+
+
+@app.command("edit")
+def edit(
+    skill_id: SkillId,
+    description: Annotated[Optional[str], typer.Option("--description", help="New description.")] = None,
+    body: BodyOption = None,
+    body_file: BodyFileOption = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="New name.")] = None,
+    kind: Annotated[Optional[SkillKind], typer.Option("--kind", help="New kind.")] = None,
+    tool: Annotated[Optional[list[str]], typer.Option("--tool", help="Replace the tools (repeatable).")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Replace the tags (repeatable).")] = None,
+    reason: Annotated[str, typer.Option("--reason", help="Why; kept in the history.")] = "edited",
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Edit a skill, appending a new version."""
+    text = read_body(body, body_file, required=False)
+    changes = {"description": description, "body": text, "name": name, "kind": kind,
+               "tools": tuple(tool) if tool else None, "tags": tuple(tag) if tag else None}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes:
+        fail("nothing to change: pass --description, --body/--body-file, --name, --kind, --tool or --tag")
+    with open_bank(bank_dir, embedder) as bank:
+        before = bank.get_skill(skill_id)
+        after = bank.update_skill(before.id, reason=reason, **changes)
+    if after.version == before.version:
+        console().print(f"No change: {escape(after.name)} is already like that (still v{after.version}).")
+    else:
+        console().print(f"Updated [bold]{escape(after.name)}[/] to v{after.version}.")
+
+
+@app.command("rollback")
+def rollback(
+    skill_id: SkillId,
+    version: Annotated[int, typer.Argument(help="Version whose content to restore.")],
+    reason: Annotated[Optional[str], typer.Option("--reason", help="Why; kept in the history.")] = None,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Restore an earlier version's content as a new version."""
+    with open_bank(bank_dir, embedder) as bank:
+        before = bank.get_skill(skill_id)
+        after = bank.rollback(before.id, version, reason=reason)
+    if after.version == before.version:
+        console().print(f"No change: {escape(after.name)} v{after.version} already has v{version}'s content.")
+    else:
+        console().print(f"Rolled back [bold]{escape(after.name)}[/] to the content of v{version} "
+                        f"(now v{after.version}).")
+
+
+def _status_change(skill_id: str, bank_dir: Path, embedder: str | None, verb: str, action) -> None:
+    with open_bank(bank_dir, embedder) as bank:
+        before = bank.get_skill(skill_id)
+        after = action(bank, before.id)
+    if after.version == before.version:
+        console().print(f"No change: {escape(after.name)} is already {verb}.")
+    else:
+        console().print(f"{verb.capitalize()} [bold]{escape(after.name)}[/] (v{after.version}).")
+
+
+@app.command("retire")
+def retire(
+    skill_id: SkillId,
+    reason: Annotated[str, typer.Option("--reason", help="Why it is retired; kept in the history.")],
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Retire a skill: kept for history, never injected."""
+    _status_change(skill_id, bank_dir, embedder, "retired", lambda b, i: b.retire(i, reason=reason))
+
+
+@app.command("activate")
+def activate(
+    skill_id: SkillId,
+    reason: Annotated[str, typer.Option("--reason", help="Why; kept in the history.")] = "activated",
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Make a skill active (retrievable and injected)."""
+    _status_change(skill_id, bank_dir, embedder, "activated", lambda b, i: b.activate(i, reason=reason))
+
+
+@app.command("pin")
+def pin(
+    skill_id: SkillId,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Pin a skill so pruning and evolution leave it alone."""
+    _status_change(skill_id, bank_dir, embedder, "pinned", lambda b, i: b.pin(i, True))
+
+
+@app.command("unpin")
+def unpin(
+    skill_id: SkillId,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Unpin a skill."""
+    _status_change(skill_id, bank_dir, embedder, "unpinned", lambda b, i: b.pin(i, False))
+
+
+@app.command("prune")
+def prune(
+    unused_days: Annotated[Optional[float], typer.Option(
+        "--unused-days", help="Retire skills not used for this many days.", min=0)] = None,
+    min_success_rate: Annotated[Optional[float], typer.Option(
+        "--min-success-rate", help="Retire skills whose success rate is below this (0-1).", min=0, max=1)] = None,
+    min_evidence: Annotated[int, typer.Option(
+        "--min-evidence", help="Labelled uses needed before --min-success-rate applies.", min=0)] = 5,
+    max_active: Annotated[Optional[int], typer.Option(
+        "--max-active", help="Retire the least useful skills beyond this many active ones.", min=0)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be retired; change nothing.")] = False,
+    as_json: JsonOption = False,
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Retire active, unpinned skills by rule (unused, low success, over a cap)."""
+    if unused_days is None and min_success_rate is None and max_active is None:
+        fail("no prune rule given: pass at least one of --unused-days N, --min-success-rate X "
+             "(with --min-evidence N) or --max-active N; add --dry-run to preview")
+    with open_bank(bank_dir, embedder) as bank:
+        actions = bank.prune(unused_days=unused_days, min_success_rate=min_success_rate,
+                             min_evidence=min_evidence, max_active=max_active, dry_run=dry_run)
+    if as_json:
+        print_json({"dry_run": dry_run, "actions": [
+            {"skill_id": a.skill_id, "name": a.name, "rule": a.rule, "detail": a.detail} for a in actions
+        ]})
+        return
+    out = console()
+    if not actions:
+        out.print("Nothing to prune: no active, unpinned skill matches those rules.")
+        return
+    n = len(actions)
+    title = (f"Would retire {n} skill{'s' if n != 1 else ''} (dry run, nothing changed)" if dry_run
+             else f"Retired {n} skill{'s' if n != 1 else ''}")
+    table = Table(title=title)
+    table.add_column("id", no_wrap=True, style="dim")
+    table.add_column("name", style="bold", overflow="fold")
+    table.add_column("rule")
+    table.add_column("detail")
+    for a in actions:
+        table.add_row(a.skill_id, escape(a.name), a.rule, escape(a.detail))
+    out.print(table)

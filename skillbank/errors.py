@@ -1,0 +1,92 @@
+"""Exceptions raised by skillbank.
+
+Every error a user can cause has its own class so that callers can catch it precisely; the
+message always says what is wrong and what to do about it. The CLI prints the message on one
+line and exits non-zero instead of showing a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SkillBankError",
+    "NotABankError",
+    "CorruptBankError",
+    "SchemaTooNewError",
+    "SkillNotFoundError",
+    "TrajectoryNotFoundError",
+    "VersionNotFoundError",
+    "InvalidSkillError",
+    "DuplicateSkillError",
+    "SkillFileError",
+    "EmbedderError",
+    "LockedError",
+    "MissingExtraError",
+]
+
+
+class SkillBankError(Exception):
+    """Base class of every error skillbank raises on purpose."""
+
+
+class NotABankError(SkillBankError):
+    """The folder exists but does not hold a skill bank."""
+
+
+class CorruptBankError(SkillBankError):
+    """The bank's database cannot be read (truncated, overwritten, not SQLite)."""
+
+
+class SchemaTooNewError(SkillBankError):
+    """The database was written by a newer skillbank than the one installed."""
+
+
+class SkillNotFoundError(SkillBankError, KeyError):
+    """No skill has the given id or name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "skill not found"
+
+
+class TrajectoryNotFoundError(SkillBankError, KeyError):
+    """No trajectory has the given id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "trajectory not found"
+
+
+class VersionNotFoundError(SkillBankError, ValueError):
+    """The skill exists but has no such version number."""
+
+
+class InvalidSkillError(SkillBankError, ValueError):
+    """A skill field breaks a rule (name format, empty body, size caps, ...)."""
+
+
+class DuplicateSkillError(SkillBankError, ValueError):
+    """A skill with that name already exists."""
+
+
+class SkillFileError(SkillBankError, ValueError):
+    """One or more SKILL.md files are invalid; ``problems`` maps each path to its reasons."""
+
+    def __init__(self, message: str, problems: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.problems = problems or {}
+
+
+class EmbedderError(SkillBankError, ValueError):
+    """The embedder could not be resolved or returned vectors of the wrong shape."""
+
+
+class LockedError(SkillBankError):
+    """Another process holds an exclusive lock (for example a running evolution round)."""
+
+
+class MissingExtraError(SkillBankError, ImportError):
+    """An optional integration was used without its extra installed."""
+
+    def __init__(self, feature: str, extra: str, package: str):
+        super().__init__(
+            f"{feature} needs the optional package {package!r}: "
+            f"pip install 'skillbank[{extra}]'"
+        )

@@ -1,0 +1,222 @@
+"""The Chroma index of active skills: derived data, rebuildable from SQLite at any time.
+
+Chroma's persistent client keeps its HNSW graph in memory per process and does not see other
+processes' writes, and two processes writing at once could clobber each other's files. So:
+
+- every write happens under an exclusive file lock, after reloading if another process wrote
+  since this process last loaded (``synced.json`` records the change-log position the files
+  reflect);
+- between syncs the bank scores the few skills changed since that position exactly, from
+  SQLite's embedding cache, and ignores the index's stale entries for them (see ``bank.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from skillbank.hashing import content_hash
+
+STATE_FILE = "synced.json"
+LOCK_FILE = ".lock"
+
+
+@dataclass
+class IndexState:
+    seq: int = 0  # change-log position the index files reflect
+    count: int = 0  # entries expected in the collection at that position
+    embedder: str = ""
+
+
+@dataclass
+class IndexHit:
+    skill_id: str
+    similarity: float
+    content_hash: str
+    vector: np.ndarray | None
+
+
+class _ChromaEmbeddingFunction:
+    """Chroma wants an embedding function on the collection; ours never downloads anything.
+
+    skillbank always passes vectors explicitly, so this is only used if someone queries the
+    collection by text directly.
+    """
+
+    def __init__(self, embedder: Any = None):
+        self.embedder = embedder
+
+    def __call__(self, input: Sequence[str]) -> list[np.ndarray]:
+        if self.embedder is None:
+            raise RuntimeError("skillbank's Chroma collection is queried with vectors, not text")
+        return list(self.embedder.embed(list(input)))
+
+    def embed_query(self, input: Sequence[str]) -> list[np.ndarray]:
+        return self(input)
+
+    @staticmethod
+    def name() -> str:
+        return "skillbank"
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "_ChromaEmbeddingFunction":
+        return _ChromaEmbeddingFunction()
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+
+class SkillIndex:
+    def __init__(self, path: Path, embedder: Any):
+        self.path = Path(path)
+        self.embedder = embedder
+        # One collection per embedder: vectors of different models never mix.
+        self.collection_name = "skills-" + content_hash(embedder.name).split(":")[1][:12]
+        self._client: Any = None
+        self._collection: Any = None
+        self.view = IndexState(embedder=embedder.name)  # what this process's client reflects
+
+    # -- state file --------------------------------------------------------------------------
+
+    def disk_state(self) -> IndexState:
+        try:
+            data = json.loads((self.path / STATE_FILE).read_text())
+        except (OSError, ValueError):
+            return IndexState(embedder=self.embedder.name)
+        if data.get("embedder") != self.embedder.name or data.get("collection") != self.collection_name:
+            return IndexState(embedder=self.embedder.name)
+        return IndexState(seq=int(data.get("seq", 0)), count=int(data.get("count", 0)),
+                          embedder=self.embedder.name)
+
+    def _write_state(self, state: IndexState) -> None:
+        tmp = self.path / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps({"seq": state.seq, "count": state.count,
+                                   "embedder": state.embedder, "collection": self.collection_name}))
+        os.replace(tmp, self.path / STATE_FILE)
+
+    # -- chroma ------------------------------------------------------------------------------
+
+    def _open(self) -> Any:
+        if self._collection is None:
+            import chromadb  # imported here: it costs ~0.3 s and many uses never search
+
+            self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._client = chromadb.PersistentClient(
+                path=str(self.path),
+                settings=chromadb.Settings(anonymized_telemetry=False, allow_reset=True),
+            )
+            self._collection = self._client.get_or_create_collection(
+                self.collection_name,
+                embedding_function=_ChromaEmbeddingFunction(),
+                # ef_search 100 keeps top-5 recall ~1.0 up to 100k skills at ~1 ms per query.
+                configuration={"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 100}},
+            )
+            state = self.disk_state()
+            if self._collection.count() != state.count:
+                state = IndexState(embedder=self.embedder.name)  # files and state disagree: rebuild
+            self.view = state
+        return self._collection
+
+    def reload(self) -> None:
+        """Drop this process's in-memory view so the next use reads the files again."""
+        if self._client is not None:
+            # close() releases this process's shared system, so reopening reads the files.
+            with contextlib.suppress(Exception):
+                self._client.close()
+        self._client = self._collection = None
+        self.view = IndexState(embedder=self.embedder.name)
+
+    def ensure_fresh(self) -> IndexState:
+        """Open, and reload if another process moved the index since this process loaded it."""
+        self._open()
+        if self.disk_state().seq != self.view.seq:
+            self.reload()
+            self._open()
+        return self.view
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.path / LOCK_FILE, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if the process dies
+            try:
+                self.ensure_fresh()
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
+        """Write changes (call inside :meth:`write_lock`) and record the new position."""
+        collection = self._open()
+        if deletes:
+            for start in range(0, len(deletes), 5000):
+                collection.delete(ids=deletes[start : start + 5000])
+        for start in range(0, len(upserts), 5000):
+            batch = upserts[start : start + 5000]
+            collection.upsert(
+                ids=[b[0] for b in batch],
+                embeddings=np.stack([b[1] for b in batch]),
+                metadatas=[{"content_hash": b[2]} for b in batch],
+            )
+        state = IndexState(seq=seq, count=collection.count(), embedder=self.embedder.name)
+        self._write_state(state)
+        self.view = state
+
+    def entries(self) -> dict[str, str]:
+        """Every indexed skill id with the content hash it was indexed at."""
+        collection = self._open()
+        out: dict[str, str] = {}
+        total = collection.count()
+        for offset in range(0, total, 10_000):
+            page = collection.get(include=["metadatas"], limit=10_000, offset=offset)
+            for sid, meta in zip(page["ids"], page["metadatas"]):
+                out[sid] = (meta or {}).get("content_hash", "")
+        return out
+
+    def query(self, vector: np.ndarray, n: int) -> list[IndexHit]:
+        collection = self._open()
+        total = collection.count()
+        if total == 0 or n <= 0:
+            return []
+        result = collection.query(
+            query_embeddings=vector.reshape(1, -1), n_results=min(n, total),
+            include=["distances", "metadatas", "embeddings"],
+        )
+        embeddings = result.get("embeddings")
+        hits = []
+        for i, (sid, dist, meta) in enumerate(zip(result["ids"][0], result["distances"][0], result["metadatas"][0])):
+            vector_i = None if embeddings is None else np.asarray(embeddings[0][i], dtype=np.float32)
+            hits.append(IndexHit(sid, 1.0 - float(dist), (meta or {}).get("content_hash", ""), vector_i))
+        return hits
+
+    def destroy(self) -> None:
+        """Delete the index files (reindex rebuilds them)."""
+        with self.write_lock():
+            self.reload()
+            for child in self.path.iterdir():
+                if child.name == LOCK_FILE:
+                    continue
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.reload()

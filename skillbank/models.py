@@ -1,0 +1,328 @@
+"""Pydantic records: skills and their versions, trajectories, steps, limit events and outcomes.
+
+These are the shapes that cross module boundaries. Storage rows are converted to and from these
+records in ``skillbank.store``; nothing outside the store sees a raw row.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from skillbank.hashing import content_hash
+
+__all__ = [
+    "SkillKind",
+    "SkillStatus",
+    "SkillContent",
+    "SkillStats",
+    "Skill",
+    "SkillVersion",
+    "LimitType",
+    "LimitEvent",
+    "Step",
+    "Injection",
+    "Outcome",
+    "Trajectory",
+    "utcnow",
+    "new_id",
+    "NAME_MAX",
+    "DESCRIPTION_MAX",
+    "BODY_MAX",
+]
+
+# Limits follow the Agent Skills SKILL.md spec for name and description; the body cap keeps one
+# skill from eating a prompt.
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+BODY_MAX = 20_000
+_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_TOOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id(prefix: str) -> str:
+    """Short random ids with a readable prefix (``sk_``, ``tr_``); random so processes never collide."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class SkillKind(str, Enum):
+    procedure = "procedure"  # how to do a recurring task
+    guard = "guard"  # what to do at a capability or budget limit
+    policy = "policy"  # a rule that constrains what the agent may do
+    pitfall = "pitfall"  # a mistake to avoid
+
+
+class SkillStatus(str, Enum):
+    candidate = "candidate"  # proposed, not yet injected
+    active = "active"  # retrievable and injected
+    retired = "retired"  # kept for history, never injected
+    quarantined = "quarantined"  # flagged by a lint; needs explicit human promotion
+
+
+class SkillContent(BaseModel):
+    """The part of a skill that versions cover and that the content hash is computed over."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    body: str
+    kind: SkillKind = SkillKind.procedure
+    tools: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v or len(v) > NAME_MAX or not _NAME_RE.match(v):
+            raise ValueError(
+                f"invalid skill name {v!r}: use lower-case letters, digits and single hyphens, "
+                f"at most {NAME_MAX} characters (e.g. 'decline-missing-tool')"
+            )
+        return v
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("description is empty: say when the skill applies")
+        if len(v) > DESCRIPTION_MAX:
+            raise ValueError(f"description has {len(v)} characters; the limit is {DESCRIPTION_MAX}")
+        return v
+
+    @field_validator("body")
+    @classmethod
+    def _body(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("body is empty: write the skill's instructions in markdown")
+        if len(v) > BODY_MAX:
+            raise ValueError(f"body has {len(v)} characters; the limit is {BODY_MAX}")
+        return v
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for tool in v:
+            if not _TOOL_RE.match(tool):
+                raise ValueError(f"invalid tool name {tool!r}")
+        return tuple(dict.fromkeys(v))
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        cleaned = [t.strip().lower() for t in v if t.strip()]
+        return tuple(dict.fromkeys(cleaned))
+
+    def hash(self) -> str:
+        return content_hash(self.model_dump(mode="json"))
+
+    def embedding_text(self) -> str:
+        """What the index embeds: when it applies weighs most, then the tools it concerns."""
+        parts = [self.name.replace("-", " "), self.description]
+        if self.tools:
+            parts.append("tools: " + ", ".join(self.tools))
+        if self.tags:
+            parts.append("tags: " + ", ".join(self.tags))
+        return "\n".join(parts)
+
+
+class SkillStats(BaseModel):
+    """Usage counted from labelled trajectories in which the skill was injected."""
+
+    uses: int = 0
+    successes: int = 0
+    failures: int = 0
+    last_used_at: datetime | None = None
+
+    @property
+    def success_rate(self) -> float | None:
+        labelled = self.successes + self.failures
+        return self.successes / labelled if labelled else None
+
+    @property
+    def usefulness(self) -> float:
+        """Laplace-smoothed success rate: 0.5 with no evidence, moving toward the measured rate."""
+        return (self.successes + 1) / (self.successes + self.failures + 2)
+
+
+class Skill(BaseModel):
+    """The current state of a skill: its latest version's content plus status and statistics."""
+
+    id: str
+    content: SkillContent
+    status: SkillStatus
+    pinned: bool = False
+    version: int
+    content_hash: str
+    created_at: datetime
+    updated_at: datetime
+    stats: SkillStats = Field(default_factory=SkillStats)
+    note: str | None = None  # why it is quarantined/retired, shown to reviewers
+
+    # Convenience accessors so callers can write skill.name rather than skill.content.name.
+    @property
+    def name(self) -> str:
+        return self.content.name
+
+    @property
+    def description(self) -> str:
+        return self.content.description
+
+    @property
+    def body(self) -> str:
+        return self.content.body
+
+    @property
+    def kind(self) -> SkillKind:
+        return self.content.kind
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return self.content.tools
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.content.tags
+
+
+class SkillVersion(BaseModel):
+    """One immutable version. Rollback appends a new version equal in content to an old one."""
+
+    skill_id: str
+    version: int
+    content: SkillContent
+    status: SkillStatus
+    pinned: bool = False
+    content_hash: str
+    parent_hash: str | None
+    author: str
+    reason: str
+    provenance: tuple[str, ...] = ()
+    created_at: datetime
+
+
+class LimitType(str, Enum):
+    # budget limits
+    recursion_limit = "recursion_limit"
+    model_call_limit = "model_call_limit"
+    tool_call_limit = "tool_call_limit"
+    step_limit = "step_limit"
+    token_budget = "token_budget"
+    time_budget = "time_budget"
+    context_overflow = "context_overflow"
+    rate_limit = "rate_limit"
+    # capability limits
+    missing_tool = "missing_tool"
+    invalid_tool_args = "invalid_tool_args"
+    unknown_field = "unknown_field"
+    tool_error = "tool_error"
+    policy_refusal = "policy_refusal"
+
+    @property
+    def category(self) -> str:
+        return "capability" if self in _CAPABILITY else "budget"
+
+
+_CAPABILITY = {
+    LimitType.missing_tool,
+    LimitType.invalid_tool_args,
+    LimitType.unknown_field,
+    LimitType.tool_error,
+    LimitType.policy_refusal,
+}
+
+
+class LimitEvent(BaseModel):
+    type: LimitType
+    step: int
+    detail: str
+    tool: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def category(self) -> str:
+        return self.type.category
+
+
+class Step(BaseModel):
+    """A model turn or a tool call, in the order they happened."""
+
+    index: int
+    kind: str  # "model" | "tool"
+    started_at: datetime
+    latency_ms: float | None = None
+    # model turns
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    input_messages: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    # tool calls
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    error: str | None = None
+
+
+class Injection(BaseModel):
+    """A skill version that was rendered into the system message at one model turn."""
+
+    step: int
+    skill_id: str
+    version: int
+    rank: int
+    score: float
+
+
+class Outcome(BaseModel):
+    success: bool | None = None
+    score: float | None = None
+    source: str = "manual"  # verifier | manual | judge
+    note: str | None = None
+    recorded_at: datetime = Field(default_factory=utcnow)
+
+
+class Trajectory(BaseModel):
+    id: str = Field(default_factory=lambda: new_id("tr"))
+    task: str = ""
+    task_id: str | None = None
+    task_type: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)  # free tags: arm, env family, split ...
+    model: str | None = None
+    bank_snapshot: str | None = None
+    status: str = "running"  # running | complete | incomplete
+    error: str | None = None
+    final_answer: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    steps: list[Step] = Field(default_factory=list)
+    limit_events: list[LimitEvent] = Field(default_factory=list)
+    injections: list[Injection] = Field(default_factory=list)
+    outcome: Outcome | None = None
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(s.input_tokens or 0 for s in self.steps)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(s.output_tokens or 0 for s in self.steps)
+
+    @property
+    def model_turns(self) -> int:
+        return sum(1 for s in self.steps if s.kind == "model")
+
+    @property
+    def success(self) -> bool | None:
+        return self.outcome.success if self.outcome else None

@@ -1,0 +1,559 @@
+"""Secret scrubbing: every text skillbank stores, embeds or sends to a model passes through here.
+
+A :class:`Scrubber` replaces each secret it recognises with ``[REDACTED:<kind>]`` (for example
+``[REDACTED:openai_key]``) and counts what it removed per kind -- never the values themselves.
+
+Design rules
+------------
+* **Precision over recall on ordinary text.** Each default pattern keys on a vendor prefix or a
+  label (``password=``, ``Authorization: Bearer``, ``AccountKey=``...), requires the right length
+  and character classes, and checks token boundaries on both sides, so words like ``task-force``,
+  ``sk-learn``, uuids, git SHAs, "password reset link" or "Bearer of bad news" survive.
+* **Only the secret goes.** Where a pattern has named groups ``secret`` / ``secret_*`` only those
+  spans are replaced: ``postgres://admin:[REDACTED:url_password]@db:5432`` keeps user and host,
+  ``DB_PASSWORD=[REDACTED:password]`` keeps the label.
+* **Linear time.** Patterns are precompiled, no pattern has nested quantifiers over overlapping
+  classes, unbounded runs only start at token boundaries, and each default pattern only runs when
+  a cheap substring hint (``"sk-"``, ``"eyj"``, ``"://"``...) occurs in the lower-cased text.
+* **Idempotent.** Placeholders already in the text are never matched again, and a pass is
+  repeated until nothing changes, so ``scrub(scrub(t)) == scrub(t)``.
+
+Default patterns run first, in the order of :data:`DEFAULT_PATTERNS`; user patterns run after them
+(a user pattern whose kind equals a default kind replaces that default in place).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import types
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any, Union
+
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "Scrubber",
+    "ScrubFn",
+    "default_scrubber",
+    "resolve_scrubber",
+    "scrub",
+    "scrub_obj",
+    "placeholder",
+]
+
+ScrubFn = Callable[[str], str]
+PatternLike = Union[str, "re.Pattern[str]"]
+
+_KIND_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_PLACEHOLDER_RE = re.compile(r"\[REDACTED:[A-Za-z0-9_.-]{1,64}\]")
+_PLACEHOLDER_MARK = "[REDACTED:"
+# A pass is repeated while it changes something; each changing pass turns at least one character
+# outside placeholders into a placeholder, so this bound is only a safety net.
+_MAX_PASSES = 8
+
+
+def placeholder(kind: str) -> str:
+    """The text that replaces a secret of ``kind``."""
+    return f"[REDACTED:{kind}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Default patterns
+# ---------------------------------------------------------------------------------------------
+
+_T = r"[A-Za-z0-9_-]"  # characters of a token (base64url); used for token boundaries
+_AN = r"[A-Za-z0-9]"
+
+
+def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | None = _T) -> str:
+    """``prefix`` + ``body`` as a whole token.
+
+    The prefix comes first so the regex engine can scan for it quickly; the left boundary is a
+    fixed-width look-behind over the prefix just matched (``width`` characters) and one more.
+    """
+    out = rf"{prefix}(?<!{left}[\s\S]{{{width}}}){body}"
+    if right:
+        out += rf"(?!{right})"
+    return out
+
+
+# "contains a digit" / "contains an upper and a lower case letter", written with disjoint classes
+# so the look-aheads are linear.
+_HAS_DIGIT_AN = r"(?=[A-Za-z]*[0-9])"
+_HAS_ALPHA_AN = r"(?=[0-9]*[A-Za-z])"
+
+# Values of generic assignments. Quoted values end at the quote (``\\"`` too, for JSON inside
+# JSON); bare values are maximal runs that are not a call or subscript (``os.getenv(...)``), an
+# env/template reference (``$X``, ``${X}``, ``{{x}}``, ``<your-key>``), a dotted attribute path
+# (``self.api_key``), an UPPER_SNAKE constant or a plain identifier argument (``f(password=pw_in)``).
+# Password values need >= 8 non-space characters and may hold spaces when quoted (passphrases);
+# other secret values hold no spaces and must look random: a digit, or both letter cases.
+# Runs are bounded so failed attempts stay cheap.
+_BARE = r"""[^\s"'`,;&<>()\[\]{}\\]"""
+_BARE_NO = r"""[^\s"'`,;&<>()\[\]{}\\%s]"""  # _BARE minus the given characters
+_NOT_QUOTED = r"(?!\[REDACTED:|\$\{|\{\{|<|%\()"
+_NOT_BARE = (
+    r"(?!\[REDACTED:|\$|\{\{|%\("
+    r"|(?:[a-z_][a-z0-9_]*\.)+(?:[a-z_][a-z0-9_]*|[A-Z_][A-Z0-9_]*)(?!" + _BARE + r")"
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!" + _BARE + r")"
+    r"|[A-Za-z_]+[,)])"
+)
+
+
+def _random_like(cls_minus: str) -> str:
+    """Look-ahead: the run (class given as a template minus ``%s``) has a digit or both cases."""
+    return (
+        r"(?:(?=" + cls_minus % "0-9" + r"*[0-9])"
+        r"|(?=" + cls_minus % "A-Z" + r"*[A-Z])(?=" + cls_minus % "a-z" + r"*[a-z]))"
+    )
+
+
+def _value(*, password: bool) -> str:
+    alts = []
+    for q, name in (('"', "secret_dq"), ("'", "secret_sq")):
+        esc = "\\\\?" if q == '"' else ""  # JSON-escaped double quotes
+        if password:
+            body = (
+                r"(?=(?:[ \t]*[^\s" + q + r"\\]){8})(?P<" + name + r">[^" + q + r"\\\n]{8,1024})"
+            )
+        else:
+            body = _random_like(r"[^\s" + q + r"\\%s]") + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024})"
+        alts.append(esc + q + _NOT_QUOTED + body + esc + q)
+    bare = _NOT_BARE + ("" if password else _random_like(_BARE_NO))
+    alts.append(bare + r"(?P<secret>" + _BARE + r"{8,1024})(?!" + _BARE + r"|[(\[])")
+    return "(?:" + "|".join(alts) + ")"
+
+
+_ASSIGN = r"""\\?["']?[ \t]*(?:=>|:=|[:=])[ \t]*"""
+_SUFFIX = r"(?:[_.-]?(?:key|token|secret|value|base|str|string))?"
+_PASSWORD_LABEL = r"(?i:pass(?:word|wd|phrase)" + _SUFFIX + r")"
+_SECRET_LABEL = (
+    r"(?i:(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth[_-]?key"
+    r"|session[_-]?key|credentials?)" + _SUFFIX + r")"
+)
+
+
+def _assignment(label: str, *, password: bool) -> str:
+    flag = r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]+-){0,4}" + label + r"[ \t]+"
+    return r"(?:" + flag + r"|" + label + _ASSIGN + r")" + _value(password=password)
+
+
+# Bearer tokens: >= 16 characters with a digit, or with both letter cases.
+_BEARER_CHARS = r"[A-Za-z0-9._~+/-]"
+_BEARER_TOKEN = (
+    r"(?:(?=[A-Za-z._~+/-]*[0-9])|(?=[a-z0-9._~+/-]*[A-Z])(?=[A-Z0-9._~+/-]*[a-z]))"
+    + _BEARER_CHARS
+    + r"{16,}=*"
+)
+
+# (kind, regex, hints): the regex can only match if one of the hints occurs in the lower-cased text.
+_SPECS: list[tuple[str, str, tuple[str, ...]]] = [
+    (
+        "private_key",
+        r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]{0,12000}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})*)",  # truncated block: header + base64 lines
+        ("-----begin",),
+    ),
+    (
+        "jwt",
+        _tok("eyJ", 3, r"[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}", right=None),
+        ("eyj",),
+    ),
+    ("anthropic_key", _tok("sk-ant-", 7, r"[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    (
+        "openai_key",
+        r"sk-(?<!" + _T + r"[\s\S]{3})(?:"
+        r"(?:proj|svcacct|admin|None)-(?=[A-Za-z_-]*[0-9])(?=[a-z0-9_-]*[A-Z])(?=[A-Z0-9_-]*[a-z])"
+        r"[A-Za-z0-9_-]{40,}"
+        r"|" + _HAS_DIGIT_AN + _HAS_ALPHA_AN + r"[A-Za-z0-9]{20,}"
+        r")",
+        ("sk-",),
+    ),
+    ("google_api_key", _tok("AIza", 4, r"[A-Za-z0-9_-]{35}"), ("aiza",)),
+    ("google_oauth_secret", _tok("GOCSPX-", 7, r"[A-Za-z0-9_-]{24,40}"), ("gocspx-",)),
+    ("google_oauth_token", _tok(r"ya29\.", 5, r"[A-Za-z0-9_-]{20,}"), ("ya29.",)),
+    (
+        "github_token",
+        r"(?:" + _tok("gh[pousr]_", 4, r"[A-Za-z0-9]{30,}", right=None)
+        + r"|" + _tok("github_pat_", 11, r"[A-Za-z0-9_]{30,}", right=None) + r")(?![A-Za-z0-9_])",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    ("gitlab_token", _tok("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    (
+        "slack_token",
+        _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}"),
+        ("xox", "xapp-"),
+    ),
+    (
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        ("hooks.slack.com",),
+    ),
+    (
+        "discord_webhook",
+        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}",
+        ("/api/webhooks/",),
+    ),
+    ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("_live_", "_test_")),
+    (
+        "aws_access_key_id",
+        _tok(r"A(?:KIA|SIA|BIA|CCA)", 4, r"[A-Z0-9]{16}", left=_AN, right=_AN),
+        ("akia", "asia", "abia", "acca"),
+    ),
+    (
+        "aws_secret_key",
+        r"(?i:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)"
+        + _ASSIGN
+        + r"""\\?["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+        ("secret",),
+    ),
+    (
+        "huggingface_token",
+        # Real tokens are 34 random letters: demand many capitals so CamelCase identifiers
+        # (hf_AutoModelForCausalLM...) do not match.
+        _tok("hf_", 3, r"(?=(?:[a-z0-9]*[A-Z]){8})(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,40}", right=r"[A-Za-z0-9_]"),
+        ("hf_",),
+    ),
+    ("twilio_key", _tok("SK", 2, r"[0-9a-fA-F]{32}", left=_AN, right=_AN), ("sk",)),
+    ("sendgrid_key", _tok(r"SG\.", 3, r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), ("sg.",)),
+    ("npm_token", _tok("npm_", 4, r"[A-Za-z0-9]{36}", right=r"[A-Za-z0-9_]"), ("npm_",)),
+    ("groq_key", _tok("gsk_", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("gsk_",)),
+    ("replicate_token", _tok("r8_", 3, _HAS_DIGIT_AN + r"[A-Za-z0-9]{30,}"), ("r8_",)),
+    ("perplexity_key", _tok("pplx-", 5, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("pplx-",)),
+    ("xai_key", _tok("xai-", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("xai-",)),
+    ("langsmith_key", _tok("lsv2_(?:pt|sk)_", 8, r"[0-9a-f]{32}_[0-9a-f]{8,12}"), ("lsv2_",)),
+    ("tavily_key", _tok("tvly-", 5, r"(?:dev-|prod-)?" + _HAS_DIGIT_AN + r"[A-Za-z0-9]{20,}"), ("tvly-",)),
+    (
+        "account_key",
+        r"(?i:(?:account|sharedaccess)key)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})"
+        r"|[?&;]sig=(?P<secret_sig>[A-Za-z0-9%+/=]{20,})",
+        ("accountkey", "sharedaccesskey", "sig="),
+    ),
+    (
+        "url_password",
+        r""":\\?/\\?/[^\s:@/?#\[\]"'<>\\]{0,256}:"""
+        r"(?!\[REDACTED:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?@)"
+        r"""(?P<secret>[^\s@/?#\[\]"'<>\\]{1,256})@""",
+        ("://", ":\\/\\/"),
+    ),
+    (
+        "bearer_token",
+        r"(?i:bearer)(?<![A-Za-z0-9][\s\S]{6})[ \t]+(?P<secret>" + _BEARER_TOKEN + r")",
+        ("bearer",),
+    ),
+    (
+        "basic_auth",
+        r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})""",
+        ("basic",),
+    ),
+    ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass",)),
+    ("secret", _assignment(_SECRET_LABEL, password=False), ("secret", "token", "key", "credential")),
+]
+
+_FLAGS = re.ASCII  # ASCII-only case folding keeps the lower-case substring hints exact
+
+#: Ordered kinds -> compiled regexes of the built-in detectors (read-only).
+DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = types.MappingProxyType(
+    {kind: re.compile(rx, _FLAGS) for kind, rx, _ in _SPECS}
+)
+_DEFAULT_HINTS: dict[str, tuple[str, ...]] = {kind: hints for kind, _, hints in _SPECS}
+
+
+# ---------------------------------------------------------------------------------------------
+# Scrubber
+# ---------------------------------------------------------------------------------------------
+
+
+class _Rule:
+    __slots__ = ("kind", "regex", "hints", "groups", "mark")
+
+    def __init__(self, kind: str, regex: re.Pattern[str], hints: tuple[str, ...] | None) -> None:
+        self.kind = kind
+        self.regex = regex
+        self.hints = hints
+        self.mark = placeholder(kind)
+        self.groups = tuple(
+            idx for name, idx in regex.groupindex.items() if name == "secret" or name.startswith("secret_")
+        )
+
+
+def _compile(kind: str, regex: PatternLike) -> re.Pattern[str]:
+    if not isinstance(kind, str) or not _KIND_RE.match(kind):
+        raise ValueError(f"invalid secret kind {kind!r}: use 1-64 letters, digits, '_', '.' or '-'")
+    if isinstance(regex, re.Pattern):
+        if not isinstance(regex.pattern, str):
+            raise TypeError(f"pattern for {kind!r} must be a str regex, not bytes")
+        return regex
+    if not isinstance(regex, str):
+        raise TypeError(f"pattern for {kind!r} must be a str or a compiled re.Pattern, not {type(regex).__name__}")
+    try:
+        return re.compile(regex)
+    except re.error as exc:
+        raise ValueError(f"invalid regex for secret kind {kind!r}: {exc}") from None
+
+
+def _protected_spans(text: str) -> tuple[list[int], list[int]]:
+    starts: list[int] = []
+    ends: list[int] = []
+    if _PLACEHOLDER_MARK in text:
+        for m in _PLACEHOLDER_RE.finditer(text):
+            starts.append(m.start())
+            ends.append(m.end())
+    return starts, ends
+
+
+def _overlaps(protected: tuple[list[int], list[int]], start: int, end: int) -> bool:
+    starts, ends = protected
+    if not starts:
+        return False
+    i = bisect_right(starts, start) - 1  # last placeholder starting at or before `start`
+    if i >= 0 and ends[i] > start:
+        return True
+    return i + 1 < len(starts) and starts[i + 1] < end
+
+
+class Scrubber:
+    """Replaces secrets in text with ``[REDACTED:<kind>]``.
+
+    ``patterns`` maps kinds to regexes (strings or compiled); they run after the defaults, or
+    alone with ``defaults=False``. If a regex has named groups ``secret`` or ``secret_*``, only
+    those spans are redacted; otherwise the whole match is. Instances are thread-safe.
+    """
+
+    def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+        rules: list[_Rule] = []
+        if defaults:
+            rules = [_Rule(kind, rx, _DEFAULT_HINTS.get(kind)) for kind, rx in DEFAULT_PATTERNS.items()]
+        self._rules: tuple[_Rule, ...] = tuple(rules)
+        for kind, regex in (patterns or {}).items():
+            self.add_pattern(kind, regex)
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def add_pattern(self, kind: str, regex: PatternLike) -> None:
+        """Add a detector for ``kind`` (replacing an existing one of the same kind, in place)."""
+        compiled = _compile(kind, regex)
+        with self._lock:
+            rules = list(self._rules)
+            rule = _Rule(kind, compiled, None)
+            for i, old in enumerate(rules):
+                if old.kind == kind:
+                    rules[i] = rule
+                    break
+            else:
+                rules.append(rule)
+            self._rules = tuple(rules)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds this scrubber detects, in the order they are applied."""
+        return tuple(r.kind for r in self._rules)
+
+    @property
+    def counts(self) -> Counter[str]:
+        """A copy of the running count of redactions per kind, across all calls."""
+        with self._lock:
+            return Counter(self._counts)
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+    # -- scrubbing ----------------------------------------------------------------------------
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+        return self.scrub_with_report(text)[0]
+
+    __call__ = scrub
+
+    def scrub_with_report(self, text: str) -> tuple[str, Counter[str]]:
+        """The scrubbed text and how many secrets of each kind were removed (never the values)."""
+        if not isinstance(text, str):
+            raise TypeError(f"scrub expects str, not {type(text).__name__}; use scrub_obj for structures")
+        report: Counter[str] = Counter()
+        text = self._scrub_str(text, report)
+        if report:
+            with self._lock:
+                self._counts.update(report)
+        return text, report
+
+    def scrub_obj(self, obj: Any) -> Any:
+        """A copy of ``obj`` with every string inside dicts, lists, tuples and sets scrubbed.
+
+        Dict keys are kept as they are. A string value under a key that names a secret
+        (``password``, ``api_key``, ``client_secret``, ``access_token``...) is redacted whole
+        when it still holds 8 or more non-space characters after ordinary scrubbing, since a
+        bare value carries no label for the text patterns to key on.
+        Other objects are returned unchanged; shared and cyclic containers are handled.
+        """
+        report: Counter[str] = Counter()
+        out = self._scrub_obj(obj, report, {}, None)
+        if report:
+            with self._lock:
+                self._counts.update(report)
+        return out
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _scrub_str(self, text: str, report: Counter[str]) -> str:
+        rules = self._rules  # one consistent snapshot even if add_pattern runs concurrently
+        if rules and text:
+            for _ in range(_MAX_PASSES):
+                text, changed = self._pass(rules, text, report)
+                if not changed:
+                    break
+        return text
+
+    @staticmethod
+    def _pass(rules: tuple[_Rule, ...], text: str, report: Counter[str]) -> tuple[str, bool]:
+        lowered: str | None = None
+        changed = False
+        for rule in rules:
+            if rule.hints is not None:
+                if lowered is None:
+                    lowered = text.lower()
+                if not any(h in lowered for h in rule.hints):
+                    continue
+            protected = _protected_spans(text)
+            hits = 0
+
+            def repl(m: re.Match[str], rule: _Rule = rule, protected: Any = protected) -> str:
+                nonlocal hits
+                if rule.groups:
+                    spans = sorted(m.span(g) for g in rule.groups if m.start(g) >= 0)
+                else:
+                    spans = [m.span()]
+                base = m.start()
+                whole = m.group(0)
+                parts: list[str] = []
+                pos = base
+                for start, end in spans:
+                    if end <= start or start < pos or _overlaps(protected, start, end):
+                        continue
+                    parts.append(whole[pos - base : start - base])
+                    parts.append(rule.mark)
+                    pos = end
+                    hits += 1
+                if pos == base and not parts:
+                    return whole
+                parts.append(whole[pos - base :])
+                return "".join(parts)
+
+            new = rule.regex.sub(repl, text)
+            if hits:
+                report[rule.kind] += hits
+                text = new
+                lowered = None
+                changed = True
+        return text, changed
+
+    def _scrub_obj(self, obj: Any, report: Counter[str], memo: dict[int, Any], key: Any) -> Any:
+        if isinstance(obj, str):
+            out = self._scrub_str(obj, report)
+            if isinstance(key, str) and self._rules:
+                kind = _sensitive_key_kind(key)
+                if kind and _redactable_value(out):
+                    report[kind] += 1
+                    return placeholder(kind)
+            return out
+        if isinstance(obj, (dict, list, tuple, set, frozenset)):
+            if id(obj) in memo:
+                return memo[id(obj)]
+            if isinstance(obj, dict):
+                new_dict: dict[Any, Any] = {}
+                memo[id(obj)] = new_dict
+                for k, v in obj.items():
+                    new_dict[k] = self._scrub_obj(v, report, memo, k)
+                return new_dict
+            if isinstance(obj, list):
+                new_list: list[Any] = []
+                memo[id(obj)] = new_list
+                new_list.extend(self._scrub_obj(v, report, memo, None) for v in obj)
+                return new_list
+            items = [self._scrub_obj(v, report, memo, None) for v in obj]
+            if isinstance(obj, tuple):
+                result: Any = type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+            else:
+                result = type(obj)(items) if type(obj) in (set, frozenset) else frozenset(items)
+            memo[id(obj)] = result
+            return result
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Scrubber(kinds={len(self._rules)})"
+
+
+_SENSITIVE_KEY_RE = re.compile(
+    r"(?i:.*?(?P<password>pass(?:word|wd|phrase))|.*?(?P<secret>secret|token|api[_-]?key|apikey"
+    r"|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|credentials?|authorization|cookie))"
+    r"(?i:[_.-]?(?:key|token|secret|value|base|str|string))?",
+    re.ASCII,
+)
+
+
+def _sensitive_key_kind(key: str) -> str | None:
+    m = _SENSITIVE_KEY_RE.fullmatch(key) if len(key) <= 128 else None
+    if m is None:
+        return None
+    return "password" if m.group("password") else "secret"
+
+
+def _redactable_value(value: str) -> bool:
+    rest = _PLACEHOLDER_RE.sub("", value)
+    if sum(1 for c in rest if not c.isspace()) < 8:
+        return False
+    stripped = value.strip()
+    return not stripped.startswith(("$", "<", "{{"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared default and normalisation
+# ---------------------------------------------------------------------------------------------
+
+_DEFAULT: Scrubber | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_scrubber() -> Scrubber:
+    """The process-wide scrubber with the default patterns (created on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        with _DEFAULT_LOCK:
+            if _DEFAULT is None:
+                _DEFAULT = Scrubber()
+    return _DEFAULT
+
+
+def resolve_scrubber(scrubber: Scrubber | ScrubFn | bool | None) -> Scrubber | ScrubFn:
+    """Normalise a ``scrubber=`` argument.
+
+    ``None`` or ``True`` -> the shared default; ``False`` -> no scrubbing (a :class:`Scrubber`
+    with no patterns, which returns text unchanged); a :class:`Scrubber` or any callable
+    ``str -> str`` -> itself.
+    """
+    if scrubber is None or scrubber is True:
+        return default_scrubber()
+    if scrubber is False:
+        return Scrubber(defaults=False)
+    if isinstance(scrubber, Scrubber) or callable(scrubber):
+        return scrubber
+    raise TypeError(
+        f"scrubber must be None, False, a Scrubber or a callable str -> str, not {type(scrubber).__name__}"
+    )
+
+
+def scrub(text: str) -> str:
+    """Scrub ``text`` with the shared default scrubber."""
+    return default_scrubber().scrub(text)
+
+
+def scrub_obj(obj: Any) -> Any:
+    """Scrub every string inside ``obj`` with the shared default scrubber."""
+    return default_scrubber().scrub_obj(obj)
+

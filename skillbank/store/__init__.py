@@ -1,0 +1,1 @@
+"""SQLite source of truth: schema and migrations, skills with versions, trajectories."""

@@ -1,0 +1,194 @@
+"""The SQLite connection: pragmas for many writers, migrations, and immediate transactions.
+
+One connection per process (shared by threads under a lock). WAL lets readers run while one
+writer commits; ``BEGIN IMMEDIATE`` takes the write lock up front so two processes never both
+read-then-write the change log's tip; a busy timeout plus a bounded retry keeps "database is
+locked" from ever reaching a caller under ordinary contention.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import random
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlite_utils import Database
+
+from skillbank.errors import CorruptBankError, SchemaTooNewError
+from skillbank.store.schema import KNOWN_MIGRATIONS, MIGRATION_SET, migrations
+
+DB_FILENAME = "bank.db"
+BUSY_TIMEOUT_MS = 30_000
+_LOCK_RETRIES = 50
+
+
+def _is_locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+class Store:
+    """A bank's SQLite database. Open with :meth:`open`; call :meth:`close` (or use ``with``)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None):
+        self.conn = conn
+        self.path = path
+        self.db = Database(conn)
+        self.lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: str | Path | None) -> "Store":
+        """Open (creating if needed) the database at ``path``; ``None`` means in memory."""
+        target = ":memory:" if path is None else str(path)
+        if path is not None and Path(path).exists():
+            _check_sqlite_header(Path(path))
+        try:
+            conn = sqlite3.connect(
+                target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if path is not None:
+                conn.execute("PRAGMA journal_mode = WAL")
+                # NORMAL is durable across application crashes in WAL mode; only an OS crash
+                # can lose the last transactions, never corrupt the file.
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            raise _corrupt(path, exc) from exc
+        store = cls(conn, Path(path) if path is not None else None)
+        try:
+            store.setup()
+        except sqlite3.DatabaseError as exc:
+            store.close()
+            raise _corrupt(path, exc) from exc
+        except BaseException:
+            store.close()
+            raise
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
+        return store
+
+    def setup(self) -> None:
+        """Apply pending migrations; idempotent, and safe when several processes start at once."""
+        applied = {m.name for m in migrations.applied(self.db)}
+        unknown = applied - KNOWN_MIGRATIONS
+        if unknown:
+            raise SchemaTooNewError(
+                f"{self.path} was written by a newer skillbank (unknown schema migrations: "
+                f"{', '.join(sorted(unknown))}); upgrade skillbank: pip install -U skillbank"
+            )
+        if applied >= KNOWN_MIGRATIONS:
+            return
+        with self._setup_lock():
+            migrations.apply(self.db)
+
+    @contextlib.contextmanager
+    def _setup_lock(self) -> Iterator[None]:
+        # Migrations run in deferred transactions; a file lock keeps two first opens from racing.
+        if self.path is None:
+            yield
+            return
+        with open(self.path.with_suffix(".setup.lock"), "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """An immediate (write-locked) transaction; commits on success, rolls back on error."""
+        with self.lock:
+            if self.conn.in_transaction:  # nested use joins the outer transaction
+                yield self.conn
+                return
+            self._begin_immediate()
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self._retry(lambda: self.conn.execute("COMMIT"))
+
+    def _begin_immediate(self) -> None:
+        self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+
+    def _retry(self, fn: Any) -> Any:
+        # busy_timeout already waits up to 30 s; this covers the rare SQLITE_BUSY that SQLite
+        # returns without waiting (e.g. a WAL checkpoint race) so callers never see it.
+        for attempt in range(_LOCK_RETRIES):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not _is_locked(exc) or attempt == _LOCK_RETRIES - 1:
+                    raise
+                time.sleep(min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.5))
+        raise AssertionError("unreachable")
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        with self.lock:
+            cursor = self._retry(lambda: self.conn.execute(sql, params))
+            columns = [c[0] for c in cursor.description or ()]
+            return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+    def query_one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.query_one("SELECT value FROM meta WHERE key = ?", (key,))
+        return row["value"] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def integrity_check(self) -> list[str]:
+        """SQLite's own check; returns the problems found (empty when the file is sound)."""
+        rows = self.query("PRAGMA integrity_check")
+        problems = [next(iter(r.values())) for r in rows]
+        return [] if problems == ["ok"] else problems
+
+    def close(self) -> None:
+        with self.lock:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_sqlite_header(path: Path) -> None:
+    # sqlite3.connect() happily opens any file; reading the header turns garbage into a clear
+    # error before anything can write to it.
+    if path.stat().st_size == 0:
+        return
+    with open(path, "rb") as handle:
+        header = handle.read(16)
+    if header != b"SQLite format 3\x00":
+        raise CorruptBankError(
+            f"{path} is not a SQLite database (bad header); it may be truncated or overwritten. "
+            "Restore it from a backup, or move it aside to start an empty bank."
+        )
+
+
+def _corrupt(path: str | Path | None, exc: BaseException) -> CorruptBankError:
+    return CorruptBankError(
+        f"cannot read the bank database {path}: {exc}. Check it with "
+        f"`sqlite3 {path} 'PRAGMA integrity_check'`, restore a backup, or move it aside."
+    )

@@ -1,0 +1,328 @@
+"""Skills, their immutable versions and the hash-chained change log.
+
+Every write goes through :meth:`SkillRepo._append`, which in one immediate transaction inserts
+the version row, updates the skill's current row and appends a change-log event whose hash
+covers the previous event's hash. Nothing here ever updates or deletes a version or an event.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable
+
+from skillbank.errors import DuplicateSkillError, SkillNotFoundError, VersionNotFoundError
+from skillbank.hashing import content_hash
+from skillbank.models import (
+    Skill,
+    SkillContent,
+    SkillStats,
+    SkillStatus,
+    SkillVersion,
+    new_id,
+    utcnow,
+)
+from skillbank.store.db import Store
+
+_CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags")
+
+
+def _content_row(content: SkillContent) -> dict[str, Any]:
+    data = content.model_dump(mode="json")
+    data["tools"] = json.dumps(data["tools"])
+    data["tags"] = json.dumps(data["tags"])
+    return data
+
+
+def _content_from_row(row: dict[str, Any]) -> SkillContent:
+    return SkillContent(
+        name=row["name"],
+        description=row["description"],
+        body=row["body"],
+        kind=row["kind"],
+        tools=tuple(json.loads(row["tools"])),
+        tags=tuple(json.loads(row["tags"])),
+    )
+
+
+def skill_from_row(row: dict[str, Any]) -> Skill:
+    return Skill(
+        id=row["id"],
+        content=_content_from_row(row),
+        status=row["status"],
+        pinned=bool(row["pinned"]),
+        version=row["version"],
+        content_hash=row["content_hash"],
+        note=row["note"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        stats=SkillStats(
+            uses=row["uses"],
+            successes=row["successes"],
+            failures=row["failures"],
+            last_used_at=row["last_used_at"],
+        ),
+    )
+
+
+def version_from_row(row: dict[str, Any]) -> SkillVersion:
+    return SkillVersion(
+        skill_id=row["skill_id"],
+        version=row["version"],
+        content=_content_from_row(row),
+        status=row["status"],
+        pinned=bool(row["pinned"]),
+        content_hash=row["content_hash"],
+        parent_hash=row["parent_hash"],
+        author=row["author"],
+        reason=row["reason"],
+        provenance=tuple(json.loads(row["provenance"])),
+        created_at=row["created_at"],
+    )
+
+
+def event_hash(event: dict[str, Any]) -> str:
+    """The hash of one change-log event, over every field but the hash itself."""
+    return content_hash({k: event[k] for k in ("seq", "ts", "action", "skill_id", "version", "payload", "prev_hash")})
+
+
+class SkillRepo:
+    def __init__(self, store: Store):
+        self.store = store
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, id_or_name: str) -> Skill:
+        row = self.store.query_one(
+            "SELECT * FROM skills WHERE id = ? OR name = ?", (id_or_name, id_or_name)
+        )
+        if row is None:
+            raise SkillNotFoundError(
+                f"no skill with id or name {id_or_name!r}; list them with `skillbank skills list`"
+            )
+        return skill_from_row(row)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Skill]:
+        ids = list(ids)
+        out: dict[str, Skill] = {}
+        for start in range(0, len(ids), 500):  # stay under SQLite's variable limit
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.store.query(f"SELECT * FROM skills WHERE id IN ({marks})", chunk):
+                out[row["id"]] = skill_from_row(row)
+        return out
+
+    def list(
+        self,
+        status: SkillStatus | str | None = None,
+        kind: str | None = None,
+        tag: str | None = None,
+    ) -> list[Skill]:
+        sql, params = "SELECT * FROM skills WHERE 1=1", []
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(SkillStatus(status).value)
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        rows = self.store.query(sql + " ORDER BY name", params)
+        skills = [skill_from_row(r) for r in rows]
+        if tag is not None:
+            skills = [s for s in skills if tag.lower() in s.tags]
+        return skills
+
+    def count(self, status: SkillStatus | str | None = None) -> int:
+        if status is None:
+            row = self.store.query_one("SELECT count(*) AS n FROM skills")
+        else:
+            row = self.store.query_one(
+                "SELECT count(*) AS n FROM skills WHERE status = ?", (SkillStatus(status).value,)
+            )
+        return row["n"] if row else 0
+
+    def history(self, skill_id: str) -> list[SkillVersion]:
+        skill = self.get(skill_id)
+        rows = self.store.query(
+            "SELECT * FROM skill_versions WHERE skill_id = ? ORDER BY version", (skill.id,)
+        )
+        return [version_from_row(r) for r in rows]
+
+    def version(self, skill_id: str, version: int) -> SkillVersion:
+        skill = self.get(skill_id)
+        row = self.store.query_one(
+            "SELECT * FROM skill_versions WHERE skill_id = ? AND version = ?", (skill.id, version)
+        )
+        if row is None:
+            raise VersionNotFoundError(
+                f"skill {skill.name!r} has versions 1..{skill.version}; there is no version {version}"
+            )
+        return version_from_row(row)
+
+    def last_event_seq(self) -> int:
+        row = self.store.query_one("SELECT max(seq) AS seq FROM events")
+        return (row or {}).get("seq") or 0
+
+    def events_since(self, seq: int) -> list[dict[str, Any]]:
+        return self.store.query("SELECT * FROM events WHERE seq > ? ORDER BY seq", (seq,))
+
+    def snapshot_id(self) -> str:
+        """Identity of the active bank: a hash over every active skill's id and content hash."""
+        rows = self.store.query(
+            "SELECT id, content_hash FROM skills WHERE status = 'active' ORDER BY id"
+        )
+        return content_hash([[r["id"], r["content_hash"]] for r in rows])
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def create(
+        self,
+        content: SkillContent,
+        *,
+        status: SkillStatus = SkillStatus.active,
+        pinned: bool = False,
+        author: str = "human",
+        reason: str = "created",
+        provenance: Iterable[str] = (),
+        note: str | None = None,
+        skill_id: str | None = None,
+    ) -> Skill:
+        skill_id = skill_id or new_id("sk")
+        with self.store.transaction() as conn:
+            clash = conn.execute("SELECT id FROM skills WHERE name = ?", (content.name,)).fetchone()
+            if clash:
+                raise DuplicateSkillError(
+                    f"a skill named {content.name!r} already exists ({clash[0]}); "
+                    "update it instead, or choose another name"
+                )
+            now = utcnow().isoformat()
+            conn.execute(
+                "INSERT INTO skills (id, name, description, body, kind, tools, tags, status, pinned,"
+                " version, content_hash, note, created_at, updated_at)"
+                " VALUES (:id, :name, :description, :body, :kind, :tools, :tags, :status, :pinned,"
+                " 0, '', :note, :now, :now)",
+                {**_content_row(content), "id": skill_id, "status": status.value,
+                 "pinned": int(pinned), "note": note, "now": now},
+            )
+            self._append(conn, skill_id, content, SkillStatus(status), pinned, author, reason,
+                         provenance, note, action="create")
+        return self.get(skill_id)
+
+    def new_version(
+        self,
+        skill_id: str,
+        *,
+        content: SkillContent | None = None,
+        status: SkillStatus | str | None = None,
+        pinned: bool | None = None,
+        author: str = "human",
+        reason: str,
+        provenance: Iterable[str] = (),
+        note: str | None = None,
+        action: str = "update",
+    ) -> Skill:
+        """Append a version that changes any of content, status or pinned. A no-op writes nothing."""
+        with self.store.transaction() as conn:
+            current = self.get(skill_id)
+            content = content or current.content
+            status = SkillStatus(status) if status is not None else current.status
+            pinned = current.pinned if pinned is None else pinned
+            if (content.hash(), status, pinned) == (current.content_hash, current.status, current.pinned):
+                return current
+            if content.name != current.name:
+                clash = conn.execute(
+                    "SELECT id FROM skills WHERE name = ? AND id != ?", (content.name, current.id)
+                ).fetchone()
+                if clash:
+                    raise DuplicateSkillError(f"a skill named {content.name!r} already exists ({clash[0]})")
+            self._append(conn, current.id, content, status, pinned, author, reason, provenance,
+                         note, action=action)
+        return self.get(current.id)
+
+    def _append(
+        self,
+        conn: Any,
+        skill_id: str,
+        content: SkillContent,
+        status: SkillStatus,
+        pinned: bool,
+        author: str,
+        reason: str,
+        provenance: Iterable[str],
+        note: str | None,
+        action: str,
+    ) -> None:
+        row = conn.execute(
+            "SELECT version, content_hash FROM skills WHERE id = ?", (skill_id,)
+        ).fetchone()
+        version, parent_hash = row[0] + 1, (row[1] or None)
+        chash = content.hash()
+        now = utcnow().isoformat()
+        provenance = list(dict.fromkeys(provenance))
+        conn.execute(
+            "INSERT INTO skill_versions (skill_id, version, name, description, body, kind, tools,"
+            " tags, status, pinned, content_hash, parent_hash, author, reason, provenance, created_at)"
+            " VALUES (:skill_id, :version, :name, :description, :body, :kind, :tools, :tags,"
+            " :status, :pinned, :content_hash, :parent_hash, :author, :reason, :provenance, :now)",
+            {**_content_row(content), "skill_id": skill_id, "version": version,
+             "status": status.value, "pinned": int(pinned), "content_hash": chash,
+             "parent_hash": parent_hash, "author": author, "reason": reason,
+             "provenance": json.dumps(provenance), "now": now},
+        )
+        conn.execute(
+            "UPDATE skills SET name = :name, description = :description, body = :body,"
+            " kind = :kind, tools = :tools, tags = :tags, status = :status, pinned = :pinned,"
+            " version = :version, content_hash = :content_hash, note = :note, updated_at = :now"
+            " WHERE id = :id",
+            {**_content_row(content), "id": skill_id, "status": status.value,
+             "pinned": int(pinned), "version": version, "content_hash": chash,
+             "note": note, "now": now},
+        )
+        self._log(conn, action, skill_id, version, {
+            "content_hash": chash, "parent_hash": parent_hash, "status": status.value,
+            "pinned": pinned, "author": author, "reason": reason, "provenance": provenance,
+        })
+
+    def _log(self, conn: Any, action: str, skill_id: str | None, version: int | None,
+             payload: dict[str, Any]) -> None:
+        tip = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        event = {
+            "seq": (tip[0] if tip else 0) + 1,
+            "ts": utcnow().isoformat(),
+            "action": action,
+            "skill_id": skill_id,
+            "version": version,
+            "payload": json.dumps(payload, sort_keys=True),
+            "prev_hash": tip[1] if tip else None,
+        }
+        event["hash"] = event_hash(event)
+        conn.execute(
+            "INSERT INTO events (seq, ts, action, skill_id, version, payload, prev_hash, hash)"
+            " VALUES (:seq, :ts, :action, :skill_id, :version, :payload, :prev_hash, :hash)",
+            event,
+        )
+
+    def bump_usage(self, conn: Any, skill_ids: Iterable[str], used_at: datetime,
+                   successes: int = 0, failures: int = 0, uses: int = 0) -> None:
+        """Adjust usage counters (statistics, not content: no version, no event)."""
+        for sid in set(skill_ids):
+            conn.execute(
+                "UPDATE skills SET uses = uses + ?, successes = successes + ?,"
+                " failures = failures + ?, last_used_at = max(coalesce(last_used_at, ''), ?)"
+                " WHERE id = ?",
+                (uses, successes, failures, used_at.isoformat(), sid),
+            )
+
+    # -- rejected edits --------------------------------------------------------------------------
+
+    def remember_rejected(self, chash: str, skill_id: str | None, reason: str) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO rejected_edits (content_hash, skill_id, reason, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (chash, skill_id, reason, utcnow().isoformat()),
+            )
+
+    def was_rejected(self, chash: str) -> bool:
+        return self.store.query_one(
+            "SELECT 1 AS x FROM rejected_edits WHERE content_hash = ?", (chash,)
+        ) is not None

@@ -1,0 +1,252 @@
+"""Trajectories: written incrementally so a run that dies mid-way keeps what it did."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable
+
+from skillbank.errors import TrajectoryNotFoundError
+from skillbank.models import Injection, LimitEvent, Outcome, Step, Trajectory, utcnow
+from skillbank.store.db import Store
+from skillbank.store.skills import SkillRepo
+
+# One huge tool output (a 10 MB page dump) must not bloat the log or every later prompt built
+# from it; keep the head and say how much was cut.
+MAX_FIELD_CHARS = 32_000
+
+
+def clip(text: str | None, limit: int = MAX_FIELD_CHARS) -> str | None:
+    if text is None:
+        return None
+    # Lone surrogates (from bytes decoded with surrogateescape) cannot be stored as UTF-8.
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
+
+
+def _clip_step(step: Step) -> Step:
+    return step.model_copy(update={
+        "content": clip(step.content),
+        "result": clip(step.result),
+        "error": clip(step.error),
+    })
+
+
+class TrajectoryRepo:
+    def __init__(self, store: Store, skills: SkillRepo):
+        self.store = store
+        self.skills = skills
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def start(self, traj: Trajectory) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO trajectories (id, task, task_id, task_type, labels, model,"
+                " bank_snapshot, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                (traj.id, clip(traj.task), traj.task_id, traj.task_type, json.dumps(traj.labels),
+                 traj.model, traj.bank_snapshot, traj.started_at.isoformat()),
+            )
+
+    def append(
+        self,
+        trajectory_id: str,
+        steps: Iterable[Step] = (),
+        limit_events: Iterable[LimitEvent] = (),
+        injections: Iterable[Injection] = (),
+    ) -> None:
+        steps, limit_events, injections = list(steps), list(limit_events), list(injections)
+        if not (steps or limit_events or injections):
+            return
+        with self.store.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO steps (trajectory_id, idx, kind, data) VALUES (?, ?, ?, ?)",
+                [(trajectory_id, s.index, s.kind, _clip_step(s).model_dump_json()) for s in steps],
+            )
+            conn.executemany(
+                "INSERT INTO limit_events (trajectory_id, type, category, step, detail, tool, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(trajectory_id, e.type.value, e.category, e.step, clip(e.detail, 4000), e.tool,
+                  json.dumps(e.data, default=str)) for e in limit_events],
+            )
+            conn.executemany(
+                "INSERT INTO injections (trajectory_id, step, skill_id, version, rank, score)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(trajectory_id, i.step, i.skill_id, i.version, i.rank, i.score) for i in injections],
+            )
+
+    def finish(
+        self,
+        trajectory_id: str,
+        *,
+        status: str = "complete",
+        final_answer: str | None = None,
+        error: str | None = None,
+        ended_at: datetime | None = None,
+    ) -> None:
+        ended_at = ended_at or utcnow()
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE trajectories SET status = :status, final_answer = :final, error = :error,"
+                " ended_at = :ended,"
+                " n_steps = (SELECT count(*) FROM steps WHERE trajectory_id = :id),"
+                " input_tokens = (SELECT coalesce(sum(json_extract(data, '$.input_tokens')), 0)"
+                "   FROM steps WHERE trajectory_id = :id),"
+                " output_tokens = (SELECT coalesce(sum(json_extract(data, '$.output_tokens')), 0)"
+                "   FROM steps WHERE trajectory_id = :id)"
+                " WHERE id = :id",
+                {"status": status, "final": clip(final_answer), "error": clip(error),
+                 "ended": ended_at.isoformat(), "id": trajectory_id},
+            )
+            self.skills.bump_usage(conn, self._injected(conn, trajectory_id), ended_at, uses=1)
+
+    def save(self, traj: Trajectory) -> str:
+        """Store a whole trajectory at once (runners and imports); returns its id."""
+        with self.store.transaction():
+            self.start(traj)
+            self.append(traj.id, traj.steps, traj.limit_events, traj.injections)
+            if traj.status != "running":
+                self.finish(traj.id, status=traj.status, final_answer=traj.final_answer,
+                            error=traj.error, ended_at=traj.ended_at)
+            if traj.outcome is not None:
+                self.record_outcome(traj.id, traj.outcome)
+        return traj.id
+
+    def record_outcome(self, trajectory_id: str, outcome: Outcome) -> None:
+        """Label a run; a relabel replaces the old label in the skills' statistics."""
+        with self.store.transaction() as conn:
+            row = conn.execute(
+                "SELECT success FROM trajectories WHERE id = ?", (trajectory_id,)
+            ).fetchone()
+            if row is None:
+                raise TrajectoryNotFoundError(
+                    f"no trajectory {trajectory_id!r}; list them with `skillbank runs list`"
+                )
+            before = row[0]
+            after = None if outcome.success is None else int(outcome.success)
+            conn.execute(
+                "UPDATE trajectories SET success = ?, score = ?, outcome = ? WHERE id = ?",
+                (after, outcome.score, outcome.model_dump_json(), trajectory_id),
+            )
+            injected = self._injected(conn, trajectory_id)
+            delta = {"successes": 0, "failures": 0}
+            for value, sign in ((before, -1), (after, +1)):
+                if value is not None:
+                    delta["successes" if value else "failures"] += sign
+            if any(delta.values()):
+                self.skills.bump_usage(conn, injected, outcome.recorded_at, **delta)
+
+    def set_labels(self, trajectory_id: str, *, task_id: str | None = None,
+                   task_type: str | None = None, labels: dict[str, str] | None = None) -> None:
+        """Tag a run after the fact (runners know the task and arm; the adapter may not)."""
+        with self.store.transaction() as conn:
+            row = conn.execute("SELECT labels FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+            if row is None:
+                raise TrajectoryNotFoundError(f"no trajectory {trajectory_id!r}")
+            merged = {**json.loads(row[0]), **(labels or {})}
+            conn.execute(
+                "UPDATE trajectories SET task_id = coalesce(?, task_id),"
+                " task_type = coalesce(?, task_type), labels = ? WHERE id = ?",
+                (task_id, task_type, json.dumps(merged), trajectory_id),
+            )
+
+    def mark_consumed(self, ids: Iterable[str], round_no: int) -> None:
+        with self.store.transaction() as conn:
+            conn.executemany(
+                "UPDATE trajectories SET consumed_round = ? WHERE id = ?",
+                [(round_no, i) for i in ids],
+            )
+
+    @staticmethod
+    def _injected(conn: Any, trajectory_id: str) -> list[str]:
+        return [r[0] for r in conn.execute(
+            "SELECT DISTINCT skill_id FROM injections WHERE trajectory_id = ?", (trajectory_id,)
+        )]
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, trajectory_id: str) -> Trajectory:
+        row = self.store.query_one("SELECT * FROM trajectories WHERE id = ?", (trajectory_id,))
+        if row is None:
+            raise TrajectoryNotFoundError(
+                f"no trajectory {trajectory_id!r}; list them with `skillbank runs list`"
+            )
+        return self._load([row])[0]
+
+    def list(
+        self,
+        *,
+        limit: int | None = 50,
+        status: str | None = None,
+        labelled: bool | None = None,
+        unconsumed: bool = False,
+        since: datetime | None = None,
+        labels: dict[str, str] | None = None,
+        with_steps: bool = False,
+    ) -> list[Trajectory]:
+        sql, params = "SELECT * FROM trajectories WHERE 1=1", []
+        if status:
+            sql += " AND status = ?"
+            params.append(status)
+        if labelled is True:
+            sql += " AND success IS NOT NULL"
+        elif labelled is False:
+            sql += " AND success IS NULL"
+        if unconsumed:
+            sql += " AND consumed_round IS NULL"
+        if since is not None:
+            sql += " AND started_at >= ?"
+            params.append(since.isoformat())
+        for key, value in (labels or {}).items():
+            sql += " AND json_extract(labels, ?) = ?"
+            params += [f"$.{key}", value]
+        sql += " ORDER BY started_at DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self.store.query(sql, params)
+        return self._load(rows) if with_steps else [self._summary(r) for r in rows]
+
+    def count(self, **filters: Any) -> int:
+        return len(self.list(limit=None, **filters)) if filters else (
+            self.store.query_one("SELECT count(*) AS n FROM trajectories") or {"n": 0}
+        )["n"]
+
+    @staticmethod
+    def _summary(row: dict[str, Any]) -> Trajectory:
+        outcome = Outcome.model_validate_json(row["outcome"]) if row["outcome"] else None
+        return Trajectory(
+            id=row["id"], task=row["task"], task_id=row["task_id"], task_type=row["task_type"],
+            labels=json.loads(row["labels"]), model=row["model"],
+            bank_snapshot=row["bank_snapshot"], status=row["status"], error=row["error"],
+            final_answer=row["final_answer"], started_at=row["started_at"],
+            ended_at=row["ended_at"], outcome=outcome,
+        )
+
+    def _load(self, rows: list[dict[str, Any]]) -> list[Trajectory]:
+        """Summaries plus their steps, limit events and injections, in three queries per chunk."""
+        trajs = {r["id"]: self._summary(r) for r in rows}
+        ids = list(trajs)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.store.query(
+                f"SELECT trajectory_id, data FROM steps WHERE trajectory_id IN ({marks}) ORDER BY idx", chunk
+            ):
+                trajs[r["trajectory_id"]].steps.append(Step.model_validate_json(r["data"]))
+            for r in self.store.query(
+                f"SELECT * FROM limit_events WHERE trajectory_id IN ({marks}) ORDER BY rowid", chunk
+            ):
+                trajs[r["trajectory_id"]].limit_events.append(LimitEvent(
+                    type=r["type"], step=r["step"], detail=r["detail"], tool=r["tool"],
+                    data=json.loads(r["data"]),
+                ))
+            for r in self.store.query(
+                f"SELECT * FROM injections WHERE trajectory_id IN ({marks}) ORDER BY step, rank", chunk
+            ):
+                trajs[r["trajectory_id"]].injections.append(Injection(
+                    step=r["step"], skill_id=r["skill_id"], version=r["version"],
+                    rank=r["rank"], score=r["score"],
+                ))
+        return [trajs[i] for i in ids]
