@@ -79,10 +79,18 @@ def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | Non
     return out
 
 
+# Possessive quantifiers (Python >= 3.11) stop runs of generic values from backtracking when the
+# character after them rules the match out; older Pythons fall back to plain (bounded) runs.
+try:
+    re.compile("a{1,2}+")
+    _POS = "+"
+except re.error:  # pragma: no cover - Python < 3.11
+    _POS = ""
+
 # "contains a digit" / "contains an upper and a lower case letter", written with disjoint classes
-# so the look-aheads are linear.
-_HAS_DIGIT_AN = r"(?=[A-Za-z]*[0-9])"
-_HAS_ALPHA_AN = r"(?=[0-9]*[A-Za-z])"
+# and bounded so the look-aheads are linear.
+_HAS_DIGIT_AN = r"(?=[A-Za-z]{0,512}[0-9])"
+_HAS_ALPHA_AN = r"(?=[0-9]{0,512}[A-Za-z])"
 
 # Values of generic assignments. Quoted values end at the quote (``\\"`` too, for JSON inside
 # JSON); bare values are maximal runs that are not a call or subscript (``os.getenv(...)``), an
@@ -105,8 +113,8 @@ _NOT_BARE = (
 def _random_like(cls_minus: str) -> str:
     """Look-ahead: the run (class given as a template minus ``%s``) has a digit or both cases."""
     return (
-        r"(?:(?=" + cls_minus % "0-9" + r"*[0-9])"
-        r"|(?=" + cls_minus % "A-Z" + r"*[A-Z])(?=" + cls_minus % "a-z" + r"*[a-z]))"
+        r"(?:(?=" + cls_minus % "0-9" + r"{0,1024}[0-9])"
+        r"|(?=" + cls_minus % "A-Z" + r"{0,1024}[A-Z])(?=" + cls_minus % "a-z" + r"{0,1024}[a-z]))"
     )
 
 
@@ -116,13 +124,13 @@ def _value(*, password: bool) -> str:
         esc = "\\\\?" if q == '"' else ""  # JSON-escaped double quotes
         if password:
             body = (
-                r"(?=(?:[ \t]*[^\s" + q + r"\\]){8})(?P<" + name + r">[^" + q + r"\\\n]{8,1024})"
+                r"(?=(?:[ \t]*[^\s" + q + r"\\]){8})(?P<" + name + r">[^" + q + r"\\\n]{8,1024}" + _POS + ")"
             )
         else:
-            body = _random_like(r"[^\s" + q + r"\\%s]") + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024})"
+            body = _random_like(r"[^\s" + q + r"\\%s]") + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024}" + _POS + ")"
         alts.append(esc + q + _NOT_QUOTED + body + esc + q)
     bare = _NOT_BARE + ("" if password else _random_like(_BARE_NO))
-    alts.append(bare + r"(?P<secret>" + _BARE + r"{8,1024})(?!" + _BARE + r"|[(\[])")
+    alts.append(bare + r"(?P<secret>" + _BARE + r"{8,1024}" + _POS + r")(?!" + _BARE + r"|[(\[])")
     return "(?:" + "|".join(alts) + ")"
 
 
@@ -143,101 +151,98 @@ def _assignment(label: str, *, password: bool) -> str:
 # Bearer tokens: >= 16 characters with a digit, or with both letter cases.
 _BEARER_CHARS = r"[A-Za-z0-9._~+/-]"
 _BEARER_TOKEN = (
-    r"(?:(?=[A-Za-z._~+/-]*[0-9])|(?=[a-z0-9._~+/-]*[A-Z])(?=[A-Z0-9._~+/-]*[a-z]))"
+    r"(?:(?=[A-Za-z._~+/-]{0,1024}[0-9])|(?=[a-z0-9._~+/-]{0,1024}[A-Z])(?=[A-Z0-9._~+/-]{0,1024}[a-z]))"
     + _BEARER_CHARS
     + r"{16,}=*"
 )
 
-# (kind, regex, hints): the regex can only match if one of the hints occurs in the lower-cased text.
-_SPECS: list[tuple[str, str, tuple[str, ...]]] = [
+# (kind, regex, anchors). Most patterns begin with a case-sensitive literal (``sk-``, ``AIza``),
+# which the regex engine finds as fast as a substring search. The others (case-insensitive
+# labels, character-class prefixes) carry ``anchors``: lower-case strings one of which every match
+# *starts* with. Those patterns are tried only where an anchor occurs in the lower-cased text,
+# instead of at every position.
+_SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     (
         "private_key",
         r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]{0,12000}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+        # the body cannot contain "-----", so the run stops at the next delimiter
+        r"(?:(?:[^-]|-(?!----)){0,12000}-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
         r"|(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})*)",  # truncated block: header + base64 lines
-        ("-----begin",),
+        None,
     ),
     (
         "jwt",
         _tok("eyJ", 3, r"[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}", right=None),
-        ("eyj",),
+        None,
     ),
-    ("anthropic_key", _tok("sk-ant-", 7, r"[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    ("anthropic_key", _tok("sk-ant-", 7, r"[A-Za-z0-9_-]{20,}"), None),
     (
         "openai_key",
         r"sk-(?<!" + _T + r"[\s\S]{3})(?:"
-        r"(?:proj|svcacct|admin|None)-(?=[A-Za-z_-]*[0-9])(?=[a-z0-9_-]*[A-Z])(?=[A-Z0-9_-]*[a-z])"
-        r"[A-Za-z0-9_-]{40,}"
+        r"(?:proj|svcacct|admin|None)-(?=[A-Za-z_-]{0,512}[0-9])(?=[a-z0-9_-]{0,512}[A-Z])"
+        r"(?=[A-Z0-9_-]{0,512}[a-z])[A-Za-z0-9_-]{40,}"
         r"|" + _HAS_DIGIT_AN + _HAS_ALPHA_AN + r"[A-Za-z0-9]{20,}"
         r")",
-        ("sk-",),
+        None,
     ),
-    ("google_api_key", _tok("AIza", 4, r"[A-Za-z0-9_-]{35}"), ("aiza",)),
-    ("google_oauth_secret", _tok("GOCSPX-", 7, r"[A-Za-z0-9_-]{24,40}"), ("gocspx-",)),
-    ("google_oauth_token", _tok(r"ya29\.", 5, r"[A-Za-z0-9_-]{20,}"), ("ya29.",)),
+    ("google_api_key", _tok("AIza", 4, r"[A-Za-z0-9_-]{35}"), None),
+    ("google_oauth_secret", _tok("GOCSPX-", 7, r"[A-Za-z0-9_-]{24,40}"), None),
+    ("google_oauth_token", _tok(r"ya29\.", 5, r"[A-Za-z0-9_-]{20,}"), None),
     (
         "github_token",
         r"(?:" + _tok("gh[pousr]_", 4, r"[A-Za-z0-9]{30,}", right=None)
         + r"|" + _tok("github_pat_", 11, r"[A-Za-z0-9_]{30,}", right=None) + r")(?![A-Za-z0-9_])",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        None,
     ),
-    ("gitlab_token", _tok("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), ("glpat-",)),
-    (
-        "slack_token",
-        _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}"),
-        ("xox", "xapp-"),
-    ),
+    ("gitlab_token", _tok("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), None),
+    ("slack_token", _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]{0,512}[0-9])[A-Za-z0-9-]{10,}"), None),
     (
         "slack_webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
-        ("hooks.slack.com",),
+        None,
     ),
     (
         "discord_webhook",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}",
-        ("/api/webhooks/",),
+        None,
     ),
-    ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("_live_", "_test_")),
-    (
-        "aws_access_key_id",
-        _tok(r"A(?:KIA|SIA|BIA|CCA)", 4, r"[A-Z0-9]{16}", left=_AN, right=_AN),
-        ("akia", "asia", "abia", "acca"),
-    ),
+    ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("sk_", "pk_", "rk_")),
+    ("aws_access_key_id", _tok(r"A(?:KIA|SIA|BIA|CCA)", 4, r"[A-Z0-9]{16}", left=_AN, right=_AN), None),
     (
         "aws_secret_key",
         r"(?i:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)"
         + _ASSIGN
         + r"""\\?["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
-        ("secret",),
+        ("aws", "secret"),
     ),
     (
         "huggingface_token",
         # Real tokens are 34 random letters: demand many capitals so CamelCase identifiers
         # (hf_AutoModelForCausalLM...) do not match.
         _tok("hf_", 3, r"(?=(?:[a-z0-9]*[A-Z]){8})(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,40}", right=r"[A-Za-z0-9_]"),
-        ("hf_",),
+        None,
     ),
-    ("twilio_key", _tok("SK", 2, r"[0-9a-fA-F]{32}", left=_AN, right=_AN), ("sk",)),
-    ("sendgrid_key", _tok(r"SG\.", 3, r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), ("sg.",)),
-    ("npm_token", _tok("npm_", 4, r"[A-Za-z0-9]{36}", right=r"[A-Za-z0-9_]"), ("npm_",)),
-    ("groq_key", _tok("gsk_", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("gsk_",)),
-    ("replicate_token", _tok("r8_", 3, _HAS_DIGIT_AN + r"[A-Za-z0-9]{30,}"), ("r8_",)),
-    ("perplexity_key", _tok("pplx-", 5, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("pplx-",)),
-    ("xai_key", _tok("xai-", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), ("xai-",)),
-    ("langsmith_key", _tok("lsv2_(?:pt|sk)_", 8, r"[0-9a-f]{32}_[0-9a-f]{8,12}"), ("lsv2_",)),
-    ("tavily_key", _tok("tvly-", 5, r"(?:dev-|prod-)?" + _HAS_DIGIT_AN + r"[A-Za-z0-9]{20,}"), ("tvly-",)),
+    ("twilio_key", _tok("SK", 2, r"[0-9a-fA-F]{32}", left=_AN, right=_AN), None),
+    ("sendgrid_key", _tok(r"SG\.", 3, r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), None),
+    ("npm_token", _tok("npm_", 4, r"[A-Za-z0-9]{36}", right=r"[A-Za-z0-9_]"), None),
+    ("groq_key", _tok("gsk_", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), None),
+    ("replicate_token", _tok("r8_", 3, _HAS_DIGIT_AN + r"[A-Za-z0-9]{30,}"), None),
+    ("perplexity_key", _tok("pplx-", 5, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), None),
+    ("xai_key", _tok("xai-", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), None),
+    ("langsmith_key", _tok("lsv2_(?:pt|sk)_", 8, r"[0-9a-f]{32}_[0-9a-f]{8,12}"), None),
+    ("tavily_key", _tok("tvly-", 5, r"(?:dev-|prod-)?" + _HAS_DIGIT_AN + r"[A-Za-z0-9]{20,}"), None),
     (
         "account_key",
         r"(?i:(?:account|sharedaccess)key)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})"
         r"|[?&;]sig=(?P<secret_sig>[A-Za-z0-9%+/=]{20,})",
-        ("accountkey", "sharedaccesskey", "sig="),
+        ("accountkey", "sharedaccesskey", "?sig=", "&sig=", ";sig="),
     ),
     (
         "url_password",
         r""":\\?/\\?/[^\s:@/?#\[\]"'<>\\]{0,256}:"""
         r"(?!\[REDACTED:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?@)"
         r"""(?P<secret>[^\s@/?#\[\]"'<>\\]{1,256})@""",
-        ("://", ":\\/\\/"),
+        None,
     ),
     (
         "bearer_token",
@@ -247,19 +252,23 @@ _SPECS: list[tuple[str, str, tuple[str, ...]]] = [
     (
         "basic_auth",
         r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})""",
-        ("basic",),
+        ("authorization",),
     ),
-    ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass",)),
-    ("secret", _assignment(_SECRET_LABEL, password=False), ("secret", "token", "key", "credential")),
+    ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass", "--")),
+    (
+        "secret",
+        _assignment(_SECRET_LABEL, password=False),
+        ("secret", "token", "api", "access", "private", "auth", "session", "credential", "--"),
+    ),
 ]
 
-_FLAGS = re.ASCII  # ASCII-only case folding keeps the lower-case substring hints exact
+_FLAGS = re.ASCII  # ASCII-only case folding keeps the lower-case anchors exact
 
 #: Ordered kinds -> compiled regexes of the built-in detectors (read-only).
 DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = types.MappingProxyType(
     {kind: re.compile(rx, _FLAGS) for kind, rx, _ in _SPECS}
 )
-_DEFAULT_HINTS: dict[str, tuple[str, ...]] = {kind: hints for kind, _, hints in _SPECS}
+_DEFAULT_ANCHORS: dict[str, tuple[str, ...] | None] = {kind: anchors for kind, _, anchors in _SPECS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,12 +277,12 @@ _DEFAULT_HINTS: dict[str, tuple[str, ...]] = {kind: hints for kind, _, hints in 
 
 
 class _Rule:
-    __slots__ = ("kind", "regex", "hints", "groups", "mark")
+    __slots__ = ("kind", "regex", "anchors", "groups", "mark")
 
-    def __init__(self, kind: str, regex: re.Pattern[str], hints: tuple[str, ...] | None) -> None:
+    def __init__(self, kind: str, regex: re.Pattern[str], anchors: tuple[str, ...] | None = None) -> None:
         self.kind = kind
         self.regex = regex
-        self.hints = hints
+        self.anchors = anchors
         self.mark = placeholder(kind)
         self.groups = tuple(
             idx for name, idx in regex.groupindex.items() if name == "secret" or name.startswith("secret_")
@@ -315,6 +324,66 @@ def _overlaps(protected: tuple[list[int], list[int]], start: int, end: int) -> b
     return i + 1 < len(starts) and starts[i + 1] < end
 
 
+def _find_all(haystack: str, needles: tuple[str, ...]) -> list[int]:
+    """Sorted start offsets of every occurrence of every needle."""
+    found: set[int] = set()
+    for needle in needles:
+        i = haystack.find(needle)
+        while i >= 0:
+            found.add(i)
+            i = haystack.find(needle, i + 1)
+    return sorted(found)
+
+
+def _apply(rule: _Rule, text: str, starts: list[int] | None) -> tuple[str, int]:
+    """Redact ``rule``'s matches in ``text``; ``starts`` restricts where matches may begin."""
+    protected: tuple[list[int], list[int]] | None = None  # placeholders already in `text`
+    hits = 0
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal hits, protected
+        if protected is None:
+            protected = _protected_spans(text)
+        if rule.groups:
+            spans = sorted(m.span(g) for g in rule.groups if m.start(g) >= 0)
+        else:
+            spans = [m.span()]
+        base = m.start()
+        whole = m.group(0)
+        parts: list[str] = []
+        pos = base
+        for start, end in spans:
+            if end <= start or start < pos or _overlaps(protected, start, end):
+                continue
+            parts.append(whole[pos - base : start - base])
+            parts.append(rule.mark)
+            pos = end
+            hits += 1
+        if not parts:
+            return whole
+        parts.append(whole[pos - base :])
+        return "".join(parts)
+
+    if starts is None:
+        return rule.regex.sub(repl, text), hits
+    out: list[str] = []
+    last = 0
+    match = rule.regex.match
+    for p in starts:
+        if p < last:
+            continue
+        m = match(text, p)
+        if m is None or m.end() == p:
+            continue
+        out.append(text[last:p])
+        out.append(repl(m))
+        last = m.end()
+    if not hits:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), hits
+
+
 class Scrubber:
     """Replaces secrets in text with ``[REDACTED:<kind>]``.
 
@@ -328,7 +397,7 @@ class Scrubber:
         self._counts: Counter[str] = Counter()
         rules: list[_Rule] = []
         if defaults:
-            rules = [_Rule(kind, rx, _DEFAULT_HINTS.get(kind)) for kind, rx in DEFAULT_PATTERNS.items()]
+            rules = [_Rule(kind, rx, _DEFAULT_ANCHORS[kind]) for kind, rx in DEFAULT_PATTERNS.items()]
         self._rules: tuple[_Rule, ...] = tuple(rules)
         for kind, regex in (patterns or {}).items():
             self.add_pattern(kind, regex)
@@ -340,7 +409,7 @@ class Scrubber:
         compiled = _compile(kind, regex)
         with self._lock:
             rules = list(self._rules)
-            rule = _Rule(kind, compiled, None)
+            rule = _Rule(kind, compiled)
             for i, old in enumerate(rules):
                 if old.kind == kind:
                     rules[i] = rule
@@ -415,37 +484,18 @@ class Scrubber:
         lowered: str | None = None
         changed = False
         for rule in rules:
-            if rule.hints is not None:
+            starts: list[int] | None = None
+            if rule.anchors is not None:
                 if lowered is None:
                     lowered = text.lower()
-                if not any(h in lowered for h in rule.hints):
-                    continue
-            protected = _protected_spans(text)
-            hits = 0
-
-            def repl(m: re.Match[str], rule: _Rule = rule, protected: Any = protected) -> str:
-                nonlocal hits
-                if rule.groups:
-                    spans = sorted(m.span(g) for g in rule.groups if m.start(g) >= 0)
-                else:
-                    spans = [m.span()]
-                base = m.start()
-                whole = m.group(0)
-                parts: list[str] = []
-                pos = base
-                for start, end in spans:
-                    if end <= start or start < pos or _overlaps(protected, start, end):
+                if len(lowered) == len(text):
+                    # lower() never shrinks a character, so equal lengths mean equal offsets
+                    starts = _find_all(lowered, rule.anchors)
+                    if not starts:
                         continue
-                    parts.append(whole[pos - base : start - base])
-                    parts.append(rule.mark)
-                    pos = end
-                    hits += 1
-                if pos == base and not parts:
-                    return whole
-                parts.append(whole[pos - base :])
-                return "".join(parts)
-
-            new = rule.regex.sub(repl, text)
+                elif not any(a in lowered for a in rule.anchors):
+                    continue
+            new, hits = _apply(rule, text, starts)
             if hits:
                 report[rule.kind] += hits
                 text = new

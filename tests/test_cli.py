@@ -483,3 +483,18 @@ def test_runs_list_show_label(seeded: Path):
     stats = json.loads(run("stats", "-d", seeded, "--json").stdout)
     assert stats["trajectories"]["total"] == 2 and stats["limit_events"] == {
         "missing_tool": 1, "recursion_limit": 1}
+
+
+def test_runs_show_highlights_limits_and_injections(seeded: Path, monkeypatch: pytest.MonkeyPatch):
+    limited, _ = _save_runs(seeded)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    shown = run("runs", "show", "-d", seeded, limited).stdout
+    lines = {line.split("limit: ")[1].split(" ")[0] if "limit: " in line else None: line
+             for line in shown.splitlines()}
+    assert "\x1b[1;31m" in lines["missing_tool"]  # capability limit: red
+    assert "\x1b[1;33m" in lines["recursion_limit"]  # budget limit: yellow
+    injected = next(line for line in shown.splitlines() if "skill injected" in line)
+    assert "\x1b[35m" in injected  # injected skills: magenta
+    # --json is never coloured
+    json.loads(run("runs", "show", "-d", seeded, limited, "--json").stdout)

@@ -246,7 +246,8 @@ def label(
     run_id: RunId,
     success: Annotated[Optional[bool], typer.Option(
         "--success/--failure", help="Whether the run achieved its task.", show_default=False)] = None,
-    score: Annotated[Optional[float], typer.Option("--score", help="A score in 0-1 (>= 0.5 counts as success).")] = None,
+    score: Annotated[Optional[float], typer.Option(
+        "--score", help="A score in 0-1 (>= 0.5 counts as success).", min=0, max=1)] = None,
     note: Annotated[Optional[str], typer.Option("--note", help="Why; shown with the run.")] = None,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,

@@ -1,0 +1,260 @@
+"""Limit detection: which limit an exception, a tool result or a message is evidence of.
+
+Every detector here works from a real signal the framework produces (an exception class, an
+error ``ToolMessage`` that LangGraph's ``ToolNode`` wrote, the final message a limit middleware
+appends), never from a guess about what the agent meant. Two detectors judge content, and both
+are replaceable: :func:`find_unknown_fields` (a tool answered but left values unknown) and
+:func:`detect_refusal` (a policy refusal in a tool result or a final answer).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from skillbank.models import LimitType
+
+__all__ = [
+    "LimitSignal",
+    "Detectors",
+    "classify_exception",
+    "classify_tool_exception",
+    "classify_tool_message",
+    "limit_from_message",
+    "find_unknown_fields",
+    "detect_refusal",
+    "describe_exception",
+    "NEED_MORE_STEPS",
+]
+
+# LangGraph's create_react_agent answers with exactly this when its step budget runs out.
+NEED_MORE_STEPS = "Sorry, need more steps to process this request."
+
+# ToolNode's error templates (langgraph.prebuilt.tool_node); matched by prefix/infix so a
+# small wording change upstream degrades to "tool_error", never to a crash.
+_INVALID_TOOL_RE = re.compile(r"^Error: (?P<tool>.+?) is not a valid tool", re.S)
+_INVALID_ARGS_RE = re.compile(r"^Error invoking tool '(?P<tool>[^']*)' with kwargs", re.S)
+# langchain.agents.middleware.{model,tool}_call_limit messages.
+_MODEL_LIMIT_RE = re.compile(r"^Model call limits exceeded")
+_TOOL_LIMIT_AI_RE = re.compile(r"call limit reached: .*(?:limit exceeded)")
+_TOOL_LIMIT_TOOL_RE = re.compile(r"^Tool call limit exceeded")
+
+_RATE_LIMIT_RE = re.compile(
+    r"rate[ _-]?limit|too many requests|(?:status|http|code|error)\W{0,3}(?:code\W{0,3})?429\b"
+    r"|quota exceeded|resource[ _]exhausted",
+    re.I,
+)
+_CONTEXT_RE = re.compile(
+    r"context[ _]length|maximum context|context[ _]window|too many tokens|prompt is too long"
+    r"|input is too long|reduce the length of the messages|maximum prompt length"
+    r"|exceeds the (?:model'?s )?(?:max(?:imum)? )?(?:context|token)",
+    re.I,
+)
+
+_REFUSAL_RE = re.compile(
+    r"\bnot (?:allowed|permitted|authori[sz]ed)\b|\bagainst (?:our |the |company |my )?polic(?:y|ies)\b"
+    r"|\b(?:can ?not|can't|won't|will not|unable to) comply\b|\bviolates? (?:our |the )?polic(?:y|ies)\b"
+    r"|\bprohibited by (?:the )?polic(?:y|ies)\b|\bpermission denied\b|\bforbidden\b",
+    re.I,
+)
+
+_UNKNOWN_VALUES = frozenset({"unknown", "n/a", "na", "null", "none", "undefined", "?", "tbd", "not available"})
+
+
+@dataclass(frozen=True)
+class LimitSignal:
+    type: LimitType
+    detail: str
+    tool: str | None = None
+
+
+def describe_exception(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _chain(exc: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _status_code(exc: BaseException) -> int | None:
+    for obj in (exc, getattr(exc, "response", None)):
+        code = getattr(obj, "status_code", None) or getattr(obj, "status", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def classify_exception(exc: BaseException) -> LimitSignal | None:
+    """The budget limit an exception is evidence of, or ``None`` for an ordinary failure."""
+    for err in _chain(exc):
+        names = {cls.__name__ for cls in type(err).__mro__}
+        text = str(err)
+        if "GraphRecursionError" in names:
+            return LimitSignal(LimitType.recursion_limit, describe_exception(err))
+        if "ModelCallLimitExceededError" in names:
+            return LimitSignal(LimitType.model_call_limit, describe_exception(err))
+        if "ToolCallLimitExceededError" in names:
+            return LimitSignal(LimitType.tool_call_limit, describe_exception(err),
+                               getattr(err, "tool_name", None))
+        if any("ContextWindow" in n or "ContextOverflow" in n or "ContextLength" in n for n in names) \
+                or _CONTEXT_RE.search(text):
+            return LimitSignal(LimitType.context_overflow, describe_exception(err))
+        if any("RateLimit" in n for n in names) or _status_code(err) == 429 or _RATE_LIMIT_RE.search(text):
+            return LimitSignal(LimitType.rate_limit, describe_exception(err))
+    return None
+
+
+def classify_tool_exception(exc: BaseException, tool: str | None = None) -> LimitSignal:
+    """A tool that raised: bad arguments (a validation failure) or the tool itself failing."""
+    for err in _chain(exc):
+        names = {cls.__name__ for cls in type(err).__mro__}
+        if names & {"ValidationError", "ToolInvocationError", "ValidationErrorV1"}:
+            return LimitSignal(LimitType.invalid_tool_args, describe_exception(err), tool)
+    budget = classify_exception(exc)
+    if budget is not None and budget.type in (LimitType.rate_limit, LimitType.context_overflow):
+        return LimitSignal(budget.type, budget.detail, tool)
+    return LimitSignal(LimitType.tool_error, describe_exception(exc), tool)
+
+
+def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
+    """An error ``ToolMessage`` (``status="error"``): which capability limit it reports."""
+    if m := _INVALID_TOOL_RE.match(content):
+        return LimitSignal(LimitType.missing_tool, content, tool or m.group("tool"))
+    if _INVALID_ARGS_RE.match(content):
+        return LimitSignal(LimitType.invalid_tool_args, content, tool)
+    if _TOOL_LIMIT_TOOL_RE.match(content):
+        return LimitSignal(LimitType.tool_call_limit, content, tool)
+    return LimitSignal(LimitType.tool_error, content, tool)
+
+
+def limit_from_message(message: Any) -> LimitSignal | None:
+    """A message another component appended when a limit ended or cut the run short."""
+    kind = getattr(message, "type", None)
+    text = _text(getattr(message, "content", ""))
+    if kind == "ai" and not getattr(message, "tool_calls", None):
+        if text.strip() == NEED_MORE_STEPS:
+            return LimitSignal(LimitType.step_limit, text)
+        if _MODEL_LIMIT_RE.match(text):
+            return LimitSignal(LimitType.model_call_limit, text)
+        if _TOOL_LIMIT_AI_RE.search(text):
+            return LimitSignal(LimitType.tool_call_limit, text)
+    elif kind == "tool" and _TOOL_LIMIT_TOOL_RE.match(text):
+        return LimitSignal(LimitType.tool_call_limit, text, getattr(message, "name", None))
+    return None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part if isinstance(part, str) else str(part.get("text", "")) if isinstance(part, dict) else ""
+            for part in content
+        )
+    return "" if content is None else str(content)
+
+
+# -- content detectors (replaceable) ---------------------------------------------------------
+
+
+def _is_unknown(value: Any) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, str) and value.strip().lower() in _UNKNOWN_VALUES
+
+
+def find_unknown_fields(text: str) -> list[str]:
+    """Fields of a JSON tool result whose value is null or says it is unknown (``"N/A"``...).
+
+    Only JSON objects (and lists of them) are inspected: free text saying "unknown" is not
+    evidence that a field the caller expected came back empty.
+    """
+    stripped = text.strip() if isinstance(text, str) else ""
+    if not stripped or stripped[0] not in "{[":
+        return []
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return []
+    found: list[str] = []
+
+    def walk(node: Any, path: str, depth: int) -> None:
+        if depth > 6 or len(found) >= 50:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                sub = f"{path}.{key}" if path else str(key)
+                if _is_unknown(value):
+                    found.append(sub)
+                else:
+                    walk(value, sub, depth + 1)
+        elif isinstance(node, list):
+            for i, item in enumerate(node[:100]):
+                if isinstance(item, (dict, list)):
+                    walk(item, f"{path}[{i}]", depth + 1)
+
+    walk(data, "", 0)
+    return found
+
+
+def detect_refusal(text: str) -> str | None:
+    """The phrase that marks ``text`` as a policy refusal, or ``None``."""
+    if not isinstance(text, str) or not text:
+        return None
+    m = _REFUSAL_RE.search(text)
+    return m.group(0) if m else None
+
+
+UnknownFieldDetector = Callable[[str], Any]
+RefusalDetector = Callable[[str], Any]
+
+
+@dataclass
+class Detectors:
+    """The two content detectors; ``None`` switches one off.
+
+    ``unknown_fields(text)`` returns the unknown fields (a list, a string or anything truthy)
+    or something falsy; ``refusal(text)`` returns the refusal evidence or something falsy.
+    """
+
+    unknown_fields: UnknownFieldDetector | None = find_unknown_fields
+    refusal: RefusalDetector | None = detect_refusal
+
+    def unknown(self, text: str, tool: str | None) -> LimitSignal | None:
+        if self.unknown_fields is None or not text:
+            return None
+        found = _safe(self.unknown_fields, text)
+        if not found:
+            return None
+        if isinstance(found, (list, tuple, set)):
+            detail = f"tool result has unknown or null fields: {', '.join(map(str, found))}"
+        elif isinstance(found, str):
+            detail = found
+        else:
+            detail = "tool result has unknown or null fields"
+        return LimitSignal(LimitType.unknown_field, detail, tool)
+
+    def refused(self, text: str, tool: str | None = None, *, where: str = "answer") -> LimitSignal | None:
+        if self.refusal is None or not text:
+            return None
+        found = _safe(self.refusal, text)
+        if not found:
+            return None
+        evidence = found if isinstance(found, str) else "refusal"
+        return LimitSignal(LimitType.policy_refusal, f"policy refusal in {where}: {evidence!r}", tool)
+
+
+def _safe(fn: Callable[[str], Any], text: str) -> Any:
+    # A broken user detector must never break the agent it observes.
+    try:
+        return fn(text)
+    except Exception:
+        return None

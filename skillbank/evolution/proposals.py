@@ -1,0 +1,53 @@
+"""What a distiller hands back: proposed changes to the bank, not yet linted or written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from skillbank.models import SkillContent
+
+
+class ChangeKind(str, Enum):
+    add = "add"  # a new skill
+    update = "update"  # a new version of one skill
+    merge = "merge"  # a new version of one skill that absorbs another (retired on promotion)
+    split = "split"  # a narrowed version of one skill, or a skill split off from it
+    retire = "retire"  # a status change: the skill stops being injected
+
+
+@dataclass
+class Proposal:
+    """One proposed change.
+
+    ``target`` is the skill an update/merge/split/retire applies to (``None`` for a new skill,
+    including a skill split off from ``parent``). ``evidence`` lists trajectory ids; they
+    become the version's provenance.
+    """
+
+    kind: ChangeKind
+    reason: str
+    evidence: tuple[str, ...] = ()
+    content: SkillContent | None = None
+    target: str | None = None
+    parent: str | None = None  # for a skill split off from another
+    absorb: tuple[str, ...] = ()  # merge: skills retired when this is promoted
+    origin: str = ""  # "revise" | "induce" | "guard" | "dedupe" | "harm" | "budget"
+
+    def __post_init__(self) -> None:
+        self.kind = ChangeKind(self.kind)
+        self.evidence = tuple(dict.fromkeys(self.evidence))
+
+
+@dataclass
+class Usage:
+    """Model usage of a distiller in one round."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failures: list[str] = field(default_factory=list)  # calls skipped after bounded retries
+
+    def as_dict(self) -> dict[str, object]:
+        return {"calls": self.calls, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "failures": list(self.failures)}
