@@ -14,6 +14,7 @@ from skillbank.errors import (
     SchemaTooNewError,
     SkillBankError,
     SkillFileError,
+    StorageFullError,
     SkillNotFoundError,
     TrajectoryNotFoundError,
     VersionNotFoundError,
@@ -66,5 +67,6 @@ __all__ = [
     "DuplicateSkillError",
     "SkillFileError",
     "LockedError",
+    "StorageFullError",
     "__version__",
 ]

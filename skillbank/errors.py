@@ -20,6 +20,7 @@ __all__ = [
     "SkillFileError",
     "EmbedderError",
     "LockedError",
+    "StorageFullError",
     "MissingExtraError",
 ]
 
@@ -80,6 +81,10 @@ class EmbedderError(SkillBankError, ValueError):
 
 class LockedError(SkillBankError):
     """Another process holds an exclusive lock (for example a running evolution round)."""
+
+
+class StorageFullError(SkillBankError, OSError):
+    """The disk (or the database's size cap) is full; the interrupted change was rolled back."""
 
 
 class MissingExtraError(SkillBankError, ImportError):

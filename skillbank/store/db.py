@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from sqlite_utils import Database
 
-from skillbank.errors import CorruptBankError, SchemaTooNewError
+from skillbank.errors import CorruptBankError, SchemaTooNewError, StorageFullError
 from skillbank.store.schema import KNOWN_MIGRATIONS, MIGRATION_SET, migrations
 
 DB_FILENAME = "bank.db"
@@ -112,11 +112,16 @@ class Store:
             self._begin_immediate()
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 self._retry(lambda: self.conn.execute("COMMIT"))
+            except BaseException as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc).lower():
+                    raise StorageFullError(
+                        f"the disk holding {self.path} is full ({exc}); the change was rolled "
+                        "back and nothing was lost. Free some space and retry."
+                    ) from exc
+                raise
 
     def _begin_immediate(self) -> None:
         self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))

@@ -1,0 +1,262 @@
+"""Limit-aware lessons: limit events become guard skills, one per limit type and situation.
+
+A *situation* is what the lesson is about:
+
+- capability limits: the limit type plus the tool and, where recorded, the field or parameter
+  (``missing_tool`` of ``open_window``; ``unknown_field`` ``eta`` of ``track_order``);
+- budget limits (steps, model or tool calls, recursion, tokens, time): the budget family plus
+  the tool the run kept repeating, if any (the usual way a budget is burnt).
+
+Evidence is the failures that hit the limit, plus successes that hit it too (the agent coped) or,
+for budgets, came within ``near_share`` of a known budget. Provider rate limits are not a lesson
+for the agent and are ignored.
+
+The text is template-written in the controlled directive language (``skillbank.directives``),
+so the simulated policy acts on it and a person can read it.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from skillbank import directives as dx
+from skillbank.evolution.evidence import LimitHit, Run, common_pattern
+from skillbank.models import LimitType, SkillContent, SkillKind
+
+BUDGET_FAMILY = {
+    LimitType.recursion_limit: "steps",
+    LimitType.step_limit: "steps",
+    LimitType.model_call_limit: "steps",
+    LimitType.tool_call_limit: "steps",
+    LimitType.token_budget: "tokens",
+    LimitType.context_overflow: "tokens",
+    LimitType.time_budget: "time",
+}
+IGNORED = {LimitType.rate_limit}
+
+
+def slug(text: str, limit: int = 24) -> str:
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", text or "")
+    s = re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
+    return s[:limit].strip("-") or "x"
+
+
+@dataclass
+class Situation:
+    family: str  # a capability limit type's value, or "budget:steps" / "budget:tokens" / "budget:time"
+    tool: str | None
+    detail: str | None  # the field (unknown_field) or parameter (invalid_tool_args)
+    types: Counter = field(default_factory=Counter)
+    failures: list[Run] = field(default_factory=list)
+    successes: list[Run] = field(default_factory=list)  # coped with the limit, or came close
+    limits: list[int] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        return self.family, self.tool, self.detail
+
+    @property
+    def is_budget(self) -> bool:
+        return self.family.startswith("budget:")
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.id for r in self.failures + self.successes))
+
+    @property
+    def support(self) -> int:
+        return len(self.evidence)
+
+    @property
+    def limit(self) -> int | None:
+        return min(self.limits) if self.limits else None
+
+    def describe(self) -> str:
+        what = {"missing_tool": f"`{self.tool}` was unavailable",
+                "unknown_field": f"`{self.tool}` returned `{self.detail}` as unknown",
+                "invalid_tool_args": f"`{self.tool}` could not take the arguments given"
+                + (f" (`{self.detail}`)" if self.detail else ""),
+                "tool_error": f"`{self.tool}` returned errors",
+                "policy_refusal": f"a policy refused `{self.tool}`" if self.tool else "a policy refused the request",
+                }.get(self.family)
+        if what is None:
+            budget = self.family.split(":", 1)[1]
+            what = f"the {budget} budget ran out" + (f" while repeating `{self.tool}`" if self.tool else "")
+        near = f", {len(self.successes)} success(es) that coped or came close" if self.successes else ""
+        return f"{what} in {len(self.failures)} failed run(s){near}"
+
+
+def _most_repeated(run: Run) -> str | None:
+    counts = Counter(run.tools)
+    if not counts:
+        return None
+    tool, n = counts.most_common(1)[0]
+    return tool if n >= 2 else None
+
+
+def _budget_usage(run: Run, hit_type: LimitType) -> int:
+    if hit_type == LimitType.model_call_limit:
+        return run.model_turns
+    if hit_type in (LimitType.recursion_limit, LimitType.step_limit):
+        return run.model_turns + len(run.calls)
+    return len(run.calls)
+
+
+def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
+    """Group the limit events of ``runs`` into situations (see the module docstring)."""
+    found: dict[tuple, Situation] = {}
+
+    def get(family: str, tool: str | None, detail: str | None) -> Situation:
+        key = (family, tool, detail)
+        if key not in found:
+            found[key] = Situation(family, tool, detail)
+        return found[key]
+
+    budget_types: dict[tuple, set[LimitType]] = defaultdict(set)
+    for run in runs:
+        if run.suspect:
+            continue
+        seen: set[tuple] = set()
+        for hit in run.limits:
+            if hit.type in IGNORED:
+                continue
+            if hit.type in BUDGET_FAMILY:
+                sit = get("budget:" + BUDGET_FAMILY[hit.type], _most_repeated(run), None)
+                budget_types[sit.key].add(hit.type)
+                if hit.limit:
+                    sit.limits.append(hit.limit)
+            else:
+                detail = hit.field if hit.type == LimitType.unknown_field else (
+                    hit.param if hit.type == LimitType.invalid_tool_args else None)
+                if hit.tool is None and hit.type != LimitType.policy_refusal:
+                    continue
+                sit = get(hit.type.value, hit.tool, detail)
+            sit.types[hit.type] += 1
+            if sit.key in seen:
+                continue
+            seen.add(sit.key)
+            (sit.successes if run.success else sit.failures).append(run)
+    # Successes that came close to a known budget count as evidence for that budget's lesson.
+    for sit in list(found.values()):
+        if not sit.is_budget or sit.limit is None:
+            continue
+        hit_type = sit.types.most_common(1)[0][0]
+        have = set(sit.evidence)
+        for run in runs:
+            if (run.success and not run.suspect and run.id not in have
+                    and _budget_usage(run, hit_type) >= near_share * sit.limit
+                    and (sit.tool is None or sit.tool in run.tools)):
+                sit.successes.append(run)
+    return [s for s in found.values() if s.failures or (s.is_budget and s.successes)]
+
+
+def step_budget(sit: Situation) -> int:
+    """The tool-call budget to advise: below the known limit, and no less than successes needed."""
+    distinct_ok = [len({c.key for c in r.calls}) for r in sit.successes if r.calls]
+    limit = sit.limit
+    hit_type = sit.types.most_common(1)[0][0] if sit.types else LimitType.tool_call_limit
+    if limit is not None:
+        cap = limit // 2 if hit_type in (LimitType.recursion_limit, LimitType.step_limit) else limit - 1
+        cap = max(1, cap)
+        return max(1, min(cap, max(distinct_ok))) if distinct_ok else cap
+    if distinct_ok:
+        return max(1, max(distinct_ok))
+    distinct_failed = [len({c.key for c in r.calls}) for r in sit.failures]
+    return max(2, int(statistics.median(distinct_failed)) if distinct_failed else 2)
+
+
+def lesson_lines(sit: Situation) -> list[str]:
+    """The bullets of the lesson: directive sentences first, then prose for a person."""
+    t = sit.tool
+    if sit.family == "missing_tool":
+        return [dx.Unavailable(t).sentence(),
+                "Do not claim the step was done and do not substitute a different tool for it; "
+                "name the missing capability as the blocker."]
+    if sit.family == "unknown_field":
+        if sit.detail:
+            return [dx.UnknownField(t, sit.detail).sentence(),
+                    "Answer the parts that are known and name the unknown field as the blocker."]
+        return [f"If `{t}` returns a field as unknown or null, do not invent a value: answer the "
+                "parts that are known and say which field is unknown."]
+    if sit.family == "invalid_tool_args":
+        if sit.detail:
+            return [dx.AskFor(sit.detail, t).sentence(),
+                    f"If `{t}` has no way to take `{sit.detail}`, do the part it can do and say "
+                    "which part could not be done."]
+        return [f"Pass `{t}` only the parameters its schema declares; if the request needs "
+                "something it cannot take, do the possible part and name the missing capability."]
+    if sit.family == "tool_error":
+        return [f"If `{t}` returns an error, retry at most once with corrected arguments; if it "
+                f"fails again, do the rest of the request and tell the user that `{t}` failed."]
+    if sit.family == "policy_refusal":
+        subject = f"`{t}`" if t else "an action"
+        return [f"Before calling {subject}, check that policy allows it for this request; if it "
+                "does not, decline that part, state the rule in one sentence and do the rest."]
+    budget = sit.family.split(":", 1)[1]
+    lines = [dx.StepBudget(step_budget(sit)).sentence()]
+    if t:
+        lines.append(f"Do not repeat `{t}`: if two calls did not find it, a third will not; "
+                     "answer with what is known and say what is still missing.")
+    else:
+        lines.append("When the budget is nearly used, stop calling tools and answer with what "
+                     "is known, saying what is still missing.")
+    if budget == "tokens":
+        lines.append("Request only the fields you need and summarise long tool outputs instead "
+                     "of quoting them.")
+    if budget == "time":
+        lines.append("Prefer one broad call over many narrow ones; do not wait on slow calls "
+                     "that are not needed for the answer.")
+    return lines
+
+
+def guard_name(sit: Situation) -> str:
+    t = slug(sit.tool) if sit.tool else None
+    d = slug(sit.detail) if sit.detail else None
+    name = {
+        "missing_tool": f"when-{t}-is-unavailable",
+        "unknown_field": f"when-{t}-{d}-is-unknown" if d else f"when-{t}-returns-unknown",
+        "invalid_tool_args": f"ask-for-{d}-before-{t}" if d else f"check-{t}-arguments",
+        "tool_error": f"when-{t}-fails",
+        "policy_refusal": f"check-policy-before-{t}" if t else "check-policy-first",
+    }.get(sit.family)
+    if name is None:
+        budget = sit.family.split(":", 1)[1]
+        name = f"finish-within-{budget}-budget" + (f"-stop-repeating-{t}" if t else "")
+    return name[:64].strip("-")
+
+
+def guard_content(sit: Situation) -> SkillContent:
+    """A guard skill for ``sit``, written from templates."""
+    templates = [r.template for r in sit.failures + sit.successes]
+    pattern = common_pattern(templates)
+    like = f" Seen with requests like \"{pattern}\"." if pattern and pattern.strip("… ") else ""
+    tool_words = " ".join(slug(sit.tool, 64).split("-")) if sit.tool else ""
+    if sit.is_budget:
+        budget = sit.family.split(":", 1)[1]
+        description = (f"When a task risks running out of its {budget} budget"
+                       + (f", especially by repeating `{sit.tool}` ({tool_words})" if sit.tool else "")
+                       + "." + like)
+        lead = (f"Budget limit: {sit.describe()}. Finish within the budget: stop repeating "
+                "calls and answer with what is known.")
+    else:
+        description = {
+            "missing_tool": f"When a request needs `{sit.tool}` ({tool_words}) and that tool may "
+                            "not be among your tools.",
+            "unknown_field": f"When `{sit.tool}` ({tool_words}) may return "
+                             + (f"`{sit.detail}`" if sit.detail else "a field") + " as unknown or null.",
+            "invalid_tool_args": f"When calling `{sit.tool}` ({tool_words})"
+                                 + (f" needs `{sit.detail}`" if sit.detail else "") + ".",
+            "tool_error": f"When `{sit.tool}` ({tool_words}) returns an error.",
+            "policy_refusal": "When a request may not be allowed by policy"
+                              + (f", before calling `{sit.tool}` ({tool_words})" if sit.tool else "") + ".",
+        }[sit.family] + like
+        lead = (f"Capability limit: {sit.describe()}. Do the possible part, decline the rest, and "
+                "name the exact blocker.")
+    body = lead + "\n\n" + "\n".join(f"- {line}" for line in lesson_lines(sit))
+    tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
+    tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")
+    return SkillContent(name=guard_name(sit), description=description[:1000], body=body,
+                        kind=SkillKind.guard, tools=tools, tags=tags)
