@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -83,6 +85,15 @@ class _ChromaEmbeddingFunction:
         return ["cosine"]
 
 
+def _locked(method: Any) -> Any:
+    @functools.wraps(method)
+    def wrapper(self: "SkillIndex", *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class SkillIndex:
     def __init__(self, path: Path, embedder: Any):
         self.path = Path(path)
@@ -92,6 +103,8 @@ class SkillIndex:
         self._client: Any = None
         self._collection: Any = None
         self.view = IndexState(embedder=embedder.name)  # what this process's client reflects
+        # Threads of one process share the client; a reload must never close it under a query.
+        self.lock = threading.RLock()
 
     # -- state file --------------------------------------------------------------------------
 
@@ -113,6 +126,7 @@ class SkillIndex:
 
     # -- chroma ------------------------------------------------------------------------------
 
+    @_locked
     def _open(self) -> Any:
         if self._collection is None:
             import chromadb  # imported here: it costs ~0.3 s and many uses never search
@@ -134,6 +148,7 @@ class SkillIndex:
             self.view = state
         return self._collection
 
+    @_locked
     def reload(self) -> None:
         """Drop this process's in-memory view so the next use reads the files again."""
         if self._client is not None:
@@ -143,6 +158,7 @@ class SkillIndex:
         self._client = self._collection = None
         self.view = IndexState(embedder=self.embedder.name)
 
+    @_locked
     def ensure_fresh(self) -> IndexState:
         """Open, and reload if another process moved the index since this process loaded it."""
         self._open()
@@ -154,7 +170,7 @@ class SkillIndex:
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.path / LOCK_FILE, "a+") as handle:
+        with self.lock, open(self.path / LOCK_FILE, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if the process dies
             try:
                 self.ensure_fresh()
@@ -162,6 +178,7 @@ class SkillIndex:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    @_locked
     def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
         """Write changes (call inside :meth:`write_lock`) and record the new position."""
         collection = self._open()
@@ -179,6 +196,7 @@ class SkillIndex:
         self._write_state(state)
         self.view = state
 
+    @_locked
     def entries(self) -> dict[str, str]:
         """Every indexed skill id with the content hash it was indexed at."""
         collection = self._open()
@@ -190,6 +208,7 @@ class SkillIndex:
                 out[sid] = (meta or {}).get("content_hash", "")
         return out
 
+    @_locked
     def query(self, vector: np.ndarray, n: int) -> list[IndexHit]:
         collection = self._open()
         total = collection.count()

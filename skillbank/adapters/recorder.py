@@ -27,7 +27,7 @@ from skillbank.adapters.limits import (
     classify_tool_message,
     describe_exception,
 )
-from skillbank.models import Injection, LimitEvent, Outcome, Step, Trajectory, new_id, utcnow
+from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
            "snapshot_id", "coerce_outcome"]
@@ -346,11 +346,12 @@ class TrajectoryRecorder:
                         args if isinstance(args, dict) or args is None else {"input": args}, call_id)
 
     def end_tool(self, turn: ToolTurn, *, result: Any = None, status: str | None = None,
-                 error: BaseException | None = None) -> None:
+                 error: BaseException | None = None, limit: LimitType | None = None) -> None:
         """Finish a tool step with its result (a ``ToolMessage``, text or object) or error.
 
         ``status="error"`` marks ``result`` as an error the tool layer already turned into a
         message (LangGraph's ``ToolNode`` does this for unknown tools and bad arguments).
+        ``limit`` overrides the classification when the caller knows better (an unbound tool).
         """
         latency = (time.monotonic() - turn.t0) * 1000
         step = Step(index=turn.index, kind="tool", started_at=turn.started_at,
@@ -370,7 +371,10 @@ class TrajectoryRecorder:
             self._seen_errors.add(id(error))
         elif status == "error":
             step.error = self._s(text)
-            signals.append(classify_tool_message(text or "", turn.tool))
+            sig = classify_tool_message(text or "", turn.tool)
+            if limit is not None and sig.type != limit:
+                sig = LimitSignal(limit, text or limit.value, turn.tool)
+            signals.append(sig)
         else:
             step.result = self._s(text)
             if text:

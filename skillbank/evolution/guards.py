@@ -153,17 +153,22 @@ def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
     return [s for s in found.values() if s.failures or (s.is_budget and s.successes)]
 
 
-def step_budget(sit: Situation) -> int:
-    """The tool-call budget to advise: below the known limit, and no less than successes needed."""
-    distinct_ok = [len({c.key for c in r.calls}) for r in sit.successes if r.calls]
+def step_budget(sit: Situation, near_share: float = 0.8) -> int:
+    """The tool-call budget to advise: below the known limit, and room for what successes needed.
+
+    Successes that came close to the limit are evidence that the budget is tight, not a model
+    of how many calls to make, so the comfortable successes set the number when there are any.
+    """
     limit = sit.limit
     hit_type = sit.types.most_common(1)[0][0] if sit.types else LimitType.tool_call_limit
+    ok = [len(r.calls) for r in sit.successes if r.calls]
     if limit is not None:
         cap = limit // 2 if hit_type in (LimitType.recursion_limit, LimitType.step_limit) else limit - 1
         cap = max(1, cap)
-        return max(1, min(cap, max(distinct_ok))) if distinct_ok else cap
-    if distinct_ok:
-        return max(1, max(distinct_ok))
+        comfortable = [n for n in ok if n < near_share * limit]
+        return max(1, min(cap, max(comfortable))) if comfortable else cap
+    if ok:
+        return max(1, max(ok))
     distinct_failed = [len({c.key for c in r.calls}) for r in sit.failures]
     return max(2, int(statistics.median(distinct_failed)) if distinct_failed else 2)
 

@@ -14,6 +14,7 @@ class ChangeKind(str, Enum):
     merge = "merge"  # a new version of one skill that absorbs another (retired on promotion)
     split = "split"  # a narrowed version of one skill, or a skill split off from it
     retire = "retire"  # a status change: the skill stops being injected
+    flag = "flag"  # a status change: quarantined as a likely environment exploit
 
 
 @dataclass

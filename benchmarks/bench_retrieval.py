@@ -1,0 +1,317 @@
+"""Retrieval latency and recall: skillbank vs LangGraph InMemoryStore vs SqliteStore (sqlite-vec).
+
+    python benchmarks/bench_retrieval.py                      # 100, 1k, 10k, 100k skills
+    python benchmarks/bench_retrieval.py --sizes 1000 10000   # (or positional: ... 1000 10000)
+    python benchmarks/bench_retrieval.py --quick              # smoke run: hash embedder, tiny banks
+
+Method (identical data and vectors for every system):
+
+- Skill texts come from ``common.synthetic_skills`` (seeded templates x vocabulary); the text
+  embedded is skillbank's ``SkillContent.embedding_text()``. They are embedded ONCE with the
+  bundled MiniLM and cached in ``benchmarks/out/skills-minilm_l6_v2-<n>.npy``; smaller sizes are
+  prefixes of the same list, so one 100k cache serves every size.
+- Bulk building: every system gets a *lookup embedder* that returns the cached vector for a
+  known text and falls back to the real MiniLM for anything else. skillbank receives it as its
+  embedder (a ``BaseEmbedder`` subclass named ``minilm-l6-v2``, so ``sync_index`` fills the SQLite
+  embedding cache and Chroma from the cached vectors); LangGraph stores receive the same lookup
+  as their ``embed`` function.
+- "incl. embedding": ``bank.search(query, k=5)`` / ``store.search(ns, query=..., limit=5)`` on 200
+  distinct queries, each embedded by the real MiniLM at query time (skillbank's query LRU is
+  cleared before the run and every query is new, so it never hits).
+- "search only": the query vector is precomputed. skillbank: ``bank._candidates(vec, 4k)`` +
+  ``retrieval.select`` (everything ``search`` does after embedding); also the raw Chroma
+  ``index.query``. LangGraph stores: the query texts are added to the lookup table, so their
+  embed call is a dict lookup (~µs).
+- Recall@5: each system's top-5 ids against exact brute-force numpy cosine over the same vectors.
+- At large sizes the brute-force baselines are slow per query; each baseline measurement stops
+  after ``--budget`` seconds (at least 20 queries), and the table says how many queries ran.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+import numpy as np  # noqa: E402
+
+DEFAULT_SIZES = [100, 1_000, 10_000, 100_000]
+QUICK_SIZES = [100, 500]
+K = 5
+NS = ("skills",)
+
+
+def make_lookup_embedder(base: Any, table: dict[str, np.ndarray]) -> Any:
+    """A skillbank embedder with ``base``'s name that serves known texts from ``table``."""
+    from skillbank.embed import BaseEmbedder
+
+    class LookupEmbedder(BaseEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.name = base.name
+            self.misses = 0
+
+        def _embed(self, texts: list[str]) -> Any:
+            if all(t in table for t in texts):
+                return np.stack([table[t] for t in texts])
+            self.misses += len(texts)
+            return base._embed(texts)
+
+    return LookupEmbedder()
+
+
+def exact_topk(matrix: np.ndarray, qvecs: np.ndarray, k: int = K) -> list[list[int]]:
+    scores = qvecs @ matrix.T
+    out = []
+    for row in scores:
+        idx = np.argpartition(-row, min(k, len(row) - 1))[:k]
+        out.append(list(idx[np.argsort(-row[idx])]))
+    return out
+
+
+def recall(got: list[list[int]], truth: list[list[int]]) -> float:
+    hits = sum(len(set(g[:K]) & set(t[:K])) for g, t in zip(got, truth))
+    return hits / (len(got) * K) if got else float("nan")
+
+
+def run_queries(fn: Any, items: list[Any], budget: float | None) -> tuple[list[float], list[Any]]:
+    times, results = [], []
+    start = time.perf_counter()
+    for item in items:
+        t0 = time.perf_counter()
+        res = fn(item)
+        times.append(time.perf_counter() - t0)
+        results.append(res)
+        if budget is not None and len(times) >= 20 and time.perf_counter() - start > budget:
+            break
+    return times, results
+
+
+def bench_size(n: int, args: Any, base_embedder: Any, queries: list[str], qvecs: np.ndarray,
+               log: Any) -> dict[str, Any]:
+    from skillbank import SkillBank
+    from skillbank.retrieval import select
+
+    skills = common.synthetic_skills(n)
+    texts = [common.embedding_text(s) for s in skills]
+    vectors = common.cached_vectors(texts, base_embedder, "skills", log=log)
+    table = {t: v for t, v in zip(texts, vectors)}
+    embedder = make_lookup_embedder(base_embedder, table)
+    warm = [f"warm-up query number {i} about {w}" for i, w in enumerate(["tickets", "invoices", "deploys", "emails", "tables"])]
+
+    row: dict[str, Any] = {"n": n}
+    # -- skillbank ------------------------------------------------------------------------------
+    bank_dir = common.OUT_DIR / "retrieval" / f"bank-{embedder.name.replace(':', '_')}-{n}"
+    if bank_dir.exists():
+        shutil.rmtree(bank_dir)
+    bank = SkillBank.open(bank_dir, embedder=embedder)
+    t0 = time.perf_counter()
+    with bank.store.transaction():  # one transaction: add_skill calls join it
+        for s in skills:
+            bank.add_skill(s["name"], s["description"], s["body"], tools=s["tools"], tags=s["tags"])
+    t_sql = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    bank.sync_index()
+    t_index = time.perf_counter() - t0
+    row["build"] = f"sqlite {t_sql:.1f}s + chroma {t_index:.1f}s"
+    log(f"  n={n}: skillbank built ({row['build']})")
+    id_to_row = {sk.id: i for i, sk in enumerate(sorted(bank.list_skills(), key=lambda s: int(s.name.rsplit('-', 1)[1])))}
+    for q in warm:
+        bank.search(q, k=K)
+    truth = exact_topk(vectors, qvecs)
+
+    bank.embedder._cache.items.clear()
+    misses_before = embedder.misses
+    t, res = run_queries(lambda q: bank.search(q, k=K), queries, None)
+    row["sb_incl"] = common.summarize_ms(t)
+    row["sb_query_embeds"] = embedder.misses - misses_before  # = queries: no cache hits
+    ids = [[id_to_row[h.skill.id] for h in hits] for hits in res]
+    row["sb_recall"] = recall(ids, truth)
+
+    def sb_search_only(v: np.ndarray) -> Any:
+        return select(bank._candidates(v, K * 4), k=K)
+
+    t, res = run_queries(sb_search_only, list(qvecs), None)
+    row["sb_search"] = common.summarize_ms(t)
+    row["sb_search_recall"] = recall([[id_to_row[h.skill.id] for h in hits] for hits in res], truth)
+    t, res = run_queries(lambda v: bank.index.query(v, K), list(qvecs), None)
+    row["chroma_raw"] = common.summarize_ms(t)
+    row["chroma_recall"] = recall([[id_to_row[h.skill_id] for h in hits] for hits in res], truth)
+    bank.close()
+    del bank
+    gc.collect()
+
+    # -- LangGraph stores -----------------------------------------------------------------------
+    def embed_fn(batch: list[str]) -> list[list[float]]:
+        return [v.tolist() for v in embedder.embed(batch)]
+
+    index_cfg = {"dims": int(vectors.shape[1]), "embed": embed_fn, "fields": ["text"]}
+    from langgraph.store.base import PutOp
+
+    def fill(store: Any) -> float:
+        t0 = time.perf_counter()
+        for start in range(0, n, 2000):
+            store.batch([PutOp(NS, str(i), {"text": texts[i]}) for i in range(start, min(n, start + 2000))])
+        return time.perf_counter() - t0
+
+    def measure(store: Any, prefix: str) -> None:
+        for q in warm:
+            store.search(NS, query=q, limit=K)
+        for q in queries:
+            table.pop(q, None)
+        t, res = run_queries(lambda q: store.search(NS, query=q, limit=K), queries, args.budget)
+        row[f"{prefix}_incl"] = common.summarize_ms(t)
+        row[f"{prefix}_nq"] = len(t)
+        row[f"{prefix}_recall"] = recall([[int(it.key) for it in r] for r in res], truth[: len(res)])
+        table.update({q: v for q, v in zip(queries, qvecs)})  # now a query "embeds" by lookup
+        t, res = run_queries(lambda q: store.search(NS, query=q, limit=K), queries, args.budget)
+        for q in queries:
+            table.pop(q, None)
+        row[f"{prefix}_search"] = common.summarize_ms(t)
+        row[f"{prefix}_search_nq"] = len(t)
+
+    from langgraph.store.memory import InMemoryStore
+
+    mem = InMemoryStore(index=index_cfg)
+    row["mem_build"] = f"{fill(mem):.1f}s"
+    log(f"  n={n}: InMemoryStore built ({row['mem_build']})")
+    measure(mem, "mem")
+    del mem
+    gc.collect()
+
+    try:
+        from langgraph.store.sqlite import SqliteStore
+
+        db = common.OUT_DIR / "retrieval" / f"lg-sqlite-{embedder.name.replace(':', '_')}-{n}.db"
+        for p in db.parent.glob(db.name + "*"):
+            p.unlink()
+        driver = sqlite3
+        if not hasattr(sqlite3.Connection, "enable_load_extension"):
+            # This Python's stdlib sqlite3 was built without extension loading, so sqlite-vec
+            # cannot load through it; pysqlite3-binary (same DB-API, bundled SQLite) can.
+            try:
+                import pysqlite3.dbapi2 as driver  # type: ignore[no-redef]
+            except ImportError:
+                raise RuntimeError("stdlib sqlite3 cannot load extensions (sqlite-vec) and "
+                                   "pysqlite3-binary is not installed") from None
+        conn = driver.connect(str(db), check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        store = SqliteStore(conn, index=index_cfg)
+        store.setup()
+        row["sql_build"] = f"{fill(store):.1f}s"
+        log(f"  n={n}: SqliteStore built ({row['sql_build']})")
+        measure(store, "sql")
+        conn.close()
+        row["sql_available"] = (f"yes: sqlite-vec {common.version('sqlite-vec')} brute-force vec_distance_cosine, "
+                                f"via {driver.__name__} (SQLite {driver.sqlite_version})")
+    except Exception as exc:  # report, never fake
+        row["sql_available"] = f"unavailable: {type(exc).__name__}: {exc}"
+        log(f"  SqliteStore vector search {row['sql_available']}")
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = common.base_parser(__doc__.splitlines()[0])
+    parser.add_argument("sizes_pos", nargs="*", type=int, metavar="SIZE")
+    parser.add_argument("--sizes", nargs="+", type=int)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--budget", type=float, default=60.0,
+                        help="seconds per brute-force baseline measurement at most (>= 20 queries)")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or args.sizes_pos or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    nq = min(args.queries, 30) if args.quick else args.queries
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+
+    base = common.get_embedder(args.quick)
+    queries = common.synthetic_queries(nq)
+    qvecs = common.cached_vectors(queries, base, "queries", log=log)
+    if not args.quick:  # load the query-time model path before any timing
+        base.embed(["load the model"])
+    rows = []
+    for n in sizes:
+        log(f"size {n}: building and measuring ...")
+        rows.append(bench_size(n, args, base, queries, qvecs, log))
+
+    f = common.fmt
+    lat_headers = ["skills", "system", "mode", "queries", "p50 ms", "p95 ms", "p99 ms", "recall@5"]
+    lat_rows = []
+    for r in rows:
+        n = r["n"]
+        lat_rows += [
+            [n, "skillbank", "incl. embedding", nq, *(f(r["sb_incl"][p]) for p in ("p50", "p95", "p99")), f(r["sb_recall"], 3)],
+            [n, "skillbank", "search only", nq, *(f(r["sb_search"][p]) for p in ("p50", "p95", "p99")), f(r["sb_search_recall"], 3)],
+            [n, "  (chroma index.query)", "search only", nq, *(f(r["chroma_raw"][p]) for p in ("p50", "p95", "p99")), f(r["chroma_recall"], 3)],
+            [n, "InMemoryStore", "incl. embedding", r["mem_nq"], *(f(r["mem_incl"][p]) for p in ("p50", "p95", "p99")), f(r["mem_recall"], 3)],
+            [n, "InMemoryStore", "search only", r["mem_search_nq"], *(f(r["mem_search"][p]) for p in ("p50", "p95", "p99")), "same"],
+        ]
+        if "sql_incl" in r:
+            lat_rows += [
+                [n, "SqliteStore", "incl. embedding", r["sql_nq"], *(f(r["sql_incl"][p]) for p in ("p50", "p95", "p99")), f(r["sql_recall"], 3)],
+                [n, "SqliteStore", "search only", r["sql_search_nq"], *(f(r["sql_search"][p]) for p in ("p50", "p95", "p99")), "same"],
+            ]
+        else:
+            lat_rows.append([n, "SqliteStore", "unavailable (see note)", "-", "-", "-", "-", "-"])
+    common.print_table("Retrieval latency per query (k=5)", lat_headers, lat_rows)
+
+    ratio_headers = ["skills", "InMemory/skillbank p50 (search only)", "Sqlite/skillbank p50 (search only)",
+                     "InMemory/skillbank p50 (incl. emb.)", "build: skillbank", "InMemory", "Sqlite"]
+    ratio_rows = []
+    for r in rows:
+        sb = r["sb_search"]["p50"]
+        ratio_rows.append([
+            r["n"], f"{r['mem_search']['p50'] / sb:.1f}x",
+            f"{r['sql_search']['p50'] / sb:.1f}x" if "sql_search" in r else "n/a",
+            f"{r['mem_incl']['p50'] / r['sb_incl']['p50']:.2f}x",
+            r["build"], r["mem_build"], r.get("sql_build", "n/a"),
+        ])
+    common.print_table("Ratios (>1 means skillbank is faster)", ratio_headers, ratio_rows)
+
+    targets = []
+    by_n = {r["n"]: r for r in rows}
+    if 10_000 in by_n:
+        r = by_n[10_000]
+        p50 = r["sb_incl"]["p50"]
+        targets.append(["10k: p50 incl. embedding < 15 ms", f"{p50:.2f} ms", "PASS" if p50 < 15 else "MISS"])
+        sb, mem = r["sb_search"]["p50"], r["mem_search"]["p50"]
+        eq = r["sb_search_recall"] >= r["mem_recall"] - 0.01
+        targets.append(["10k: search only no slower than InMemoryStore (equal recall)",
+                        f"{sb:.2f} vs {mem:.2f} ms, recall {r['sb_search_recall']:.3f} vs {r['mem_recall']:.3f}",
+                        "PASS" if sb <= mem and eq else "MISS"])
+    if 100_000 in by_n:
+        r = by_n[100_000]
+        sb, mem = r["sb_search"]["p50"], r["mem_search"]["p50"]
+        eq = r["sb_search_recall"] >= r["mem_recall"] - 0.01
+        targets.append(["100k: search only >= 3x faster than InMemoryStore (equal recall)",
+                        f"{mem / sb:.1f}x, recall {r['sb_search_recall']:.3f} vs {r['mem_recall']:.3f}",
+                        "PASS" if mem / sb >= 3 and eq else "MISS"])
+    if targets:
+        common.print_table("Targets", ["target", "measured", "result"], targets)
+    for r in rows:
+        log(f"n={r['n']}: skillbank query embeddings computed during the incl. run: {r['sb_query_embeds']} "
+            f"for {nq} queries (query cache cleared first; 0 hits). SqliteStore: {r['sql_available']}")
+
+    if not args.no_write and not args.quick:  # quick numbers are meaningless: never recorded
+        body = "\n\n".join([
+            f"Command: `python benchmarks/bench_retrieval.py {' '.join(argv if argv is not None else sys.argv[1:])}`".replace("  ", " "),
+            common.machine_markdown(),
+            f"Embedder: {'hash:384 (quick)' if args.quick else 'bundled all-MiniLM-L6-v2 (minilm-l6-v2), CPU'}; "
+            f"{nq} distinct queries; k={K}. Baseline rows at large sizes stop after {args.budget:.0f} s "
+            "(the queries column says how many ran). Recall@5 is against exact numpy cosine over the same vectors.",
+            common.markdown_table(lat_headers, lat_rows),
+            common.markdown_table(ratio_headers, ratio_rows),
+            common.markdown_table(["target", "measured", "result"], targets) if targets else "",
+            "SqliteStore: " + "; ".join(f"{r['n']}: {r['sql_available']}" for r in rows),
+        ])
+        common.update_results("Retrieval", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

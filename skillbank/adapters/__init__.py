@@ -1,0 +1,51 @@
+"""Adapters that connect skillbank to agents.
+
+- :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``.
+- :mod:`skillbank.adapters.langgraph` -- ``skillbank_hook`` for ``create_react_agent`` and
+  ``inject_skills`` for a custom graph's model node.
+- :mod:`skillbank.adapters.callbacks` -- ``SkillBankCallbackHandler``: records any runnable.
+- :mod:`skillbank.adapters.judge` -- ``LLMJudge``: an outcome from any chat model.
+- :mod:`skillbank.adapters.recorder` -- ``TrajectoryRecorder``, the framework-neutral core.
+- :mod:`skillbank.adapters.testing` -- ``ScriptedChatModel`` for offline tests.
+
+Names are imported lazily so ``import skillbank.adapters`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "SkillBankMiddleware": "skillbank.adapters.langchain",
+    "SkillBankState": "skillbank.adapters.langchain",
+    "skillbank_hook": "skillbank.adapters.langgraph",
+    "inject_skills": "skillbank.adapters.injection",
+    "SkillInjector": "skillbank.adapters.injection",
+    "InjectionResult": "skillbank.adapters.injection",
+    "SkillBankCallbackHandler": "skillbank.adapters.callbacks",
+    "LLMJudge": "skillbank.adapters.judge",
+    "Verdict": "skillbank.adapters.judge",
+    "TrajectoryRecorder": "skillbank.adapters.recorder",
+    "Detectors": "skillbank.adapters.limits",
+    "classify_exception": "skillbank.adapters.limits",
+    "find_unknown_fields": "skillbank.adapters.limits",
+    "detect_refusal": "skillbank.adapters.limits",
+    "ScriptedChatModel": "skillbank.adapters.testing",
+    "tool_call": "skillbank.adapters.testing",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillbank.adapters' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

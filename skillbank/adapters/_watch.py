@@ -1,0 +1,137 @@
+"""Seeing how a graph run ends, from inside one of its nodes.
+
+Middleware hooks run inside graph nodes, so they never see an error raised *between* nodes
+(LangGraph's ``GraphRecursionError``) or in another middleware's node (a
+``ModelCallLimitMiddleware`` with ``exit_behavior="error"``). The graph's own run does see it:
+LangGraph reports every run's end or error to the callback handlers configured for it.
+
+:class:`GraphWatcher` is one process-wide callback handler that LangChain adds to every
+callback manager it configures, through ``register_configure_hook`` (the mechanism LangSmith
+tracing uses). It ignores everything except chain starts of the nodes it was told about (to
+learn which graph run a hook is executing in) and the end or error of graph runs that a hook
+asked it to watch. Its cost for everything else is one method call that returns at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextvars import ContextVar
+from typing import Any, Protocol
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+log = logging.getLogger("skillbank.adapters")
+
+__all__ = ["GraphListener", "GraphWatcher", "watcher"]
+
+
+class GraphListener(Protocol):
+    def graph_ended(self, key: str, outputs: Any) -> None: ...
+
+    def graph_failed(self, key: str, error: BaseException) -> None: ...
+
+
+class GraphWatcher(BaseCallbackHandler):
+    run_inline = True  # never hop to an executor for an async run
+    raise_error = False
+    ignore_llm = True
+    ignore_chat_model = True
+    ignore_retriever = True
+    ignore_agent = True
+    ignore_retry = True
+    ignore_custom_event = True
+
+    def __init__(self) -> None:
+        self._node_names: frozenset[str] = frozenset()
+        self._node_graph: dict[UUID, UUID] = {}  # node run -> graph run, while the node runs
+        self._watched: dict[UUID, list[tuple[GraphListener, str]]] = {}
+        self._lock = threading.Lock()
+
+    def add_node_names(self, *names: str) -> None:
+        with self._lock:
+            self._node_names = self._node_names | set(names)
+
+    # -- callbacks ---------------------------------------------------------------------------
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, name: str | None = None, **kwargs: Any) -> None:
+        if parent_run_id is not None and name in self._node_names:
+            self._node_graph[run_id] = parent_run_id
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if self._node_graph:
+            self._node_graph.pop(run_id, None)
+        if self._watched:
+            with self._lock:
+                listeners = self._watched.pop(run_id, None)
+            for listener, key in listeners or ():
+                try:
+                    listener.graph_ended(key, outputs)
+                except Exception:
+                    log.warning("skillbank: graph end handling failed", exc_info=True)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        if self._node_graph:
+            self._node_graph.pop(run_id, None)
+        if self._watched:
+            with self._lock:
+                listeners = self._watched.pop(run_id, None)
+            for listener, key in listeners or ():
+                try:
+                    listener.graph_failed(key, error)
+                except Exception:
+                    log.warning("skillbank: graph error handling failed", exc_info=True)
+
+    # -- used by hooks -----------------------------------------------------------------------
+
+    def current_graph_run(self) -> UUID | None:
+        """The graph run the calling node belongs to (call from inside a known node)."""
+        try:
+            from langgraph.config import get_config
+
+            callbacks = get_config().get("callbacks")
+        except Exception:
+            return None
+        node_run = getattr(callbacks, "parent_run_id", None)
+        return self._node_graph.get(node_run) if node_run is not None else None
+
+    def watch(self, graph_run: UUID, listener: GraphListener, key: str) -> None:
+        with self._lock:
+            self._watched.setdefault(graph_run, []).append((listener, key))
+
+    def unwatch(self, graph_run: UUID | None, key: str) -> None:
+        if graph_run is None:
+            return
+        with self._lock:
+            entries = self._watched.get(graph_run)
+            if entries:
+                entries[:] = [e for e in entries if e[1] != key]
+                if not entries:
+                    self._watched.pop(graph_run, None)
+
+
+_WATCHER: GraphWatcher | None = None
+_INSTALL_LOCK = threading.Lock()
+
+
+def watcher() -> GraphWatcher | None:
+    """The process-wide watcher, installed on first use; ``None`` if LangChain lacks the hook."""
+    global _WATCHER
+    if _WATCHER is not None:
+        return _WATCHER
+    with _INSTALL_LOCK:
+        if _WATCHER is None:
+            try:
+                from langchain_core.tracers.context import register_configure_hook
+            except ImportError:  # pragma: no cover - present in every langchain-core >= 0.1
+                return None
+            instance = GraphWatcher()
+            # A default value makes the hook active in every context, including new threads.
+            var: ContextVar[GraphWatcher | None] = ContextVar("skillbank_graph_watcher", default=instance)
+            # Inheritable: LangGraph hands nodes their parent's manager without configuring a new
+            # one, so only inherited handlers see node runs.
+            register_configure_hook(var, True)
+            _WATCHER = instance
+    return _WATCHER

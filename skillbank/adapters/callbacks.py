@@ -1,0 +1,376 @@
+"""``SkillBankCallbackHandler``: record any LangChain / LangGraph runnable as a trajectory.
+
+    handler = SkillBankCallbackHandler(bank)
+    graph.invoke({"messages": [("user", "...")]}, config={"callbacks": [handler]})
+    bank.trajectories.get(handler.last_trajectory_id)
+
+Each top-level run the handler sees becomes one trajectory: the task from its input, every chat
+model call (messages in, response, tool calls, token usage, latency), every tool call (args,
+result or error, latency), the final answer from its output, and the limits met on the way. A
+model call whose system message was built by :func:`~skillbank.adapters.injection.inject_skills`
+or :func:`~skillbank.adapters.langgraph.skillbank_hook` is recorded with the skill versions it
+carried. Use it for ``create_react_agent``, custom ``StateGraph``s and plain chains; for
+``create_agent`` use ``SkillBankMiddleware`` instead (not both: the run would be recorded twice).
+
+The handler is shared safely between threads and asyncio tasks: state is keyed by run id, and
+it runs inline (``run_inline``), never in an executor, so events arrive in order.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+
+from skillbank.adapters.injection import injections_from_messages
+from skillbank.adapters.limits import Detectors, detect_refusal, find_unknown_fields, limit_from_message
+from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text
+
+__all__ = ["SkillBankCallbackHandler"]
+
+log = logging.getLogger("skillbank.adapters")
+_DEFAULT = object()
+_KEEP_IDS = 10_000
+
+
+@dataclass
+class _Root:
+    recorder: TrajectoryRecorder
+    seen_tool_calls: set[str] = field(default_factory=set)
+    seen_messages: set[Any] = field(default_factory=set)
+
+
+def _messages_in(obj: Any, depth: int = 0) -> Iterable[Any]:
+    """Messages inside a run's input or output: a state dict, a list, a Command, a message."""
+    if depth > 3 or obj is None:
+        return
+    if isinstance(obj, BaseMessage):
+        yield obj
+    elif isinstance(obj, dict):
+        value = obj.get("messages")
+        if value is not None:
+            yield from _messages_in(value, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            if isinstance(item, BaseMessage):
+                yield item
+            elif isinstance(item, (dict, list, tuple)) or hasattr(item, "update"):
+                yield from _messages_in(item, depth + 1)
+    elif hasattr(obj, "update") and isinstance(getattr(obj, "update", None), dict):  # Command
+        yield from _messages_in(obj.update, depth + 1)
+
+
+def _task_from(inputs: Any) -> str:
+    if isinstance(inputs, str):
+        return inputs
+    raw = inputs.get("messages") if isinstance(inputs, dict) else inputs if isinstance(inputs, list) else None
+    if raw is not None:
+        try:
+            return first_human_text(convert_to_messages(raw if isinstance(raw, list) else [raw]))
+        except Exception:
+            pass
+    if isinstance(inputs, dict):
+        for key in ("input", "question", "query", "task"):
+            if isinstance(inputs.get(key), str):
+                return inputs[key]
+    return ""
+
+
+def _model_name(serialized: Any, kwargs: dict[str, Any]) -> str | None:
+    metadata = kwargs.get("metadata") or {}
+    params = kwargs.get("invocation_params") or {}
+    for value in (metadata.get("ls_model_name"), params.get("model"), params.get("model_name"),
+                  params.get("model_id")):
+        if isinstance(value, str) and value:
+            return value
+    if isinstance(serialized, dict):
+        ident = serialized.get("id")
+        if isinstance(ident, list) and ident:
+            return str(ident[-1])
+        return serialized.get("name")
+    return kwargs.get("name")
+
+
+class SkillBankCallbackHandler(BaseCallbackHandler):
+    """Records each top-level run into ``bank``; see the module docstring.
+
+    ``verifier(final_output)`` labels the run when it ends (a bool, a score in [0, 1], an
+    ``Outcome`` or an :class:`~skillbank.adapters.judge.LLMJudge`); ``scrubber`` defaults to
+    ``bank.scrubber``; ``task_id``/``task_type``/``labels`` are stored on every trajectory (or
+    per run: ``skillbank_task_id``/``skillbank_task_type``/``skillbank_labels`` in the
+    invocation's ``config["metadata"]``).
+    """
+
+    run_inline = True
+    raise_error = False
+    ignore_retriever = True
+    ignore_custom_event = True
+
+    def __init__(
+        self,
+        bank: Any,
+        *,
+        verifier: Callable[[Any], Any] | None = None,
+        judge: Any = None,
+        scrubber: Callable[[str], str] | None = None,
+        labels: dict[str, str] | None = None,
+        task_id: str | None = None,
+        task_type: str | None = None,
+        model_name: str | None = None,
+        unknown_field_detector: Any = _DEFAULT,
+        refusal_detector: Any = _DEFAULT,
+        flush_every: int = 1,
+    ):
+        self.bank = bank
+        self.verifier = verifier
+        self.judge = judge
+        self.scrubber = scrubber
+        self.labels = dict(labels or {})
+        self.task_id = task_id
+        self.task_type = task_type
+        self.model_name = model_name
+        self.detectors = Detectors(
+            unknown_fields=find_unknown_fields if unknown_field_detector is _DEFAULT else unknown_field_detector,
+            refusal=detect_refusal if refusal_detector is _DEFAULT else refusal_detector,
+        )
+        self.flush_every = flush_every
+        self.last_trajectory_id: str | None = None
+        self.trajectory_ids: list[str] = []
+        self._roots: dict[UUID, _Root] = {}
+        self._owner: dict[UUID, UUID] = {}  # any live run -> its top-level run
+        self._turns: dict[UUID, Any] = {}  # live model / tool run -> its recorder turn
+        self._by_run: OrderedDict[UUID, str] = OrderedDict()
+        self._lock = threading.RLock()
+
+    # -- lookup ------------------------------------------------------------------------------
+
+    def trajectory_id_for(self, run_id: UUID | str) -> str | None:
+        """The trajectory recorded for a top-level run (pass ``config["run_id"]``)."""
+        key = UUID(str(run_id)) if not isinstance(run_id, UUID) else run_id
+        with self._lock:
+            return self._by_run.get(key)
+
+    def _root_of(self, run_id: UUID, parent_run_id: UUID | None, inputs: Any = None,
+                 metadata: dict[str, Any] | None = None) -> _Root:
+        with self._lock:
+            if parent_run_id is not None and parent_run_id in self._owner:
+                root_id = self._owner[parent_run_id]
+                self._owner[run_id] = root_id
+                return self._roots[root_id]
+            return self._new_root(run_id, inputs, metadata or {})
+
+    def _new_root(self, run_id: UUID, inputs: Any, metadata: dict[str, Any]) -> _Root:
+        labels = {**self.labels, **{str(k): str(v) for k, v in (metadata.get("skillbank_labels") or {}).items()}}
+        recorder = TrajectoryRecorder(
+            self.bank, task=_task_from(inputs), model=self.model_name,
+            task_id=metadata.get("skillbank_task_id") or self.task_id,
+            task_type=metadata.get("skillbank_task_type") or self.task_type, labels=labels,
+            scrubber=self.scrubber, detectors=self.detectors, flush_every=self.flush_every,
+        )
+        root = _Root(recorder)
+        self._roots[run_id] = root
+        self._owner[run_id] = run_id
+        self._by_run[run_id] = recorder.id
+        while len(self._by_run) > _KEEP_IDS:
+            self._by_run.popitem(last=False)
+        self.last_trajectory_id = recorder.id
+        self.trajectory_ids.append(recorder.id)
+        return root
+
+    def _root_for_live(self, run_id: UUID) -> _Root | None:
+        with self._lock:
+            root_id = self._owner.get(run_id)
+            return self._roots.get(root_id) if root_id is not None else None
+
+    def _forget(self, run_id: UUID) -> None:
+        with self._lock:
+            self._owner.pop(run_id, None)
+            self._turns.pop(run_id, None)
+
+    # -- chains ------------------------------------------------------------------------------
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
+                       **kwargs: Any) -> None:
+        self._root_of(run_id, parent_run_id, inputs, metadata)
+
+    def _scan(self, root: _Root, outputs: Any) -> None:
+        for message in _messages_in(outputs):
+            kind = getattr(message, "type", None)
+            if kind == "tool":
+                call_id = getattr(message, "tool_call_id", None)
+                if call_id in root.seen_tool_calls:
+                    continue
+                root.seen_tool_calls.add(call_id)
+                # A tool result no tool run produced: ToolNode's answer for an unknown tool, or
+                # a message a limit middleware wrote for a blocked call.
+                if getattr(message, "status", None) == "error":
+                    root.recorder.record_tool_message(message)
+            elif kind == "ai":
+                signal = limit_from_message(message)
+                if signal is None:
+                    continue
+                # Keyed by content too: create_react_agent replaces the model's answer with its
+                # "need more steps" message under the same id.
+                key = (signal.type, getattr(message, "id", None), message_text(message.content))
+                if key in root.seen_messages:
+                    continue
+                root.seen_messages.add(key)
+                root.recorder.add_limit(signal)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            root = self._roots.pop(run_id, None)
+            if root is None:
+                live = self._root_for_live(run_id)
+        if root is None:
+            if live is not None:
+                self._scan(live, outputs)
+            self._forget(run_id)
+            return
+        self._forget(run_id)
+        self._scan(root, outputs)
+        messages = list(_messages_in(outputs))
+        last = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
+        if last is not None:
+            answer: str | None = message_text(last.content)
+        elif isinstance(outputs, str):
+            answer = outputs
+        else:
+            answer = None
+        root.recorder.finish(answer)
+        self._label(root, outputs)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            root = self._roots.pop(run_id, None)
+        self._forget(run_id)
+        if root is not None:
+            root.recorder.fail(error)
+
+    def _label(self, root: _Root, outputs: Any) -> None:
+        scorer = self.verifier if self.verifier is not None else self.judge
+        if scorer is None:
+            return
+        source = getattr(scorer, "source", "verifier" if scorer is self.verifier else "judge")
+        try:
+            root.recorder.record_outcome(scorer(outputs), source)
+        except Exception:
+            log.warning("skillbank: verifier failed; the run stays unlabelled", exc_info=True)
+
+    # -- models ------------------------------------------------------------------------------
+
+    def _begin_model(self, run_id: UUID, parent_run_id: UUID | None, serialized: Any,
+                     messages: list[Any], n_in: int, kwargs: dict[str, Any]) -> None:
+        root = self._root_of(run_id, parent_run_id, {"messages": messages}, kwargs.get("metadata"))
+        recorder = root.recorder
+        recorder.set_model(_model_name(serialized, kwargs))
+        turn = recorder.begin_model(n_in, injections_from_messages(messages))
+        with self._lock:
+            self._turns[run_id] = turn
+
+    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: UUID,
+                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        batch = messages[0] if messages else []
+        self._begin_model(run_id, parent_run_id, serialized, batch, len(batch), kwargs)
+
+    def on_llm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID,
+                     parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._begin_model(run_id, parent_run_id, serialized, [], len(prompts), kwargs)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        root = self._root_for_live(run_id)
+        with self._lock:
+            turn = self._turns.pop(run_id, None)
+        if root is None or turn is None:
+            self._forget(run_id)
+            return
+        message = None
+        try:
+            generation = response.generations[0][0]
+            message = getattr(generation, "message", None) or AIMessage(content=generation.text)
+        except (AttributeError, IndexError):
+            pass
+        if message is not None and not getattr(message, "usage_metadata", None):
+            usage = (getattr(response, "llm_output", None) or {}).get("token_usage") or {}
+            if usage:
+                message = message.model_copy(update={"usage_metadata": {
+                    "input_tokens": int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
+                    "output_tokens": int(usage.get("completion_tokens") or usage.get("output_tokens") or 0),
+                    "total_tokens": int(usage.get("total_tokens") or 0),
+                }}) if isinstance(message, AIMessage) else message
+        root.recorder.end_model(turn, message)
+        self._finish_if_root(run_id, root, message)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        root = self._root_for_live(run_id)
+        with self._lock:
+            turn = self._turns.pop(run_id, None)
+        if root is not None and turn is not None:
+            root.recorder.end_model(turn, error=error)
+        with self._lock:
+            is_root = self._roots.pop(run_id, None) is not None
+        self._forget(run_id)
+        if is_root and root is not None:
+            root.recorder.fail(error)
+
+    def _finish_if_root(self, run_id: UUID, root: _Root, message: Any) -> None:
+        # A model invoked on its own (no chain around it) is its own top-level run.
+        with self._lock:
+            is_root = self._roots.pop(run_id, None) is not None
+        self._forget(run_id)
+        if is_root:
+            root.recorder.finish(message_text(getattr(message, "content", "")) if message is not None else None)
+            self._label(root, message)
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None,
+                      **kwargs: Any) -> None:
+        root = self._root_of(run_id, parent_run_id, input_str, kwargs.get("metadata"))
+        name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+        call_id = kwargs.get("tool_call_id")
+        if call_id:
+            with self._lock:
+                root.seen_tool_calls.add(call_id)
+        turn = root.recorder.begin_tool(name, inputs if inputs is not None else input_str, call_id)
+        with self._lock:
+            self._turns[run_id] = turn
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        root = self._root_for_live(run_id)
+        with self._lock:
+            turn = self._turns.pop(run_id, None)
+        if root is not None and turn is not None:
+            message = output
+            update = getattr(output, "update", None)
+            if isinstance(update, dict):  # a tool that returned a Command
+                message = next((m for m in _messages_in(update) if getattr(m, "type", None) == "tool"), output)
+            root.recorder.end_tool(turn, result=message)
+        self._close_tool_root(run_id, root)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        root = self._root_for_live(run_id)
+        with self._lock:
+            turn = self._turns.pop(run_id, None)
+        if root is not None and turn is not None:
+            root.recorder.end_tool(turn, error=error)
+        with self._lock:
+            is_root = self._roots.pop(run_id, None) is not None
+        self._forget(run_id)
+        if is_root and root is not None:
+            root.recorder.fail(error)
+
+    def _close_tool_root(self, run_id: UUID, root: _Root | None) -> None:
+        with self._lock:
+            is_root = self._roots.pop(run_id, None) is not None
+        self._forget(run_id)
+        if is_root and root is not None:
+            root.recorder.finish(None)

@@ -1,0 +1,537 @@
+"""Reports of a measurement: one self-contained HTML page, a JSON file, and a terminal table.
+
+:func:`write_report` writes the HTML page (inline CSS, matplotlib figures embedded as base64
+PNG, no external file or script) and a JSON file with every number and every trial. The page
+states plainly when the policy was simulated. :func:`rich_table` builds the terminal table.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from skillbank.consistency.runner import ALL_SPLITS, ARM_WITH, ARM_WITHOUT, MeasureResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
+
+__all__ = ["write_report", "report_data", "rich_table", "SIMULATED_NOTE", "split_label"]
+
+SIMULATED_NOTE = (
+    "These numbers come from a simulated policy (skillbank.envs.SimulatedPolicy, a scripted "
+    "chat model driven by the system message and the tool schemas). They show the machinery "
+    "working: logging, evolution, injection and measurement. They are not a claim about any "
+    "real model. Measure your own with `skillbank eval --model provider:model`."
+)
+
+_ARM_COLOURS = {ARM_WITHOUT: "#8c8c8c", ARM_WITH: "#1f77b4"}
+_EXTRA_COLOURS = ["#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;
+color:#1b1b1b;line-height:1.45;padding:0 16px}
+h1{font-size:1.7em;margin-bottom:.2em}h2{border-bottom:2px solid #e3e3e3;padding-bottom:4px;margin-top:2em}
+h3{margin-top:1.4em}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:.92em}
+th,td{border:1px solid #d9d9d9;padding:4px 9px;text-align:right}
+td{white-space:nowrap}
+th{background:#f3f5f7}td.l,th.l{text-align:left}
+.note{background:#fff6d6;border:1px solid #e8cf6e;padding:10px 14px;border-radius:4px}
+.warn{background:#fde8e8;border:1px solid #e39b9b;padding:10px 14px;border-radius:4px}
+.meta{color:#555;font-size:.9em}
+.pos{color:#1a7f37;font-weight:600}.neg{color:#b42318;font-weight:600}
+img{max-width:100%;border:1px solid #eee;margin:6px 0}
+code{background:#f3f3f3;padding:1px 4px;border-radius:3px}
+"""
+
+
+def split_label(split: str | None) -> str:
+    return {None: "all tasks", ALL_SPLITS: "all tasks", "train": "evolution set (train)",
+            "held_out": "held-out set", "heldout": "held-out set"}.get(split, str(split))
+
+
+# --------------------------------------------------------------------------------- helpers
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{100 * value:.{digits}f}%"
+
+
+def _signed(value: float | None, lower_is_better: bool = False) -> str:
+    """``+12.3 pts``, green when it is an improvement, red when it is a regression."""
+    if value is None:
+        return "–"
+    good = -value if lower_is_better else value
+    cls = "pos" if good > 1e-12 else "neg" if good < -1e-12 else ""
+    text = f"{100 * value:+.1f} pts"
+    return f'<span class="{cls}">{text}</span>' if cls else text
+
+
+def _ci(pair: Sequence[float] | None) -> str:
+    return "–" if not pair else f"[{_pct(pair[0], 0)}, {_pct(pair[1], 0)}]"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1) -> str:
+    """An HTML table; the first ``left`` columns are left-aligned. Cells are pre-escaped HTML."""
+    head = "".join(f'<th class="{"l" if i < left else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{cell}</td>'
+                         for i, cell in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _colour(arm: str, i: int) -> str:
+    return _ARM_COLOURS.get(arm, _EXTRA_COLOURS[i % len(_EXTRA_COLOURS)])
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _img(data: str, alt: str) -> str:
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _views(result: MeasureResult) -> list[str | None]:
+    splits = result.splits
+    return [None] + splits if len(splits) > 1 else [None]
+
+
+# --------------------------------------------------------------------------------- figures
+
+
+def _fig_pass_k(result: MeasureResult) -> str:
+    """pass^k (solid) and pass@k (dashed) over k, one panel per split, one line per arm."""
+    plt = _pyplot()
+    views = _views(result)
+    fig, axes = plt.subplots(1, len(views), figsize=(4.2 * len(views), 3.4), squeeze=False,
+                             sharey=True)
+    for ax, view in zip(axes[0], views):
+        for i, arm in enumerate(result.arms):
+            if not result._select(arm, view):
+                continue
+            s = result.summary(arm, view)
+            ks = list(s.ks)
+            ax.plot(ks, [s.pass_hat_k[k] for k in ks], marker="o", color=_colour(arm, i),
+                    label=f"{arm}: pass^k")
+            ax.plot(ks, [s.pass_at_k[k] for k in ks], marker=".", linestyle="--",
+                    color=_colour(arm, i), alpha=0.6, label=f"{arm}: pass@k")
+        ax.set_title(split_label(view))
+        ax.set_xlabel("k")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xticks(range(1, result.trials + 1) if result.trials <= 10 else ax.get_xticks())
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("share of tasks")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8,
+               frameon=False)
+    fig.suptitle(f"pass^k (solid) and pass@k (dashed) over k ({result.trials} trials per task and arm)")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return _png(fig)
+
+
+def _fig_by_type(result: MeasureResult) -> str:
+    """pass^k at the headline k per task type, grouped bars per arm, one panel per split."""
+    plt = _pyplot()
+    k = result.key_k
+    views = _views(result)
+    types = sorted(set(result.task_types().values()))
+    fig, axes = plt.subplots(1, len(views), figsize=(max(4.2, 0.9 * len(types) + 2) * len(views), 3.6),
+                             squeeze=False, sharey=True)
+    width = 0.8 / max(1, len(result.arms))
+    for ax, view in zip(axes[0], views):
+        for i, arm in enumerate(result.arms):
+            if not result._select(arm, view):
+                continue
+            breakdown = result.by_type(arm, view, k)
+            xs = [j + (i - (len(result.arms) - 1) / 2) * width for j in range(len(types))]
+            ys = [breakdown[t].pass_hat_k[k] if t in breakdown else 0.0 for t in types]
+            ax.bar(xs, ys, width=width, color=_colour(arm, i), label=arm)
+        ax.set_xticks(range(len(types)))
+        ax.set_xticklabels(types, rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(split_label(view))
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel(f"pass^{k}")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(f"pass^{k} per task type")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _fig_cost(result: MeasureResult) -> str:
+    """Mean cost per trial per arm and split: steps, tokens, latency, limit-hit rate."""
+    plt = _pyplot()
+    views = _views(result)
+    panels = [("steps", "steps / trial"), ("tokens", "tokens / trial"),
+              ("latency_s", "latency (s) / trial"), ("limit_hit_rate", "limit-hit rate")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.2), squeeze=False)
+    width = 0.8 / max(1, len(result.arms))
+    for ax, (key, label) in zip(axes[0], panels):
+        for i, arm in enumerate(result.arms):
+            xs, ys = [], []
+            for j, view in enumerate(views):
+                if result._select(arm, view):
+                    xs.append(j + (i - (len(result.arms) - 1) / 2) * width)
+                    ys.append(result.cost(arm, view)[key])
+            ax.bar(xs, ys, width=width, color=_colour(arm, i), label=arm)
+        ax.set_xticks(range(len(views)))
+        ax.set_xticklabels([split_label(v).split(" (")[0] for v in views], fontsize=8,
+                           rotation=15)
+        ax.set_title(label, fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        if key == "limit_hit_rate":
+            ax.set_ylim(0, 1.02)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("cost per trial")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _fig_rounds(evolution: Sequence[Mapping[str, Any]]) -> str | None:
+    """pass^k on the validation set after each evolution round, when rounds report it."""
+    points = [(r.get("round"), r.get("validation_pass_hat_k")) for r in evolution]
+    points = [(x, y) for x, y in points if x is not None and y is not None]
+    if not points:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o")
+    ax.set_xlabel("evolution round")
+    ax.set_ylabel("pass^k (validation)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _png(fig)
+
+
+# ----------------------------------------------------------------------------------- HTML
+
+
+def _headline_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[str]]:
+    k = result.key_k
+    rows = []
+    for view in _views(result):
+        block = data["splits"][view or ALL_SPLITS]
+        for arm, numbers in block["arms"].items():
+            s = numbers["summary"]
+            rows.append([
+                _e(split_label(view)), _e(arm), str(s["n_tasks"]), str(s["n_trials"]),
+                _pct(s["pass_hat_k"]["1"]), _pct(s["pass_hat_k"][str(k)]),
+                _ci(numbers["ci"]["pass_hat_k"][str(k)]), _pct(s["pass_at_k"][str(k)]),
+                _pct(s["gap"][str(k)]), _ci(numbers["ci"]["gap"][str(k)]),
+                f'{s["mean_task_variance"]:.3f}', _pct(s["identical_share"]),
+                _pct(numbers["type_spread"]),
+            ])
+    return rows
+
+
+def _delta_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[str]]:
+    rows = []
+    for view in _views(result):
+        block = data["splits"][view or ALL_SPLITS]
+        if "delta" not in block:
+            continue
+        for metric, d in block["delta"].items():
+            name = {"pass_hat_k": f"pass^{d['k']}", "pass_at_k": f"pass@{d['k']}",
+                    "gap": f"gap pass@{d['k']} − pass^{d['k']}"}[metric]
+            rows.append([_e(split_label(view)), _e(name),
+                         _signed(d["delta"], lower_is_better=metric == "gap"), _ci(d["ci"]),
+                         str(d["n_tasks"])])
+    return rows
+
+
+def _result_section(label: str, result: MeasureResult, data: Mapping[str, Any]) -> str:
+    k = result.key_k
+    parts = [f"<h2>{_e(label)}</h2>"]
+    meta = [f"run <code>{_e(result.run_id)}</code>",
+            f"{len(result.tasks)} tasks × {result.trials} trials × {len(result.arms)} arm(s)",
+            f"model: {_e(result.model or 'unnamed')}" + (" (simulated)" if result.simulated else ""),
+            f"bank snapshot <code>{_e((result.bank_snapshot or '–').split(':')[-1][:12])}</code>"]
+    if result.wall_time_s is not None:
+        meta.append(f"{result.ran} trials run, {result.skipped} resumed, "
+                    f"{result.wall_time_s:.1f} s")
+    parts.append(f'<p class="meta">{" · ".join(meta)}</p>')
+    for warning in result.warnings:
+        parts.append(f'<p class="warn">{_e(warning)}</p>')
+
+    parts.append("<h3>Consistency</h3>")
+    parts.append(_table(
+        ["set", "arm", "tasks", "trials", "pass^1", f"pass^{k}", "95% CI", f"pass@{k}",
+         f"gap @{k}", "gap 95% CI", "mean task var.", "all-identical", "type spread"],
+        _headline_rows(result, data), left=2))
+    deltas = _delta_rows(result, data)
+    if deltas:
+        parts.append("<h3>With the bank minus without (paired by task)</h3>")
+        parts.append(_table(["set", "metric", "change", "95% CI (bootstrap over tasks)", "tasks"],
+                            deltas, left=2))
+    parts.append(_img(_fig_pass_k(result), "pass^k and pass@k over k"))
+
+    parts.append(f"<h3>Per task type (pass^{k})</h3>")
+    type_rows = []
+    for view in _views(result):
+        block = data["splits"][view or ALL_SPLITS]
+        types = sorted({t for arm in block["arms"].values() for t in arm["by_type"]})
+        for t in types:
+            row = [_e(split_label(view)), _e(t)]
+            for arm in result.arms:
+                s = block["arms"].get(arm, {}).get("by_type", {}).get(t)
+                row += [str(s["n_tasks"]) if s else "–",
+                        _pct(s["pass_hat_k"][str(k)]) if s else "–",
+                        _pct(s["pass_at_k"][str(k)]) if s else "–"]
+            type_rows.append(row)
+    headers = ["set", "type"]
+    for arm in result.arms:
+        headers += [f"{arm}: tasks", f"{arm}: pass^{k}", f"{arm}: pass@{k}"]
+    parts.append(_table(headers, type_rows, left=2))
+    parts.append(_img(_fig_by_type(result), "pass^k per task type"))
+
+    parts.append("<h3>Cost per trial</h3>")
+    cost_rows = []
+    for view in _views(result):
+        block = data["splits"][view or ALL_SPLITS]
+        for arm, numbers in block["arms"].items():
+            c = numbers["cost"]
+            limits = ", ".join(f"{name} {n}" for name, n in numbers["limits"].items()) or "–"
+            cost_rows.append([_e(split_label(view)), _e(arm), f'{c["steps"]:.2f}',
+                              f'{c["model_turns"]:.2f}', f'{c["tokens"]:.0f}',
+                              f'{c["latency_s"]:.3f}', _pct(c["limit_hit_rate"]), _e(limits)])
+    parts.append(_table(["set", "arm", "steps", "model turns", "tokens", "latency (s)",
+                         "limit-hit rate", "trials hitting each limit"], cost_rows, left=2))
+    parts.append(_img(_fig_cost(result), "cost per trial"))
+
+    attribution_html = _attribution_section(result, data)
+    if attribution_html:
+        parts.append(attribution_html)
+    if result.skills:
+        parts.append(_skills_section(result.skills))
+    return "\n".join(parts)
+
+
+def _attribution_section(result: MeasureResult, data: Mapping[str, Any]) -> str:
+    parts = []
+    for view in _views(result):
+        block = data["splits"][view or ALL_SPLITS]
+        attr = block.get("attribution")
+        if not attr:
+            continue
+        k = attr["k"]
+        if attr["skills"]:
+            rows = [[_e(s["name"]), str(s["trials_injected"]), str(s["tasks"]),
+                     _pct(s["success_when_injected"]), _pct(s["baseline_success_same_tasks"]),
+                     _signed(s["delta"])] for s in attr["skills"]]
+            parts.append(f"<h4>{_e(split_label(view))}: per skill</h4>")
+            parts.append(_table(["skill", "trials injected", "tasks", "success when injected",
+                                 "same tasks without the bank", "difference"], rows))
+        if attr["tasks"]:
+            rows = [[_e(t["task_id"]), _e(t["type"]),
+                     _pct(t["pass_hat_k"][attr["baseline"]]), _pct(t["pass_hat_k"][attr["treatment"]]),
+                     _signed(t["delta"]),
+                     _e(", ".join(f'{s["name"]} ({s["trials"]})' for s in t["skills"]) or "none")]
+                    for t in attr["tasks"][:40]]
+            more = len(attr["tasks"]) - len(rows)
+            parts.append(f"<h4>{_e(split_label(view))}: tasks whose pass^{k} moved "
+                         f"({len(attr['tasks'])})</h4>")
+            parts.append(_table(["task", "type", f"pass^{k} without", f"pass^{k} with", "change",
+                                 "skills injected (trials)"], rows, left=2))
+            if more > 0:
+                parts.append(f'<p class="meta">… and {more} more in the JSON file.</p>')
+    if not parts:
+        return ""
+    intro = ("<p>Per skill: its success rate over the trials it was injected into, against the "
+             "same tasks' success rate without the bank. Several skills are often injected "
+             "together, so this is an association, not a causal estimate.</p>")
+    return "<h3>Attribution</h3>" + intro + "\n".join(parts)
+
+
+def _skills_section(skills: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for s in skills:
+        splits = ", ".join(f"{name}: {n}" for name, n in s["evidence_splits"].items()) or "none"
+        flag = '<span class="neg">yes</span>' if s["held_out_evidence"] else "no"
+        rows.append([_e(s["name"]), _e(s["status"]), str(s["version"]), _e(s["kind"]),
+                     _e(", ".join(s["authors"])), str(s["evidence"]), _e(splits), flag])
+    leaked = [s["name"] for s in skills if s["held_out_evidence"]]
+    note = ('<p class="warn">Skills learned partly from held-out trajectories: '
+            f'{_e(", ".join(leaked))}. Their held-out numbers are not a clean held-out result.</p>'
+            if leaked else
+            "<p>No skill was evolved on held-out trajectories: every skill's evidence comes from "
+            "the sets listed here.</p>")
+    return ("<h3>Skills in the bank and the sets they were evolved on</h3>" + note + _table(
+        ["skill", "status", "version", "kind", "authors", "evidence runs", "evidence by set",
+         "held-out evidence"], rows, left=2))
+
+
+def _evolution_section(evolution: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for r in evolution:
+        rows.append([str(r.get("round", "–")), str(r.get("trajectories", "–")),
+                     str(r.get("proposed", "–")), str(r.get("candidates", "–")),
+                     str(r.get("promoted", "–")), str(r.get("rejected", "–")),
+                     _e(r.get("evolved_on", "–")), _e(r.get("note", ""))])
+    parts = ["<h2>Evolution rounds</h2>", _table(
+        ["round", "trajectories read", "proposed", "new candidates", "promoted", "rejected",
+         "evolved on", "note"], rows, left=1)]
+    fig = _fig_rounds(evolution)
+    if fig:
+        parts.append(_img(fig, "validation pass^k per round"))
+    return "\n".join(parts)
+
+
+def _as_results(results: Any) -> dict[str, MeasureResult]:
+    if isinstance(results, MeasureResult):
+        return {results.run_id: results}
+    if isinstance(results, Mapping):
+        return dict(results)
+    return {r.run_id: r for r in results}
+
+
+def report_data(results: Any, *, title: str = "", notes: Sequence[str] = (),
+                evolution: Sequence[Mapping[str, Any]] | None = None,
+                extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document :func:`write_report` writes: every number of every result."""
+    named = _as_results(results)
+    simulated = any(r.simulated for r in named.values())
+    return {
+        "title": title,
+        "generated_at": datetime.now(timezone.utc).isoformat(),
+        "simulated": simulated,
+        "simulated_note": SIMULATED_NOTE if simulated else None,
+        "notes": list(notes),
+        "results": {label: r.to_dict() for label, r in named.items()},
+        "evolution": list(evolution or []),
+        **dict(extra or {}),
+    }
+
+
+def write_report(
+    results: MeasureResult | Mapping[str, MeasureResult] | Sequence[MeasureResult],
+    path_html: str | Path,
+    path_json: str | Path | None = None,
+    *,
+    title: str = "skillbank consistency report",
+    notes: Sequence[str] = (),
+    evolution: Sequence[Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[Path, Path]:
+    """Write the HTML report and its JSON twin; returns both paths.
+
+    Args:
+        results: One result, or several (``label -> result``, shown in that order).
+        path_html: Where the page goes.
+        path_json: Where the numbers go; default: ``path_html`` with ``.json``.
+        title: The page title.
+        notes: Paragraphs shown under the title (plain text).
+        evolution: One dict per evolution round (``round``, ``trajectories``, ``proposed``,
+            ``candidates``, ``promoted``, ``rejected``, ``evolved_on``, ``note``), shown as a
+            table.
+        extra: More top-level JSON fields.
+    """
+    named = _as_results(results)
+    if not named:
+        raise ValueError("write_report needs at least one result")
+    path_html = Path(path_html)
+    path_json = Path(path_json) if path_json is not None else path_html.with_suffix(".json")
+    data = report_data(named, title=title, notes=notes, evolution=evolution, extra=extra)
+
+    parts = [f"<h1>{_e(title)}</h1>",
+             f'<p class="meta">generated {_e(data["generated_at"][:19].replace("T", " "))} UTC '
+             f'by skillbank · numbers in <code>{_e(path_json.name)}</code></p>']
+    if data["simulated"]:
+        parts.append(f'<p class="note"><b>Simulated policy.</b> {_e(SIMULATED_NOTE)}</p>')
+    for note in notes:
+        parts.append(f"<p>{_e(note)}</p>")
+    parts.append(
+        "<p class=\"meta\">pass^k: the chance that k trials of a task, drawn from its n trials, "
+        "all succeed (reliability). pass@k: the chance that at least one does (capability). "
+        "Both are the unbiased estimators averaged over tasks; the gap pass@k − pass^k is "
+        "capability that does not show up reliably. Intervals: 95% percentile bootstrap, "
+        "resampling tasks.</p>")
+    if evolution:
+        parts.append(_evolution_section(evolution))
+    for label, result in named.items():
+        parts.append(_result_section(label, result, data["results"][label]))
+
+    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
+            + "\n".join(parts) + "\n</body></html>\n")
+    path_html.parent.mkdir(parents=True, exist_ok=True)
+    path_json.parent.mkdir(parents=True, exist_ok=True)
+    path_html.write_text(page, encoding="utf-8")
+    path_json.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n",
+                         encoding="utf-8")
+    return path_html, path_json
+
+
+# ------------------------------------------------------------------------------ terminal
+
+
+def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: str | None = None
+               ) -> "Table":
+    """A rich table: one row per (result, split, arm) with pass^1, pass^k, pass@k, gap, the
+    change against the ``without`` arm, steps per trial and the limit-hit rate."""
+    from rich.table import Table
+
+    named = _as_results(results)
+    k = min(r.key_k for r in named.values())
+    table = Table(title=title, title_justify="left")
+    multi = len(named) > 1
+    if multi:
+        table.add_column("measurement")
+    for col in ("set", "arm"):
+        table.add_column(col)
+    for col in ("tasks", "pass^1", f"pass^{k}", f"pass@{k}", f"gap@{k}", f"Δpass^{k}",
+                f"Δgap@{k}", "steps/trial", "limit hits"):
+        table.add_column(col, justify="right")
+    for label, result in named.items():
+        for view in _views(result):
+            head = result.headline(view)
+            base = head.get(ARM_WITHOUT)
+            for arm, numbers in head.items():
+                s = result.summary(arm, view, ks=sorted({1, k}))
+                cost = result.cost(arm, view)
+                d_hat = d_gap = "–"
+                if base is not None and arm != ARM_WITHOUT:
+                    d_hat = _signed_plain(s.pass_hat_k[k] - base[f"pass^{k}"])
+                    d_gap = _signed_plain(s.gap[k] - base["gap"], lower_is_better=True)
+                row = [split_label(view), arm, str(s.n_tasks), _pct(s.pass_hat_k[1]),
+                       _pct(s.pass_hat_k[k]), _pct(s.pass_at_k[k]), _pct(s.gap[k]), d_hat, d_gap,
+                       f'{cost["steps"]:.1f}', _pct(cost["limit_hit_rate"], 0)]
+                table.add_row(*([label] if multi else []), *row)
+            if multi or len(_views(result)) > 1:
+                table.add_section()
+    return table
+
+
+def _signed_plain(value: float, lower_is_better: bool = False) -> str:
+    text = f"{100 * value:+.1f}"
+    good = -value if lower_is_better else value
+    return f"[green]{text}[/]" if good > 1e-12 else f"[red]{text}[/]" if good < -1e-12 else text

@@ -1,0 +1,227 @@
+"""Validating a candidate skill by re-running tasks with and without it (the evolution gate).
+
+``evolve(bank, auto_promote=True, validate=...)`` calls ``validate(candidate, task_ids)`` for each
+candidate, with the tasks of the candidate's evidence plus a sample of other tasks from the same
+round. :func:`make_validator` builds that function from a way to run one trial: it runs each
+task ``trials`` times against the bank as it is (``current``) and against the bank as it would be
+with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
+reports the gain in pass^k and the tasks that got worse.
+
+Nothing a validation runs is stored: trials use :class:`InjectOnlyMiddleware`, which injects
+skills exactly as :class:`~skillbank.adapters.langchain.SkillBankMiddleware` does but records
+nothing, so validation neither feeds the next evolution round nor moves the skills' statistics.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from skillbank.consistency import metrics
+from skillbank.consistency.runner import measure
+from skillbank.models import Skill, SkillStatus
+from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
+
+__all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
+
+
+class CandidateView:
+    """A read view of ``bank`` in which ``candidate`` is retrievable as if it were active.
+
+    A draft (an edit of an active skill) replaces its target; a merge hides the skills it
+    would absorb. Everything but :meth:`search` is the bank's own.
+    """
+
+    def __init__(self, bank: Any, candidate: Skill, *, replaces: str | None = None,
+                 name: str | None = None, hides: Iterable[str] = ()):
+        self._bank = bank
+        update: dict[str, Any] = {"status": SkillStatus.active}
+        if name:
+            update["content"] = candidate.content.model_copy(update={"name": name})
+        self.candidate = candidate.model_copy(update=update)
+        self.hidden = {candidate.id, *(i for i in [replaces, *hides] if i)}
+        self._vector = np.asarray(bank.embedder.embed([candidate.content.embedding_text()])[0],
+                                  dtype=np.float32)
+
+    @classmethod
+    def for_pending(cls, bank: Any, candidate: Skill) -> "CandidateView":
+        """The view for a candidate as the evolution round left it (draft target, absorbs)."""
+        from skillbank.evolution.review import pending_info
+
+        info = pending_info(bank, candidate.id) or {}
+        return cls(bank, candidate, replaces=info.get("target"), name=info.get("name"),
+                   hides=info.get("absorb") or ())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._bank, name)
+
+    def search(self, query: str, k: int = 5, *, min_score: float = 0.0,
+               kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+               tools: Sequence[str] | None = None, token_budget: int | None = None,
+               exclude: Iterable[str] = ()) -> list[SkillHit]:
+        excluded = set(exclude)
+        hits = [h for h in self._bank.search(query, k + len(self.hidden), min_score=min_score,
+                                             kinds=kinds, tags=tags, tools=tools,
+                                             exclude=excluded | self.hidden)]
+        cand = self.candidate
+        eligible = (
+            k > 0 and query.strip() and cand.id not in excluded
+            and (not kinds or cand.kind.value in set(kinds))
+            and (not tags or {t.lower() for t in tags} & set(cand.tags))
+            and (not tools or set(tools) & set(cand.tools))
+        )
+        if eligible:
+            vector = self._bank.embedder.embed_query(self._bank.scrubber(query))
+            similarity = float(np.dot(self._vector, vector))
+            if similarity >= min_score:
+                hits.append(SkillHit(cand, similarity))  # no usage yet: blended == similarity
+        hits.sort(key=lambda h: h.score, reverse=True)
+        chosen: list[SkillHit] = []
+        used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
+        for hit in hits:
+            if len(chosen) >= k:
+                break
+            if token_budget is not None:
+                cost = approx_tokens(render_one(hit.skill)) + 1
+                if used + cost > token_budget:
+                    continue
+                used += cost
+            chosen.append(hit)
+        return chosen
+
+
+class InjectOnlyMiddleware:
+    """Injects skills into each model call like ``SkillBankMiddleware`` and records nothing."""
+
+    def __new__(cls, bank: Any, **options: Any) -> Any:
+        from langchain.agents.middleware import AgentMiddleware
+
+        from skillbank.adapters.injection import SkillInjector, merge_system_message
+        from skillbank.adapters.recorder import first_human_text
+
+        class _InjectOnly(AgentMiddleware):
+            def __init__(self) -> None:
+                super().__init__()
+                self.injector = SkillInjector(bank, **options)
+                self.injected: list[str] = []
+
+            def _request(self, request: Any) -> Any:
+                task = first_human_text(request.messages, last=True)
+                result = self.injector.inject(request.messages, task=task)
+                if not result:
+                    return request
+                self.injected.extend(h.skill.id for h in result.hits)
+                return request.override(system_message=merge_system_message(
+                    request.system_message, result.text))
+
+            def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+                return handler(self._request(request))
+
+            async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+                return await handler(self._request(request))
+
+        _InjectOnly.__name__ = "InjectOnlyMiddleware"
+        return _InjectOnly()
+
+
+@dataclass
+class ValidationLog:
+    """What each validation did, for the evolution report."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    trials: int = 0
+    seconds: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+TrialFn = Callable[[Any, Any, int], bool]
+"""``trial_fn(task, bank_or_view, seed) -> success``: one trial with the given bank injected."""
+
+
+def make_validator(
+    bank: Any,
+    tasks: Mapping[str, Any] | Sequence[Any],
+    trial_fn: TrialFn,
+    *,
+    trials: int = 2,
+    concurrency: int = 2,
+    seed: int = 10_000,
+    max_tasks: int | None = None,
+    log: ValidationLog | None = None,
+    regression_margin: int = 1,
+) -> Callable[[Skill, list], dict[str, Any]]:
+    """A ``validate(candidate, task_ids)`` for :func:`skillbank.evolution.evolve`.
+
+    Each task id known in ``tasks`` (ids the validator does not know are skipped) is run
+    ``trials`` times in two arms: ``current`` (``bank`` as it is) and ``candidate`` (a
+    :class:`CandidateView`), with the same seeds in both arms. Returns the gate's dict:
+    ``gain`` = mean over tasks of pass^trials(candidate) − pass^trials(current); ``regressions``
+    = tasks whose successes dropped by at least ``regression_margin``; ``cost`` = trials run.
+    ``current`` results are cached per bank snapshot, so candidates of one round share them.
+    ``seed`` keeps validation seeds apart from the measurement's.
+    """
+    by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
+    cache: dict[tuple[str, str], list[bool]] = {}
+    log = log if log is not None else ValidationLog()
+
+    def validate(candidate: Skill, task_ids: list) -> dict[str, Any]:
+        import time
+
+        t0 = time.perf_counter()
+        chosen = [by_id[t] for t in dict.fromkeys(task_ids) if t in by_id]
+        if max_tasks is not None:
+            chosen = chosen[:max_tasks]
+        if not chosen:
+            return {"gain": 0.0, "passed": False, "cost": 0.0,
+                    "detail": "no runnable task to validate on"}
+        view = CandidateView.for_pending(bank, candidate)
+        snapshot = bank.snapshot_id()
+        need_current = [t for t in chosen if (snapshot, t.id) not in cache]
+
+        def factory(arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
+            target = bank if arm == "current" else view
+            return lambda spec: trial_fn(task, target, spec.seed)
+
+        runs: dict[str, dict[str, list[bool]]] = {}
+        cost = 0
+        if need_current:
+            res = measure(factory, need_current, trials=trials, arms=("current",),
+                          concurrency=concurrency, progress=False, seed=seed)
+            for task_id, outcomes in res.results("current").items():
+                cache[(snapshot, task_id)] = outcomes
+            cost += len(res.records)
+        res = measure(factory, chosen, trials=trials, arms=("candidate",),
+                      concurrency=concurrency, progress=False, seed=seed)
+        cost += len(res.records)
+        runs["candidate"] = res.results("candidate")
+        runs["current"] = {t.id: cache[(snapshot, t.id)] for t in chosen}
+
+        k = trials
+        deltas, regressions = [], []
+        for task in chosen:
+            cur, new = runs["current"][task.id], runs["candidate"][task.id]
+            deltas.append(metrics.pass_hat_k(sum(new), len(new), k)
+                          - metrics.pass_hat_k(sum(cur), len(cur), k))
+            if sum(cur) - sum(new) >= regression_margin:
+                regressions.append(task.id)
+        gain = math.fsum(deltas) / len(deltas)
+        rate_cur = sum(sum(v) for v in runs["current"].values()) / (len(chosen) * trials)
+        rate_new = sum(sum(v) for v in runs["candidate"].values()) / (len(chosen) * trials)
+        detail = (f"pass^{k} {gain:+.2f} on {len(chosen)} task(s); success "
+                  f"{rate_cur:.0%} -> {rate_new:.0%}")
+        with log.lock:
+            log.trials += cost
+            log.seconds += time.perf_counter() - t0
+            log.entries.append({"skill": candidate.name, "skill_id": candidate.id,
+                                "tasks": [t.id for t in chosen], "gain": gain,
+                                "regressions": regressions, "success_current": rate_cur,
+                                "success_candidate": rate_new, "trials": cost})
+        return {"gain": gain, "regressions": regressions, "cost": float(cost), "detail": detail,
+                "checked": [t.id for t in chosen]}
+
+    validate.log = log  # type: ignore[attr-defined]
+    return validate

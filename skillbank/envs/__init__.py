@@ -1,0 +1,38 @@
+"""Verifiable synthetic tool-use environments and a simulated policy to drive them.
+
+* :func:`generate_tasks` / :func:`split_tasks` -- seeded tasks from templates in three families
+  (``car``, ``retail``, ``calendar``), three types (``base``, ``capability``,
+  ``disambiguation``) and a budget variant of each, split by template, seed or family.
+* :class:`Task` / :class:`Environment` -- the user's request, a fresh in-memory world with
+  LangChain tools over it, a scripted user, and a verifier on the final state and answer.
+* :class:`SimulatedPolicy` -- a chat model that plays a sloppy agent and follows skills written
+  in :mod:`skillbank.directives`. It sees only messages and tool schemas. Numbers measured with
+  it show the machinery working; they are not a claim about any real model.
+* :func:`run_task` -- one run through a real ``create_agent`` loop, verified.
+"""
+
+from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answer
+from skillbank.envs.families import FAMILIES
+from skillbank.envs.policy import SimulatedPolicy
+from skillbank.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
+from skillbank.envs.tasks import FAMILY_NAMES, TASK_TYPES, generate_tasks, list_templates, split_tasks
+
+__all__ = [
+    "Task",
+    "Environment",
+    "EnvError",
+    "RefStep",
+    "FAMILIES",
+    "FAMILY_NAMES",
+    "TASK_TYPES",
+    "generate_tasks",
+    "split_tasks",
+    "list_templates",
+    "SimulatedPolicy",
+    "run_task",
+    "RunResult",
+    "ScriptedUserMiddleware",
+    "ReferenceModel",
+    "skills_prompt",
+    "final_answer",
+]

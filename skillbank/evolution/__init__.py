@@ -1,0 +1,52 @@
+"""Evolution: distil successes and limit-aware failures into versioned skills, with a gate.
+
+    from skillbank.evolution import evolve, RuleDistiller, LLMDistiller
+    report = evolve(bank)                                   # rule-based, no model needed
+    report = evolve(bank, distiller=LLMDistiller(model))    # any LangChain chat model
+    report = evolve(bank, dry_run=True)                     # the plan, nothing written
+    print(report)
+
+Candidates wait for review unless a validation function (``validate=``, with
+``auto_promote=True``) or a ``promote_policy`` promotes them: see :mod:`.gate` and :mod:`.review`.
+"""
+
+from skillbank.evolution.cluster import Cluster
+from skillbank.evolution.config import EvolutionConfig
+from skillbank.evolution.distiller import Distiller, SkillEvidence
+from skillbank.evolution.evidence import Run, ToolCall, task_template
+from skillbank.evolution.gate import GateResult
+from skillbank.evolution.lint import LintContext, LintResult, lint_content
+from skillbank.evolution.llm import LLMDistiller
+from skillbank.evolution.lock import evolution_lock
+from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
+from skillbank.evolution.review import Pending, list_candidates, promote, reject
+from skillbank.evolution.round import Change, EvolutionReport, evolve, resolve_distiller
+from skillbank.evolution.rule import RuleDistiller
+
+__all__ = [
+    "evolve",
+    "EvolutionReport",
+    "Change",
+    "ChangeKind",
+    "EvolutionConfig",
+    "Distiller",
+    "RuleDistiller",
+    "LLMDistiller",
+    "SkillEvidence",
+    "Cluster",
+    "Run",
+    "ToolCall",
+    "Proposal",
+    "Usage",
+    "GateResult",
+    "Pending",
+    "list_candidates",
+    "promote",
+    "reject",
+    "lint_content",
+    "LintContext",
+    "LintResult",
+    "evolution_lock",
+    "resolve_distiller",
+    "task_template",
+]

@@ -1,0 +1,47 @@
+"""The bank budget (step 9): caps on active skills and their total rendered size.
+
+Over a cap, the least useful active, unpinned skills are retired first: lowest Laplace-smoothed
+success rate, then fewest uses, then oldest. A round may retire at most
+``ceil(max_retire_fraction * active skills at the start of the round)`` skills in all (harmful
+and over-budget together), so one bad batch of labels cannot empty a bank.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from skillbank.evolution.config import EvolutionConfig
+from skillbank.models import Skill
+from skillbank.retrieval import approx_tokens, render_one
+
+
+def retire_allowance(n_active: int, fraction: float) -> int:
+    return math.ceil(max(0.0, fraction) * n_active) if n_active > 0 else 0
+
+
+def rendered_tokens(skills: Iterable[Skill]) -> int:
+    return sum(approx_tokens(render_one(s)) for s in skills)
+
+
+def over_budget(active: list[Skill], config: EvolutionConfig, *, protect: Iterable[str] = (),
+                limit: int | None = None) -> list[tuple[Skill, str]]:
+    """Skills to retire to get ``active`` within the caps (at most ``limit`` of them)."""
+    protected = set(protect)
+    count = len(active)
+    tokens = rendered_tokens(active)
+    victims = sorted((s for s in active if not s.pinned and s.id not in protected),
+                     key=lambda s: (s.stats.usefulness, s.stats.uses, s.updated_at))
+    out: list[tuple[Skill, str]] = []
+    for skill in victims:
+        if count <= config.max_active and tokens <= config.max_rendered_tokens:
+            break
+        if limit is not None and len(out) >= limit:
+            break
+        reason = (f"bank budget: {count} active skills (cap {config.max_active}), ~{tokens} rendered "
+                  f"tokens (cap {config.max_rendered_tokens}); least useful "
+                  f"(usefulness {skill.stats.usefulness:.2f}, {skill.stats.uses} uses)")
+        out.append((skill, reason))
+        count -= 1
+        tokens -= approx_tokens(render_one(skill))
+    return out

@@ -1,0 +1,87 @@
+"""Clustering the uncovered pile by task similarity, cheaply enough for 100,000 runs.
+
+1. Runs whose tasks share a template (values replaced by placeholders) are one group; most
+   workloads have far fewer templates than runs.
+2. The ``max_embed`` most frequent templates are embedded in one batch and joined greedily
+   (leader clustering) at ``threshold`` cosine similarity.
+3. Templates beyond that cap are grouped by the tool signature of their successes, so a
+   recurring method across otherwise unique tasks is still found.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from skillbank.evolution.evidence import Run
+
+
+@dataclass
+class Cluster:
+    key: str
+    runs: list[Run]
+
+    @property
+    def successes(self) -> list[Run]:
+        return [r for r in self.runs if r.success and not r.suspect]
+
+    @property
+    def failures(self) -> list[Run]:
+        return [r for r in self.runs if not r.success]
+
+    @property
+    def suspects(self) -> list[Run]:
+        return [r for r in self.runs if r.success and r.suspect]
+
+    @property
+    def templates(self) -> list[str]:
+        return [r.template for r in self.runs]
+
+
+def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
+                 max_embed: int = 4000) -> list[Cluster]:
+    by_template: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_template[run.template].append(run)
+    ordered = sorted(by_template, key=lambda t: (-len(by_template[t]), t))
+    head, tail = ordered[:max_embed], ordered[max_embed:]
+    clusters: list[Cluster] = []
+    if head:
+        members = _leader_clusters(head, embedder, threshold)
+        for lead, templates in members.items():
+            group = [r for t in templates for r in by_template[t]]
+            clusters.append(Cluster(key="task:" + head[lead], runs=group))
+    if tail:
+        by_signature: dict[tuple[str, ...], list[Run]] = defaultdict(list)
+        for template in tail:
+            template_runs = by_template[template]
+            ok = [r.sequence for r in template_runs if r.success]
+            signature = Counter(ok).most_common(1)[0][0] if ok else ()
+            by_signature[signature].extend(template_runs)
+        for signature, group in by_signature.items():
+            if signature:
+                clusters.append(Cluster(key="tools:" + ">".join(signature), runs=group))
+    return clusters
+
+
+def _leader_clusters(templates: list[str], embedder: Any, threshold: float) -> dict[int, list[str]]:
+    """Greedy leader clustering, most frequent template first; one matrix product for all."""
+    if len(templates) == 1:
+        return {0: [templates[0]]}
+    vectors = np.asarray(embedder.embed(templates), dtype=np.float32)
+    sims = vectors @ vectors.T
+    leaders: list[int] = []
+    members: dict[int, list[str]] = {}
+    for i, template in enumerate(templates):
+        if leaders:
+            row = sims[i, leaders]
+            best = int(np.argmax(row))
+            if row[best] >= threshold:
+                members[leaders[best]].append(template)
+                continue
+        leaders.append(i)
+        members[i] = [template]
+    return members

@@ -1,0 +1,53 @@
+"""Every threshold of a round in one place, with the reason for its default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class EvolutionConfig:
+    # Step 4: a new skill needs the same pattern in this many trajectories (the issue's default).
+    min_support: int = 2
+    # Step 5: a limit event is an explicit observation, not an inferred pattern, so one failure
+    # that hit a capability limit is enough for a guard.
+    guard_min_support: int = 1
+    # Step 5: a success that used this share of a known budget "came close" to it.
+    near_budget_share: float = 0.8
+    # Step 4: a one-tool "method" (call `search`) teaches nothing a tool list does not; an
+    # induced procedure needs at least this many distinct tools.
+    min_procedure_tools: int = 2
+    # Step 4: cosine similarity at which two task templates belong to one cluster, and how many
+    # distinct templates are embedded per round (the rest are grouped by tool signature).
+    cluster_threshold: float = 0.75
+    max_embed: int = 4000
+    # Step 8: a new skill at least this close (cosine of name+description+tools embeddings) to an
+    # existing one, or sharing this share of directives and tools, is merged into it.
+    dedupe_threshold: float = 0.88
+    structural_threshold: float = 0.8
+    # Step 3: the harmful-skill rule (see harm.py).
+    harm_min_uses: int = 8
+    harm_min_baseline: int = 8
+    harm_margin: float = 0.2
+    harm_z: float = 1.645
+    # Step 9: bank budget.
+    max_active: int = 100
+    max_rendered_tokens: int = 40_000
+    max_retire_fraction: float = 0.2
+    # Step 7: size caps for a learned skill (well under the model's hard caps: it is injected
+    # into every relevant turn).
+    max_body_chars: int = 4000
+    max_description_chars: int = 600
+    # Step 3: a body longer than this, or successes that fall into two distinct methods, split.
+    split_chars: int = 3000
+    max_bullets: int = 8
+    # Exploit detection: comparable successes needed before a short success looks suspicious.
+    exploit_min_peers: int = 3
+    # Step 11: held-out tasks added to a candidate's evidence tasks for validation, and the
+    # smallest gain that counts as a gain.
+    holdout: int = 5
+    min_gain: float = 0.0
+    # LLM distiller: runs shown per call (successes and failures, balanced).
+    max_evidence_runs: int = 8
+    # Send lint-flagged (injection-like) candidates to quarantine rather than dropping them.
+    quarantine_flagged: bool = True

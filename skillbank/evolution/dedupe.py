@@ -1,0 +1,122 @@
+"""De-duplication: a new skill too similar to an existing one becomes a merge into it.
+
+Two measures, either of which is enough (same kind required):
+
+- semantic: cosine similarity of the embedded ``name + description + tools`` (what retrieval
+  embeds) at least ``dedupe_threshold`` (0.88 by default: just under the 0.92 at which
+  retrieval already refuses to inject both);
+- structural: Jaccard similarity of the directive sentences and tool names at least
+  ``structural_threshold`` (0.8), when both skills contain directives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from skillbank import directives as dx
+from skillbank.models import Skill, SkillContent
+
+
+def features(content: SkillContent) -> set[str]:
+    return {d.sentence() for d in dx.parse(content.body)} | {f"tool:{t}" for t in content.tools}
+
+
+def structural_similarity(a: SkillContent, b: SkillContent) -> float:
+    fa, fb = features(a), features(b)
+    if not (dx.parse(a.body) and dx.parse(b.body)):
+        return 0.0
+    return len(fa & fb) / len(fa | fb) if fa | fb else 0.0
+
+
+@dataclass
+class Match:
+    ref: str  # a skill id, or "new:<name>" for a skill proposed earlier in this round
+    content: SkillContent
+    score: float
+    how: str  # "semantic" | "structural" | "name"
+
+
+class Deduper:
+    def __init__(self, bank: Any, pool: Iterable[Skill], *, threshold: float = 0.88,
+                 structural_threshold: float = 0.8):
+        self.bank = bank
+        self.threshold = threshold
+        self.structural_threshold = structural_threshold
+        self.refs: list[str] = []
+        self.contents: list[SkillContent] = []
+        pool = list(pool)
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        if pool:
+            self._add([s.id for s in pool], [s.content for s in pool])
+
+    def _embed(self, contents: list[SkillContent]) -> np.ndarray:
+        """Embeddings from the bank's cache by content hash; the rest embedded in one batch."""
+        embedder = self.bank.embedder
+        hashes = [c.hash() for c in contents]
+        cached: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            chunk = list(dict.fromkeys(hashes[start:start + 500]))
+            marks = ",".join("?" * len(chunk))
+            for row in self.bank.store.query(
+                f"SELECT content_hash, vector FROM embeddings WHERE embedder = ? AND content_hash IN ({marks})",
+                [embedder.name, *chunk],
+            ):
+                cached[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        missing = [i for i, h in enumerate(hashes) if h not in cached]
+        if missing:
+            fresh = embedder.embed([contents[i].embedding_text() for i in missing])
+            for i, vec in zip(missing, fresh):
+                cached[hashes[i]] = np.asarray(vec, dtype=np.float32)
+        return np.vstack([cached[h] for h in hashes]) if hashes else np.zeros((0, 0), np.float32)
+
+    def _add(self, refs: list[str], contents: list[SkillContent]) -> None:
+        vecs = self._embed(contents)
+        self._vectors = vecs if self._vectors.size == 0 else np.vstack([self._vectors, vecs])
+        self.refs.extend(refs)
+        self.contents.extend(contents)
+
+    def register(self, ref: str, content: SkillContent) -> None:
+        self._add([ref], [content])
+
+    def match(self, content: SkillContent, *, exclude: Iterable[str] = ()) -> Match | None:
+        if not self.refs:
+            return None
+        excluded = set(exclude)
+        vec = self._embed([content])[0]
+        sims = self._vectors @ vec
+        best: Match | None = None
+        for i, (ref, other) in enumerate(zip(self.refs, self.contents)):
+            if ref in excluded:
+                continue
+            if other.name == content.name:
+                return Match(ref, other, 1.0, "name")
+            if other.kind != content.kind:
+                continue
+            score, how = float(sims[i]), "semantic"
+            structural = structural_similarity(content, other)
+            if structural >= self.structural_threshold and structural > score:
+                score, how = structural, "structural"
+            if (how == "semantic" and score >= self.threshold) or how == "structural":
+                if best is None or score > best.score:
+                    best = Match(ref, other, score, how)
+        return best
+
+    def duplicate_pairs(self, ids: set[str]) -> list[tuple[str, str, float, str]]:
+        """Pairs among ``ids`` (existing skills) that are duplicates of each other."""
+        out = []
+        idx = [i for i, r in enumerate(self.refs) if r in ids]
+        for n, i in enumerate(idx):
+            for j in idx[n + 1:]:
+                a, b = self.contents[i], self.contents[j]
+                if a.kind != b.kind:
+                    continue
+                score = float(self._vectors[i] @ self._vectors[j])
+                structural = structural_similarity(a, b)
+                if score >= self.threshold:
+                    out.append((self.refs[i], self.refs[j], score, "semantic"))
+                elif structural >= self.structural_threshold:
+                    out.append((self.refs[i], self.refs[j], structural, "structural"))
+        return out

@@ -1,0 +1,133 @@
+"""The gate (step 11): which candidates become active, and on what grounds.
+
+- With ``auto_promote=True`` and a ``validate`` callable, each candidate (most evidence first)
+  is validated on the tasks of its evidence plus a held-out sample of other tasks from the
+  round, until ``eval_budget`` (total :attr:`GateResult.cost`, one per call by default) is
+  spent. It is promoted only for an attributable gain (``gain > min_gain``; the validator
+  compares with and without this candidate) with no regression on any task it was checked on;
+  otherwise it is rejected and remembered. Candidates beyond the budget wait for review.
+- Without a validator, candidates wait for review (``skillbank candidates promote|reject``),
+  unless a ``promote_policy`` opts into promoting by policy: ``"all"`` (every lint-clean
+  candidate), ``"guards"`` (template-written guard skills only), or a callable
+  ``policy(pending) -> bool``.
+- Quarantined candidates are never promoted automatically.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from skillbank.evolution.review import Pending, promote, reject
+from skillbank.models import Skill, SkillKind, SkillStatus
+
+
+@dataclass
+class GateResult:
+    """What a validation function reports for one candidate."""
+
+    gain: float = 0.0  # e.g. pass^k with the candidate minus without it
+    regressions: Sequence[str] = ()  # task ids that got worse
+    passed: bool | None = None  # None: decided from gain and regressions
+    cost: float = 1.0  # evaluation budget used (episodes, calls, ...)
+    detail: str = ""
+    checked: Sequence[str] = ()  # task ids evaluated
+
+    def accepted(self, min_gain: float = 0.0) -> bool:
+        if self.passed is False or self.regressions:
+            return False
+        return self.gain > min_gain
+
+    def describe(self) -> str:
+        regress = f", regressions on {', '.join(map(str, self.regressions))}" if self.regressions else ""
+        return f"gain {self.gain:+.3f}{regress}" + (f" ({self.detail})" if self.detail else "")
+
+
+Validator = Callable[[Skill, list], Any]
+
+
+def as_gate_result(value: Any) -> GateResult:
+    """Accept a GateResult, a bool, a number (the gain), a dict or a ``(gain, regressions)`` tuple."""
+    if isinstance(value, GateResult):
+        return value
+    if isinstance(value, bool):
+        return GateResult(gain=1.0 if value else 0.0, passed=value)
+    if isinstance(value, (int, float)):
+        return GateResult(gain=float(value))
+    if isinstance(value, dict):
+        return GateResult(**{k: v for k, v in value.items() if k in GateResult.__dataclass_fields__})
+    if isinstance(value, tuple) and len(value) == 2:
+        return GateResult(gain=float(value[0]), regressions=tuple(value[1] or ()))
+    raise TypeError(f"a validation function must return GateResult, bool, a number or a dict, not {value!r}")
+
+
+def resolve_policy(policy: Any) -> Callable[[Pending], bool] | None:
+    if policy is None or policy is False:
+        return None
+    if policy is True or policy in ("all", "always"):
+        return lambda p: True
+    if policy == "guards":
+        return lambda p: p.skill.kind == SkillKind.guard and p.kind == "add"
+    if callable(policy):
+        return policy
+    raise ValueError(f"unknown promote policy {policy!r}: use 'all', 'guards' or a callable")
+
+
+@dataclass
+class GateDecision:
+    skill_id: str
+    decision: str  # promoted | rejected | waiting
+    detail: str
+    result: GateResult | None = None
+    active_id: str | None = None  # the skill that became active (the target, for a draft)
+
+
+@dataclass
+class Gate:
+    validate: Validator | None = None
+    auto_promote: bool = False
+    promote_policy: Any = None
+    eval_budget: float | None = None
+    min_gain: float = 0.0
+    holdout: int = 5
+    spent: float = 0.0
+    decisions: list[GateDecision] = field(default_factory=list)
+
+    def task_ids(self, pending: Pending, pool: Sequence[str]) -> list[str]:
+        """The candidate's evidence tasks plus a held-out sample (deterministic per candidate)."""
+        own = list(dict.fromkeys(t for t in pending.task_ids if t))
+        rest = sorted(set(pool) - set(own))
+        rng = random.Random(pending.proposal_hash or pending.skill.content_hash)
+        return own + rng.sample(rest, min(self.holdout, len(rest)))
+
+    def run(self, bank: Any, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
+        policy = resolve_policy(self.promote_policy)
+        for p in sorted(candidates, key=lambda c: -len(c.evidence)):
+            if p.skill.status != SkillStatus.candidate:
+                self.decisions.append(GateDecision(p.skill.id, "waiting", "quarantined: needs a person"))
+                continue
+            if self.auto_promote and self.validate is not None:
+                if self.eval_budget is not None and self.spent >= self.eval_budget:
+                    self.decisions.append(GateDecision(p.skill.id, "waiting", "evaluation budget spent"))
+                    continue
+                tasks = self.task_ids(p, pool)
+                result = as_gate_result(self.validate(p.skill, tasks))
+                self.spent += result.cost
+                if result.accepted(self.min_gain):
+                    active = promote(bank, p.skill.id, author="gate",
+                                     reason=f"gate passed: {result.describe()} on {len(tasks)} task(s)")
+                    self.decisions.append(GateDecision(p.skill.id, "promoted", result.describe(), result, active.id))
+                else:
+                    reject(bank, p.skill.id, author="gate",
+                           reason=f"gate failed: {result.describe()} on {len(tasks)} task(s)")
+                    self.decisions.append(GateDecision(p.skill.id, "rejected", result.describe(), result))
+            elif policy is not None and policy(p):
+                active = promote(bank, p.skill.id, author="policy",
+                                 reason=f"promoted by policy {self.promote_policy!r}")
+                self.decisions.append(GateDecision(p.skill.id, "promoted", "by policy", None, active.id))
+            else:
+                why = ("auto-promote needs a validation function or a promote policy"
+                       if self.auto_promote else "waiting for review")
+                self.decisions.append(GateDecision(p.skill.id, "waiting", why))
+        return self.decisions

@@ -1,0 +1,216 @@
+"""Lint every new or edited skill version before it can be stored.
+
+Two severities:
+
+- **reject** — the version is never stored; the reason is recorded (``remember_rejected``) so the
+  same edit is not proposed again: hidden literals (task ids, expected answers, benchmark
+  labels, verifier details), environment-specific values (ids, numbers of four or more digits,
+  e-mail addresses, dates, values that varied between runs), trajectory or skill ids, secrets,
+  size caps.
+- **quarantine** — the text looks like prompt injection: instructions to ignore or reveal the
+  system prompt, to call a tool that neither the skill nor its evidence knows, to send data to a
+  URL or an e-mail address, encoded payloads (long base64 or hex, escapes, invisible
+  characters), role or delimiter spoofing, or sentences copied from tool outputs. The version is
+  stored as ``quarantined`` with the reason in its note and needs explicit human promotion
+  (``skillbank candidates promote ID --force``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from skillbank import directives as dx
+from skillbank.evolution.evidence import HiddenLiterals, Run
+from skillbank.models import SkillContent
+
+REJECT = "reject"
+QUARANTINE = "quarantine"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.message}"
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def rejected(self) -> bool:
+        return any(f.severity == REJECT for f in self.findings)
+
+    @property
+    def quarantined(self) -> bool:
+        return not self.rejected and any(f.severity == QUARANTINE for f in self.findings)
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(str(f) for f in self.findings)
+
+
+@dataclass
+class LintContext:
+    """What a skill is checked against: the evidence it came from and the caps."""
+
+    hidden: HiddenLiterals = field(default_factory=HiddenLiterals)
+    known_tools: set[str] = field(default_factory=set)
+    tool_outputs: Sequence[str] = ()
+    scrubber: Callable[[str], str] | None = None
+    max_body_chars: int = 4000
+    max_description_chars: int = 600
+
+    @classmethod
+    def for_runs(cls, runs: Iterable[Run], hidden: HiddenLiterals, **kw) -> "LintContext":
+        runs = list(runs)
+        tools = {c.tool for r in runs for c in r.calls} | {h.tool for r in runs for h in r.limits if h.tool}
+        outputs = [c.result for r in runs for c in r.calls if c.result]
+        outputs += [c.error for r in runs for c in r.calls if c.error]
+        return cls(hidden=hidden, known_tools=tools, tool_outputs=outputs, **kw)
+
+
+# -- patterns --------------------------------------------------------------------------------------
+
+_INJECTION = [
+    (re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|"
+                r"preceding|all|any|other|system|original|developer)\b[^.\n]{0,30}\b(instructions?|rules|"
+                r"prompts?|messages?|guidelines|directions|constraints|polic(?:y|ies))", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"\b(reveal|print|show|repeat|leak|output|disclose|dump|expose|display)\b[^.\n]{0,30}"
+                r"\b(system|hidden|developer|initial|secret)\s+(prompt|message|instructions?)", re.I),
+     "asks to reveal the system prompt"),
+    (re.compile(r"\byou are now\b|\bnew instructions\s*:|\bdeveloper mode\b|\bjailbreak|\bdo anything now\b"
+                r"|\bpretend (?:to be|you are)\b|\bact as (?:an? )?(?:admin|root|system|developer)", re.I),
+     "tries to change the model's role"),
+    (re.compile(r"</?\s*(?:system|assistant|user|skills?|instructions?)\s*>|\[/?INST\]|<\|[a-z_]+\|>"
+                r"|^\s*(?:system|assistant)\s*:", re.I | re.M),
+     "spoofs a role or a prompt delimiter"),
+    (re.compile(r"\b(send|post|upload|forward|e-?mail|exfiltrate|transmit|submit|leak|share)\b[^.\n]{0,80}"
+                r"(?:https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.-]+)", re.I),
+     "tells the model to send data to an address"),
+    (re.compile(r"https?://\S+|\bwww\.[\w-]+\.\w+", re.I), "contains a URL"),
+    (re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/])"), "contains a long base64-like payload"),
+    (re.compile(r"\b(?:0x)?[0-9a-fA-F]{32,}\b"), "contains a long hex payload"),
+    (re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}|(?:\\u[0-9a-fA-F]{4}){3,}|(?:%[0-9a-fA-F]{2}){6,}"),
+     "contains escaped or encoded characters"),
+    (re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad]"), "contains invisible characters"),
+]
+_TOOL_USE = re.compile(r"\b(?:call|calls|calling|use|using|invoke|invoking|run|running|execute|"
+                       r"executing|trigger)\s+(?:the\s+|a\s+)?`([A-Za-z_][\w.\-]*)`", re.I)
+
+_TRAJ_ID = re.compile(r"\b(?:tr|sk)_[0-9a-f]{16}\b")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+_LONG_NUMBER = re.compile(r"(?<![\w.])#?[A-Za-z]*[-_]?\d{4,}[\w-]*")
+_PHONE = re.compile(r"\+?\d{1,3}[ .-]?\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b")
+_REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")
+_PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_TOKENS = re.compile(r"[a-z0-9][a-z0-9_@.:/#+-]*[a-z0-9]|[a-z0-9]", re.I)
+
+
+def _ngrams(text: str, n_max: int = 4) -> set[str]:
+    tokens = [t.lower() for t in _TOKENS.findall(text)]
+    out: set[str] = set()
+    for n in range(1, n_max + 1):
+        for i in range(len(tokens) - n + 1):
+            out.add(" ".join(tokens[i:i + n]))
+    return out
+
+
+def _norm_value(value: str) -> str:
+    return " ".join(t.lower() for t in _TOKENS.findall(value))
+
+
+def _shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def lint_content(content: SkillContent, ctx: LintContext | None = None,
+                 *, previous: SkillContent | None = None) -> LintResult:
+    """Check ``content``; ``previous`` (the version it edits) exempts text a person already had."""
+    ctx = ctx or LintContext()
+    result = LintResult()
+    add = result.findings.append
+    text = f"{content.name}\n{content.description}\n{content.body}"
+    # Text that was already in the version being edited is not the distiller's doing: only
+    # lines it adds are held to the evidence-based rules.
+    new_text = text
+    if previous is not None:
+        old_lines = set(f"{previous.name}\n{previous.description}\n{previous.body}".splitlines())
+        new_text = "\n".join(line for line in text.splitlines() if line not in old_lines)
+
+    # Size caps.
+    if len(content.body) > ctx.max_body_chars:
+        add(Finding("size", REJECT, f"body has {len(content.body)} characters; the cap is {ctx.max_body_chars}"))
+    if len(content.description) > ctx.max_description_chars:
+        add(Finding("size", REJECT, f"description has {len(content.description)} characters; "
+                                    f"the cap is {ctx.max_description_chars}"))
+
+    # Secrets.
+    if ctx.scrubber is not None and ctx.scrubber(new_text) != new_text:
+        add(Finding("secret", REJECT, "contains a secret (the scrubber would redact it)"))
+    if _REDACTED.search(new_text):
+        add(Finding("secret", REJECT, "contains a redacted secret placeholder copied from evidence"))
+
+    # Prompt injection.
+    for pattern, why in _INJECTION:
+        m = pattern.search(new_text)
+        if m:
+            add(Finding("injection", QUARANTINE, f"{why}: {m.group(0)[:60]!r}"))
+    allowed = ctx.known_tools | set(previous.tools if previous is not None else ())
+    named = {m.group(1) for m in _TOOL_USE.finditer(new_text)} | set(content.tools)
+    for d in dx.parse(new_text):
+        named.update(getattr(d, "tools", ()) or ())
+        for attr in ("tool", "check", "action"):
+            if isinstance(getattr(d, attr, None), str):
+                named.add(getattr(d, attr))
+    unrelated = sorted(t for t in named if t not in allowed)
+    if unrelated and allowed:
+        add(Finding("unrelated-tool", QUARANTINE,
+                    "instructs calling " + ", ".join(f"`{t}`" for t in unrelated)
+                    + ", which is neither a tool of this skill nor one seen in its evidence"))
+    if ctx.tool_outputs:
+        skill_shingles = _shingles(new_text)
+        if skill_shingles:
+            for output in ctx.tool_outputs:
+                common = skill_shingles & _shingles(output)
+                if common:
+                    add(Finding("tool-output", QUARANTINE,
+                                "copies text from a tool output: " + repr(" ".join(next(iter(common))))))
+                    break
+
+    # Hidden literals and de-hardcoding (<placeholders> and known tool names aside).
+    plain = _PLACEHOLDER.sub(" ", new_text)
+    for tool in sorted(allowed | set(content.tools), key=len, reverse=True):
+        plain = plain.replace(f"`{tool}`", " ")
+    grams = _ngrams(plain, 4)
+    hits: dict[str, str] = {}
+    for value, why in ctx.hidden.values.items():
+        norm = _norm_value(value)
+        if not norm:
+            continue
+        if (norm in grams) if norm.count(" ") < 4 else (norm in " ".join(t.lower() for t in _TOKENS.findall(plain))):
+            hits.setdefault(why, value)
+    for why, value in hits.items():
+        add(Finding("hardcoded" if "environment" in why else "hidden", REJECT, f"contains a {why}: {value!r}"))
+    for pattern, why in ((_TRAJ_ID, "a trajectory or skill id"), (_UUID, "an id"),
+                         (_EMAIL, "an e-mail address"), (_DATE, "a date"), (_PHONE, "a phone number"),
+                         (_LONG_NUMBER, "an id or number of four or more digits")):
+        m = pattern.search(plain)
+        if m:
+            add(Finding("hardcoded", REJECT, f"contains {why} ({m.group(0)!r}); use a <placeholder>"))
+    return result

@@ -1,0 +1,162 @@
+"""Candidates waiting for review, and promoting or rejecting them.
+
+A candidate is either a new skill (status ``candidate``) or, for an edit of an *active* skill,
+a **draft**: a separate candidate skill named ``<target>-next`` that holds the proposed content,
+so the active version keeps being injected while the edit waits. Promoting a draft appends its
+content as a new version of the target (with the edit's provenance and reason) and retires the
+draft; a merge also retires the skills it absorbed. Rejecting remembers the proposed content
+hash so the same edit is not proposed again.
+
+What links a draft to its target lives in the bank's ``meta`` table under
+``evolution:pending:<candidate id>``; the draft used for a target under ``evolution:draft:<id>``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillbank.errors import InvalidSkillError
+from skillbank.models import Skill, SkillContent, SkillStatus
+
+PENDING_PREFIX = "evolution:pending:"
+DRAFT_PREFIX = "evolution:draft:"
+_LOCK_TIMEOUT = 30.0
+
+
+@dataclass
+class Pending:
+    """A candidate and what promoting it would do."""
+
+    skill: Skill
+    kind: str = "add"
+    target: str | None = None  # the active skill a draft would update
+    absorb: list[str] = field(default_factory=list)
+    name: str | None = None  # the target's name after promotion
+    proposal_hash: str | None = None  # hash of the proposed content, as proposed
+    base_hash: str | None = None  # the target's content hash when the draft was made
+    evidence: list[str] = field(default_factory=list)
+    task_ids: list[str] = field(default_factory=list)
+    reason: str = ""
+    author: str = ""
+    round: int | None = None
+    parent: str | None = None  # for a skill split off from another
+
+    @property
+    def is_draft(self) -> bool:
+        return self.target is not None
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target": self.target, "absorb": self.absorb, "name": self.name,
+                "proposal_hash": self.proposal_hash, "base_hash": self.base_hash,
+                "evidence": self.evidence, "task_ids": self.task_ids, "reason": self.reason,
+                "author": self.author, "round": self.round, "parent": self.parent}
+
+
+# -- storage ---------------------------------------------------------------------------------------
+
+
+def save_pending(bank: Any, skill_id: str, info: dict[str, Any]) -> None:
+    bank.store.set_meta(PENDING_PREFIX + skill_id, json.dumps(info, sort_keys=True))
+    if info.get("target"):
+        bank.store.set_meta(DRAFT_PREFIX + info["target"], skill_id)
+
+
+def _drop_pending(bank: Any, skill_id: str) -> None:
+    with bank.store.transaction() as conn:
+        conn.execute("DELETE FROM meta WHERE key = ?", (PENDING_PREFIX + skill_id,))
+
+
+def pending_info(bank: Any, skill_id: str) -> dict[str, Any] | None:
+    raw = bank.store.get_meta(PENDING_PREFIX + skill_id)
+    return json.loads(raw) if raw else None
+
+
+def draft_id_for(bank: Any, target_id: str) -> str | None:
+    """The draft skill used for edits of ``target_id`` (it may be retired between edits)."""
+    return bank.store.get_meta(DRAFT_PREFIX + target_id)
+
+
+def get_pending(bank: Any, skill_id: str) -> Pending:
+    skill = bank.get_skill(skill_id)
+    info = pending_info(bank, skill.id) or {}
+    return Pending(skill=skill, **{k: v for k, v in info.items() if k in Pending.__dataclass_fields__})
+
+
+def list_candidates(bank: Any, *, include_quarantined: bool = True) -> list[Pending]:
+    """Every candidate (and quarantined) skill with what promoting it would do."""
+    statuses = [SkillStatus.candidate] + ([SkillStatus.quarantined] if include_quarantined else [])
+    out = []
+    for status in statuses:
+        for skill in bank.skills.list(status=status):
+            info = pending_info(bank, skill.id) or {}
+            out.append(Pending(skill=skill, **{k: v for k, v in info.items()
+                                               if k in Pending.__dataclass_fields__}))
+    return out
+
+
+# -- decisions -------------------------------------------------------------------------------------
+
+
+def promote(bank: Any, skill_id: str, *, force: bool = False, reason: str | None = None,
+            author: str = "human") -> Skill:
+    """Make a candidate active (a draft: apply it to its target). Returns the active skill.
+
+    A quarantined candidate, or a draft whose target changed since it was made, needs
+    ``force=True``; the error says why.
+    """
+    p = get_pending(bank, skill_id)
+    cand = p.skill
+    if cand.status == SkillStatus.quarantined and not force:
+        raise InvalidSkillError(
+            f"{cand.name} is quarantined: {cand.note or 'flagged by a lint'}. Read it "
+            f"(`skillbank candidates show {cand.id}`) and promote with --force if it is safe")
+    if cand.status not in (SkillStatus.candidate, SkillStatus.quarantined):
+        raise InvalidSkillError(f"{cand.name} is {cand.status.value}, not a candidate")
+    why = reason or "promoted by review"
+    detail = f"{why}; {p.kind} from {p.author or 'evolution'}: {p.reason}" if p.reason else why
+    with bank.store.transaction():
+        if p.is_draft:
+            target = bank.get_skill(p.target)
+            if p.base_hash and target.content_hash != p.base_hash and not force:
+                raise InvalidSkillError(
+                    f"{target.name} changed since this edit was proposed (now v{target.version}); "
+                    "review the diff and promote with --force, or reject it")
+            content = SkillContent(**{**cand.content.model_dump(), "name": p.name or target.name})
+            result = bank.skills.new_version(
+                target.id, content=content, status=SkillStatus.active, author=author,
+                reason=f"{detail} (candidate {cand.id})", provenance=p.evidence,
+                note=None, action=f"evolve:{p.kind}")
+            bank.skills.new_version(cand.id, status=SkillStatus.retired, author=author,
+                                    reason=f"promoted into {target.name} v{result.version}",
+                                    note=f"promoted into {target.id} v{result.version}",
+                                    action="status:retired")
+        else:
+            result = bank.skills.new_version(
+                cand.id, status=SkillStatus.active, author=author, reason=detail,
+                provenance=p.evidence, note=None, action="status:active")
+        for absorbed in p.absorb:
+            other = bank.get_skill(absorbed)
+            if other.status != SkillStatus.retired and not other.pinned:
+                bank.skills.new_version(other.id, status=SkillStatus.retired, author=author,
+                                        reason=f"merged into {result.name}",
+                                        note=f"merged into {result.id}", action="status:retired")
+        _drop_pending(bank, cand.id)
+    return result
+
+
+def reject(bank: Any, skill_id: str, *, reason: str = "rejected by review", author: str = "human") -> Skill:
+    """Retire a candidate and remember its content so the same edit is not proposed again."""
+    p = get_pending(bank, skill_id)
+    cand = p.skill
+    if cand.status not in (SkillStatus.candidate, SkillStatus.quarantined):
+        raise InvalidSkillError(f"{cand.name} is {cand.status.value}, not a candidate")
+    for chash in {p.proposal_hash, cand.content_hash} - {None}:
+        bank.skills.remember_rejected(chash, p.target or cand.id, reason)
+    with bank.store.transaction():
+        result = bank.skills.new_version(cand.id, status=SkillStatus.retired, author=author,
+                                         reason=f"rejected: {reason}", note=f"rejected: {reason}",
+                                         action="status:retired")
+        _drop_pending(bank, cand.id)
+    return result

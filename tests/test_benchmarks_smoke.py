@@ -1,0 +1,47 @@
+"""Smoke test: every benchmark script runs with --quick, exits 0 and prints a table.
+
+No timing assertions: the numbers of a --quick run (tiny sizes, hash embedder) mean nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+SCRIPTS = sorted(p.name for p in BENCH_DIR.glob("bench_*.py"))
+
+
+def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SKILLBANK_BENCH_OUT": str(tmp_path / "out")}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=BENCH_DIR.parent)
+
+
+def _has_table(out: str) -> bool:
+    return "┏" in out or "| " in out  # rich box or the plain markdown fallback
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_benchmark_quick(script: str, tmp_path: Path) -> None:
+    results = BENCH_DIR / "RESULTS.md"
+    before = results.read_text() if results.exists() else None
+    proc = _run([str(BENCH_DIR / script), "--quick"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert _has_table(proc.stdout), proc.stdout[-3000:]
+    if script in {"bench_retrieval.py", "bench_logging.py", "bench_startup.py"}:
+        # quick numbers are never recorded
+        assert (results.read_text() if results.exists() else None) == before
+
+
+def test_run_all_lists_every_benchmark() -> None:
+    sys.path.insert(0, str(BENCH_DIR))
+    try:
+        import run_all
+    finally:
+        sys.path.remove(str(BENCH_DIR))
+    assert [p.name for p in run_all.discover()] == SCRIPTS

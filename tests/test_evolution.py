@@ -1,0 +1,531 @@
+"""The evolution round, step by step, on a real bank (SQLite file + Chroma) with the hash embedder."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from skillbank import directives as dx
+from skillbank.evolution import (
+    ChangeKind,
+    EvolutionConfig,
+    GateResult,
+    RuleDistiller,
+    evolve,
+    list_candidates,
+    promote,
+    reject,
+)
+from skillbank.evolution.cluster import cluster_runs
+from skillbank.evolution.evidence import (
+    ROUND_KEY,
+    hidden_literals,
+    load_batch,
+    task_template,
+    to_run,
+)
+from skillbank.evolution.exploit import claimed_actions, flag_exploits
+from skillbank.models import SkillStatus, utcnow
+from test_evolution_support import eta, injected, refund, search_budget, traj, window
+
+REFUND_BODY = "Look the order up, then refund it."
+
+
+def save(bank, *trajs):
+    return [bank.trajectories.save(t) for t in trajs]
+
+
+def by_name(bank, name):
+    return bank.get_skill(name)
+
+
+def refund_skill(bank, **kw):
+    return bank.add_skill(name="refund-orders", description="Refund a customer's order",
+                          body=kw.pop("body", REFUND_BODY), kind="procedure",
+                          tools=["find_order", "issue_refund"], **kw)
+
+
+# -- steps 1, 4, 5, 10: a first round on an empty bank ----------------------------------------------
+
+
+def test_first_round_learns_a_procedure_and_guards_with_provenance(bank):
+    ok = save(bank, *(refund(i) for i in range(4)))
+    bad = save(bank, *(refund(i, success=False, skip_check=True) for i in range(4, 7)))
+    win = save(bank, window(0), window(1))
+    report = evolve(bank)
+
+    kinds = {c.skill: c.kind for c in report.changes}
+    assert kinds == {"refund-order-arrived-damaged": "add", "when-open-window-is-unavailable": "add"}
+    proc = by_name(bank, "refund-order-arrived-damaged")
+    assert proc.status == SkillStatus.candidate and proc.kind.value == "procedure"
+    found = dx.parse(proc.body)
+    assert dx.Order(("find_order", "check_refund_policy", "issue_refund")) in found
+    assert dx.CheckFirst("check_refund_policy", "issue_refund") in found
+    # Values became placeholders: no order number, customer or amount from the runs.
+    assert "<order_id>" in proc.body and "<amount>" in proc.body
+    for literal in ("4000", "4001", "Alice", "20.5", "retail-refund"):
+        assert literal not in proc.body + proc.description
+    first = bank.history(proc.id)[0]
+    assert first.author == "evolution:rule" and "recurring method" in first.reason
+    assert set(ok) <= set(first.provenance) and set(bad) <= set(first.provenance)
+
+    guard = by_name(bank, "when-open-window-is-unavailable")
+    assert guard.kind.value == "guard" and guard.tools == ("open_window",)
+    assert dx.Unavailable("open_window") in dx.parse(guard.body)
+    assert "decline" in guard.body and set(bank.history(guard.id)[0].provenance) == set(win)
+
+    text = str(report)
+    assert "add" in text and "refund-order-arrived-damaged" in text and ok[0] in text + json.dumps(report.to_dict())
+
+
+def test_watermark_each_trajectory_is_evidence_once_and_since_rereads(bank):
+    save(bank, *(refund(i) for i in range(3)))
+    first = evolve(bank)
+    assert first.trajectories == 3 and first.round == 1
+    assert bank.store.get_meta(ROUND_KEY) == "1"
+    assert {r["consumed_round"] for r in bank.store.query("SELECT consumed_round FROM trajectories")} == {1}
+    second = evolve(bank)
+    assert second.trajectories == 0 and second.changes == [] and second.round == 2
+    # A re-run over a window reads consumed trajectories again; the same proposal is no change.
+    again = evolve(bank, since=utcnow() - timedelta(days=1))
+    assert again.trajectories == 3
+    assert [c.kind for c in again.changes] == []
+    assert {r["consumed_round"] for r in bank.store.query("SELECT consumed_round FROM trajectories")} == {3}
+    # An unlabelled trajectory is never evidence.
+    unlabelled = refund(9)
+    unlabelled.outcome = None
+    save(bank, unlabelled)
+    assert evolve(bank).trajectories == 0
+
+
+def test_dry_run_is_the_plan_and_writes_nothing(bank):
+    save(bank, *(refund(i) for i in range(3)), window(0))
+    before = bank.stats()
+    report = evolve(bank, dry_run=True)
+    assert {c.status for c in report.changes} == {"planned"} and len(report.changes) == 2
+    assert "Dry run" in str(report)
+    assert bank.stats() == before and bank.store.get_meta(ROUND_KEY) is None
+    assert evolve(bank).trajectories == 4  # still unconsumed
+
+
+# -- step 2: grouping by the skill versions used ------------------------------------------------
+
+
+def test_grouping_by_skill_versions_and_uncovered_pile(bank):
+    skill = refund_skill(bank)
+    save(bank, refund(0, skill=skill))
+    skill = bank.update_skill(skill.id, body="Find the order, check the policy, refund.", reason="edit")
+    save(bank, refund(1, skill=skill), refund(2))
+    batch = load_batch(bank)
+    assert sorted(v for r in batch.by_skill[skill.id] for v in r.skills[skill.id]) == [1, 2]
+    assert len(batch.uncovered) == 1 and not batch.uncovered[0].skills
+
+
+# -- step 3: contrast, capability sections, narrowing, splits, harmful retire ----------------------
+
+
+def test_used_skill_gets_common_mistakes_as_a_draft_and_stays_active(bank):
+    skill = refund_skill(bank)
+    ok = save(bank, *(refund(i, skill=skill) for i in range(3)))
+    bad = save(bank, *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 6)))
+    report = evolve(bank)
+    change = next(c for c in report.changes if c.skill_id == skill.id)
+    assert change.kind == "update" and change.status == "candidate"
+    assert "common mistakes" in change.reason and set(bad) <= set(change.evidence)
+    # The active version keeps being injected while the edit waits, as a draft.
+    assert bank.get_skill(skill.id).status == SkillStatus.active
+    assert bank.get_skill(skill.id).body == REFUND_BODY
+    draft = bank.get_skill(change.candidate_id)
+    assert draft.name == "refund-orders-next" and draft.status == SkillStatus.candidate
+    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(draft.body)
+    pending = {p.skill.id: p for p in list_candidates(bank)}[draft.id]
+    assert pending.target == skill.id and pending.kind == "update"
+
+    promoted = promote(bank, draft.id, reason="looks right")
+    assert promoted.id == skill.id and promoted.status == SkillStatus.active
+    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(promoted.body)
+    last = bank.history(skill.id)[-1]
+    assert set(last.provenance) >= set(bad) and "looks right" in last.reason
+    assert "evolution:rule" in last.reason or "common mistakes" in last.reason
+    assert bank.get_skill(draft.id).status == SkillStatus.retired
+    assert list_candidates(bank) == []
+    del ok
+
+
+def test_used_skill_learns_when_a_capability_is_missing(bank):
+    skill = bank.add_skill(name="car-comfort", description="Adjust the car's windows and climate",
+                           body="Use the car tools the user asks for.", kind="procedure",
+                           tools=["open_window", "set_climate"])
+    save(bank, *(window(i, skill=skill) for i in range(2)))
+    report = evolve(bank)
+    assert [c.kind for c in report.changes] == ["update"]  # owned by the skill: no separate guard
+    draft = bank.get_skill(report.changes[0].candidate_id)
+    assert "## When a capability is missing" in draft.body
+    assert dx.Unavailable("open_window") in dx.parse(draft.body)
+
+
+def test_description_narrowed_where_the_skill_did_not_apply(bank):
+    skill = refund_skill(bank)
+    save(bank, *(refund(i, skill=skill) for i in range(3)))
+    misfits = [search_budget(i, success=False, calls_made=2) for i in range(3)]
+    for t in misfits:
+        t.injections = injected(skill)
+        t.limit_events = []
+    save(bank, *misfits)
+    report = evolve(bank)
+    change = next(c for c in report.changes if c.skill_id == skill.id)
+    draft = bank.get_skill(change.candidate_id)
+    assert "Not for requests" in draft.description and "efficiency" in draft.description
+    assert "narrowed" in change.reason
+
+
+def test_skill_with_two_unrelated_methods_is_split(bank):
+    skill = bank.add_skill(name="order-help", description="Help with orders",
+                           body="Help the customer with their order.", kind="procedure",
+                           tools=["find_order", "check_refund_policy", "issue_refund", "track_order"])
+    save(bank, *(refund(i, skill=skill) for i in range(3)))
+    save(bank, *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 5)))
+    tracked = [traj(f"Where is parcel {800 + i}?", [
+        ("track_order", {"order_id": f"{800 + i}"}, '{"carrier": "DHL"}'),
+        ("carrier_status", {"carrier": "DHL", "order_id": f"{800 + i}"}, "in transit")],
+        success=True, answer="It is in transit.", injections=injected(skill)) for i in range(3)]
+    save(bank, *tracked)
+    report = evolve(bank)
+    kinds = sorted(c.kind for c in report.changes)
+    assert kinds == ["split", "split"]
+    spun = next(c for c in report.changes if c.skill_id != skill.id)
+    new = bank.get_skill(spun.skill_id)
+    assert dx.Order(("track_order", "carrier_status")) in dx.parse(new.body)
+    assert new.status == SkillStatus.candidate
+    narrowed = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
+    assert dx.Order(("find_order", "check_refund_policy", "issue_refund")) in dx.parse(narrowed.body)
+
+
+def test_overlong_skill_is_split_into_a_pitfall_skill(bank):
+    long_lead = "Refund orders carefully. " + "Be precise and polite with the customer. " * 60
+    skill = refund_skill(bank, body=long_lead)
+    save(bank, *(refund(i, skill=skill) for i in range(3)))
+    save(bank, *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 6)))
+    report = evolve(bank, split_chars=1500, max_body_chars=4000)
+    spun = next(c for c in report.changes if c.skill_id != skill.id)
+    pit = bank.get_skill(spun.skill_id)
+    assert pit.name == "refund-orders-pitfalls" and pit.kind.value == "pitfall"
+    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(pit.body)
+    main = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
+    assert "## Common mistakes" not in main.body
+
+
+def test_harmful_skill_is_retired_with_the_rule_documented(bank):
+    bad_skill = bank.add_skill(name="skip-the-check", description="Refund fast",
+                               body="Refund immediately, no need to look anything up.",
+                               kind="procedure", tools=["issue_refund"])
+    fine_skill = bank.add_skill(name="be-polite", description="Refund politely",
+                                body="Be polite.", kind="policy")
+    with_it = [refund(i, success=i % 5 == 0, skip_check=True, skill=bad_skill, task_type="refund")
+               for i in range(10)]
+    without = [refund(i, success=i % 10 != 0, task_type="refund") for i in range(10, 20)]
+    few = [refund(i, success=False, skill=fine_skill, task_type="refund") for i in range(20, 23)]
+    save(bank, *with_it, *without, *few)
+    report = evolve(bank, max_retire_fraction=0.5)
+    retired = [c for c in report.changes if c.kind == "retire"]
+    assert [c.skill for c in retired] == ["skip-the-check"]
+    assert "harmful" in retired[0].reason and "20%" in retired[0].reason
+    assert bank.get_skill(bad_skill.id).status == SkillStatus.retired
+    last = bank.history(bad_skill.id)[-1]
+    assert last.status == SkillStatus.retired and set(last.provenance) == {t.id for t in with_it}
+    # Three failures are not enough evidence to call a skill harmful.
+    assert bank.get_skill(fine_skill.id).status == SkillStatus.active
+
+
+def test_retire_fraction_caps_a_round(bank):
+    skills = [bank.add_skill(name=f"bad-{n}", description=f"Refund variant {n}", body="Refund now.",
+                             tools=["issue_refund"]) for n in range(3)]
+    for n in range(3):
+        bank.add_skill(name=f"other-{n}", description=f"Unrelated {n}", body="Other advice.")
+    trajs = []
+    for n, s in enumerate(skills):
+        trajs += [refund(100 * n + i, success=False, skip_check=True, skill=s, task_type="refund")
+                  for i in range(9)]
+    trajs += [refund(900 + i, task_type="refund") for i in range(12)]
+    save(bank, *trajs)
+    report = evolve(bank, max_retire_fraction=0.2)  # ceil(0.2 * 6) = 2
+    assert len([c for c in report.changes if c.kind == "retire"]) == 2
+    assert any("retire cap" in (c.note or "") for c in report.skipped)
+
+
+# -- step 4: the uncovered pile ----------------------------------------------------------------
+
+
+def test_new_skill_needs_min_support(bank):
+    save(bank, refund(0))
+    assert evolve(bank).changes == []
+    save(bank, refund(1))
+    assert evolve(bank, since=utcnow() - timedelta(days=1), min_support=3).changes == []
+    report = evolve(bank, since=utcnow() - timedelta(days=1))
+    assert [c.kind for c in report.changes] == ["add"]
+
+
+def test_clustering_separates_task_families_with_the_same_tools(bank):
+    a = [traj(f"Translate the note number {i} into French", [("lookup", {"q": f"n{i}"}, "ok")], success=True)
+         for i in range(3)]
+    b = [traj(f"Summarise yesterday's sales report {i}", [("lookup", {"q": f"r{i}"}, "ok")], success=True)
+         for i in range(3)]
+    runs = [to_run(t) for t in a + b]
+    clusters = cluster_runs(runs, bank.embedder, threshold=0.75)
+    groups = sorted(sorted(r.id for r in c.runs) for c in clusters)
+    assert groups == sorted([sorted(t.id for t in a), sorted(t.id for t in b)])
+    # Over the embedding cap, runs are grouped by their tool signature instead.
+    capped = cluster_runs(runs, bank.embedder, max_embed=0)
+    assert len(capped) == 1 and capped[0].key == "tools:lookup"
+    assert task_template("Refund order 4512 for Alice") == "refund order <num> for <name>"
+
+
+# -- step 5: limits ----------------------------------------------------------------------------
+
+
+def test_limit_failures_become_one_guard_per_type_and_situation(bank):
+    save(bank, window(0), window(1), eta(0), eta(1), search_budget(0), search_budget(1))
+    # A success that came close to the six-call budget is evidence too.
+    close = save(bank, search_budget(2, success=True, calls_made=5))
+    easy = save(bank, search_budget(3, success=True, calls_made=2))
+    report = evolve(bank)
+    names = sorted(c.skill for c in report.changes)
+    assert names == ["finish-within-steps-budget-stop-repeating-search",
+                     "when-open-window-is-unavailable", "when-track-order-eta-is-unknown"]
+    budget = by_name(bank, "finish-within-steps-budget-stop-repeating-search")
+    steps = [d for d in dx.parse(budget.body) if isinstance(d, dx.StepBudget)]
+    assert steps == [dx.StepBudget(5)]  # below the recorded limit of 6
+    assert "answer with what is known" in budget.body
+    prov = set(bank.history(budget.id)[0].provenance)
+    assert set(close) <= prov and not set(easy) & prov
+    unknown = by_name(bank, "when-track-order-eta-is-unknown")
+    assert dx.UnknownField("track_order", "eta") in dx.parse(unknown.body)
+
+
+def test_rate_limits_are_not_lessons(bank):
+    t = refund(0, success=False)
+    t.limit_events = [__import__("skillbank.models", fromlist=["LimitEvent"]).LimitEvent(
+        type="rate_limit", step=1, detail="429 from provider")]
+    save(bank, t)
+    assert evolve(bank).situations == 0
+
+
+# -- step 6: evidence as the agent saw it ----------------------------------------------------------
+
+
+def test_runs_hold_only_what_the_agent_saw(bank):
+    t = refund(3, success=False, skip_check=True)
+    t.labels = {"expected_answer": "REFUND-99-OK", "split": "train_v2"}
+    t.steps[1].result = 'found; api key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD'
+    save(bank, t)
+    batch = load_batch(bank)
+    run = batch.runs[0]
+    visible = json.dumps({"task": run.task, "calls": [c.__dict__ for c in run.calls], "answer": run.answer,
+                          "limits": [h.__dict__ for h in run.limits]}, default=str)
+    for hidden in ("retail-refund-0003", "REFUND-99-OK", "train_v2", "expected refund policy"):
+        assert hidden not in visible
+    assert "sk-proj-abcdefghijklmnop" not in visible and "REDACTED" in visible
+    why = hidden_literals([t]).values
+    assert why["retail-refund-0003"] == "task id" and why["refund-99-ok"] == "expected answer"
+    assert why["train_v2"] == "benchmark label"
+
+
+# -- step 8: de-duplication ----------------------------------------------------------------------
+
+
+def test_new_skill_similar_to_an_existing_one_becomes_a_merge(bank):
+    existing = bank.add_skill(
+        name="refund-damaged-orders", description="Refund orders that arrived damaged",
+        body="Call the tools in this order: `find_order`, then `check_refund_policy`, then `issue_refund`.",
+        kind="procedure", tools=["find_order", "check_refund_policy", "issue_refund"])
+    save(bank, *(refund(i) for i in range(3)), *(refund(i, success=False, skip_check=True) for i in range(3, 5)))
+    report = evolve(bank)
+    assert [c.kind for c in report.changes] == ["merge"]
+    change = report.changes[0]
+    assert change.skill_id == existing.id and "merged into similar skill" in change.reason
+    draft = bank.get_skill(change.candidate_id)
+    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(draft.body)
+    assert len(bank.list_skills()) == 2  # the skill and its draft; no near-duplicate skill
+
+
+def test_existing_near_duplicates_are_merged_and_one_retired_on_promotion(bank):
+    body = "Call the tools in this order: `find_order`, then `issue_refund`."
+    a = bank.add_skill(name="refund-an-order", description="Refund an order for a customer", body=body,
+                       tools=["find_order", "issue_refund"])
+    b = bank.add_skill(name="order-refunds", description="Refund orders", body=body + " Be polite.",
+                       tools=["find_order", "issue_refund"])
+    save(bank, refund(0))
+    report = evolve(bank)
+    merge = [c for c in report.changes if c.kind == "merge"]
+    assert len(merge) == 1 and "near-duplicates" in merge[0].reason
+    keep = bank.get_skill(promote(bank, merge[0].candidate_id).id)
+    gone = b if keep.id == a.id else a
+    assert keep.status == SkillStatus.active and bank.get_skill(gone.id).status == SkillStatus.retired
+    assert "merged into" in bank.history(gone.id)[-1].reason
+
+
+# -- step 9: the bank budget ------------------------------------------------------------------------
+
+
+def test_bank_budget_retires_least_useful_within_the_fraction(bank):
+    skills = [bank.add_skill(name=f"tip-{n}", description=f"Tip number {n}", body="Some advice. " * 20)
+              for n in range(10)]
+    # Give tip-0 a poor record and tip-9 a good one.
+    save(bank, *(refund(i, success=False, skill=skills[0]) for i in range(3)),
+         *(refund(i, skill=skills[9]) for i in range(3, 6)))
+    report = evolve(bank, max_active=5, max_retire_fraction=0.2, harm_min_uses=100)
+    retired = [c for c in report.changes if c.kind == "retire"]
+    assert len(retired) == 2 and retired[0].skill == "tip-0"
+    assert all("bank budget" in c.reason for c in retired)
+    assert bank.get_skill(skills[9].id).status == SkillStatus.active
+    assert bank.skills.count(SkillStatus.active) == 8
+
+
+# -- step 11: the gate ------------------------------------------------------------------------
+
+
+def _gate_bank(bank):
+    save(bank, *(refund(i) for i in range(3)), *(refund(i, success=False, skip_check=True) for i in range(3, 5)))
+    save(bank, window(0), eta(0))
+
+
+def test_gate_promotes_only_attributable_gains_without_regressions(bank):
+    _gate_bank(bank)
+    seen = {}
+
+    def validate(candidate, task_ids):
+        seen[candidate.name] = list(task_ids)
+        if candidate.name == "when-track-order-eta-is-unknown":
+            return GateResult(gain=0.3, regressions=["track-000"])
+        if candidate.name == "when-open-window-is-unavailable":
+            return GateResult(gain=0.0)
+        return GateResult(gain=0.25, checked=task_ids)
+
+    report = evolve(bank, validate=validate, auto_promote=True)
+    status = {c.skill: c.status for c in report.changes}
+    assert status == {"refund-order-arrived-damaged": "active", "when-open-window-is-unavailable": "rejected",
+                      "when-track-order-eta-is-unknown": "rejected"}
+    proc_tasks = seen["refund-order-arrived-damaged"]
+    assert proc_tasks[:5] == sorted(f"retail-refund-{i:04d}" for i in range(5))
+    assert set(proc_tasks[5:]) == {"car-000", "track-000"}  # the held-out sample
+    assert bank.get_skill("refund-order-arrived-damaged").status == SkillStatus.active
+    assert "gate passed" in bank.history("refund-order-arrived-damaged")[-1].reason
+    assert bank.get_skill("when-track-order-eta-is-unknown").status == SkillStatus.retired
+    # The rejected edit is remembered: a re-run over the same evidence does not propose it again.
+    again = evolve(bank, since=utcnow() - timedelta(days=1), validate=validate, auto_promote=True)
+    notes = {c.skill: c.note for c in again.skipped}
+    assert "rejected" in notes["when-track-order-eta-is-unknown"]
+    assert "rejected" in notes["when-open-window-is-unavailable"]
+    assert "already covered" in notes["refund-order-arrived-damaged"]
+    assert again.changes == []
+
+
+def test_gate_respects_the_evaluation_budget(bank):
+    _gate_bank(bank)
+    calls = []
+
+    def validate(candidate, task_ids):
+        calls.append(candidate.name)
+        return GateResult(gain=1.0, cost=2)
+
+    report = evolve(bank, validate=validate, auto_promote=True, eval_budget=3)
+    assert len(calls) == 2
+    assert sorted(c.status for c in report.changes) == ["active", "active", "candidate"]
+    assert any(d.detail == "evaluation budget spent" for d in report.gate)
+
+
+def test_without_a_validator_candidates_wait_unless_a_policy_promotes(bank):
+    _gate_bank(bank)
+    report = evolve(bank, auto_promote=True)
+    assert {c.status for c in report.changes} == {"candidate"}
+    assert "needs a validation function" in report.gate[0].detail
+    bank2_report = evolve(bank, since=utcnow() - timedelta(days=1), promote_policy="guards")
+    assert bank2_report.changes == []  # same proposals: already candidates
+    for p in list_candidates(bank):
+        reject(bank, p.skill.id, reason="not now")
+    assert list_candidates(bank) == []
+
+
+def test_promote_policy_guards_promotes_only_template_guards(bank):
+    _gate_bank(bank)
+    report = evolve(bank, promote_policy="guards")
+    status = {c.skill: c.status for c in report.changes}
+    assert status["when-open-window-is-unavailable"] == "active"
+    assert status["when-track-order-eta-is-unknown"] == "active"
+    assert status["refund-order-arrived-damaged"] == "candidate"
+
+
+def test_rolled_back_edit_is_not_proposed_again(bank):
+    skill = refund_skill(bank)
+    save(bank, *(refund(i, skill=skill) for i in range(3)),
+         *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 6)))
+    report = evolve(bank, promote_policy="all")
+    assert report.changes[0].status == "active"
+    edited = bank.get_skill(skill.id)
+    bank.rollback(skill.id, to_version=edited.version - 1, reason="worse in production")
+    again = evolve(bank, since=utcnow() - timedelta(days=1))
+    assert [c.kind for c in again.changes] == []
+    assert any("rejected or rolled back" in c.note for c in again.skipped)
+
+
+# -- exploits ----------------------------------------------------------------------------------
+
+
+def test_exploit_successes_are_flagged_and_not_learned_from(bank):
+    honest = [refund(i) for i in range(4)]
+    shortcut = [traj(f"Refund order {5000 + i} for Priya, it arrived damaged.", [], success=True,
+                     answer="Done, refunded.", task_type=None) for i in range(3)]
+    claim = traj("Refund order 6001 for Omar, it arrived damaged.",
+                 [("find_order", {"order_id": "6001"}, "{}"),
+                  ("check_refund_policy", {"order_id": "6001"}, "{}")], success=True,
+                 answer="I have refunded your order.")
+    save(bank, *honest, *shortcut, claim)
+    report = evolve(bank)
+    assert set(report.exploits) == {t.id for t in shortcut} | {claim.id}
+    assert "shortcut" in report.exploits[shortcut[0].id] and "unbacked claim" in report.exploits[claim.id]
+    proc = by_name(bank, "refund-order-arrived-damaged")
+    assert not {t.id for t in shortcut + [claim]} & set(bank.history(proc.id)[0].provenance)
+    assert "Possible environment exploits" in str(report)
+    assert claimed_actions("Your booking was cancelled and I have sent the receipt.") == ["cancel", "send"]
+
+
+def test_skill_whose_successes_are_exploits_is_quarantined(bank):
+    lazy = bank.add_skill(name="just-say-done", description="Refund requests",
+                          body="Reply that the refund is done.", tools=["issue_refund"])
+    save(bank, *(refund(i, task_type="refund") for i in range(4)))
+    cheats = [traj(f"Refund order {5000 + i} for Priya, it arrived damaged.", [], success=True,
+                   answer="All done.", task_type="refund", injections=injected(lazy)) for i in range(3)]
+    save(bank, *cheats)
+    report = evolve(bank)
+    flag = [c for c in report.changes if c.kind == "flag"]
+    assert [c.skill for c in flag] == ["just-say-done"] and "exploit" in flag[0].reason
+    assert bank.get_skill(lazy.id).status == SkillStatus.quarantined
+
+
+def test_exploit_detector_needs_comparable_peers():
+    runs = [to_run(refund(i)) for i in range(2)] + [to_run(traj("Refund order 1 for A", [], success=True))]
+    for r in runs:
+        r.group = "g"
+    assert flag_exploits(runs) == {}
+
+
+# -- the report and the distiller name --------------------------------------------------------------
+
+
+def test_report_lists_kind_skill_reason_and_evidence(bank):
+    save(bank, *(refund(i) for i in range(2)))
+    report = evolve(bank, distiller=RuleDistiller())
+    line = str(report).splitlines()
+    assert any(l.strip().startswith("add") and "refund-order-arrived-damaged" in l and "recurring" in l for l in line)
+    assert any("evidence:" in l and report.changes[0].evidence[0] in l for l in line)
+    data = report.to_dict()
+    assert data["changes"][0]["kind"] == "add" and json.dumps(data)
+    assert report.by_kind(ChangeKind.add) == report.changes
+
+
+def test_config_overrides_are_validated(bank):
+    with pytest.raises(TypeError):
+        evolve(bank, no_such_setting=1)
+    assert EvolutionConfig().min_support == 2
