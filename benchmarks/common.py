@@ -67,6 +67,7 @@ def machine_info() -> dict[str, str]:
         "cpu": f"{os.cpu_count()} cores ({_cpu_model()})",
         "memory": _memory_gb(),
         "os": platform.platform(),
+        "load average at start (1/5/15 min)": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "packages": ", ".join(f"{p} {version(p)}" for p in KEY_PACKAGES),
@@ -306,13 +307,26 @@ def cached_vectors(texts: Sequence[str], embedder: Any, tag: str, *, batch: int 
         m = int(other.stem.rsplit("-", 1)[1])
         if m >= n:
             return np.load(other, mmap_mode="r")[:n].copy()
+    # Resumable: each batch is saved as it finishes, so an interrupted run loses one batch.
+    part_dir = OUT_DIR / f"{tag}-{safe}-{n}.parts"
+    part_dir.mkdir(exist_ok=True)
     parts = []
     t0 = time.perf_counter()
     for start in range(0, n, batch):
-        parts.append(embedder.embed(list(texts[start:start + batch])))
+        part = part_dir / f"{start:09d}-{batch}.npy"
+        if part.exists():
+            parts.append(np.load(part))
+            continue
+        vecs = embedder.embed(list(texts[start:start + batch])).astype(np.float32)
+        part_dir.mkdir(exist_ok=True)  # another process may have finished and removed it
+        np.save(part, vecs)
+        parts.append(vecs)
         done = min(n, start + batch)
-        rate = done / (time.perf_counter() - t0)
-        log(f"  embedded {done}/{n} {tag} texts ({rate:.0f}/s)")
+        log(f"  embedded {done}/{n} {tag} texts ({(done - start) / (time.perf_counter() - t0):.0f}/s this batch)")
+        t0 = time.perf_counter()
     vectors = np.vstack(parts).astype(np.float32)
     np.save(path, vectors)
+    import shutil
+
+    shutil.rmtree(part_dir, ignore_errors=True)
     return vectors

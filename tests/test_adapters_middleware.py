@@ -574,3 +574,60 @@ def test_a_retrieval_failure_does_not_break_the_agent(bank, skills, caplog):
     assert traj.status == "complete" and traj.injections == []
     assert model.received[0][0].text == SYSTEM
     assert "retrieval failed" in caplog.text
+
+
+def test_interrupted_run_is_paused_and_continues_in_the_same_trajectory(bank):
+    from langgraph.types import Command, interrupt
+
+    @tool
+    def confirm(action: str) -> str:
+        """Ask the human to confirm an action."""
+        answer = interrupt(f"confirm {action}?")
+        return f"human said {answer}"
+
+    model = ScriptedChatModel([tool_call("confirm", action="unlock"), "unlocked"], cycle=False)
+    mw = SkillBankMiddleware(bank)
+    agent = agent_with(model, [confirm], mw, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "hitl"}}
+    first = agent.invoke({"messages": [("user", "unlock the car")]}, config)
+    assert "__interrupt__" in first
+    tid = first["skillbank_trajectory_id"]
+    paused = bank.trajectories.get(tid)
+    assert paused.status == "running" and paused.limit_events == []
+    assert paused.steps[-1].result == "[interrupted: waiting for input]"
+
+    second = agent.invoke(Command(resume="yes"), config)
+    assert second["skillbank_trajectory_id"] == tid
+    traj = bank.trajectories.get(tid)
+    assert traj.status == "complete" and traj.final_answer == "unlocked"
+    assert [s.kind for s in traj.steps] == ["model", "tool", "tool", "model"]
+    assert traj.steps[2].result == "human said yes" and traj.limit_events == []
+    assert [s.index for s in traj.steps] == [0, 1, 2, 3]
+
+
+def test_structured_response_is_the_final_answer(bank):
+    from pydantic import BaseModel
+
+    class Plan(BaseModel):
+        steps: list[str]
+
+    model = ScriptedChatModel([tool_call("Plan", steps=["cool", "vent"])])
+    mw = SkillBankMiddleware(bank)
+    result = create_agent(model, [], middleware=[mw], response_format=Plan).invoke(
+        {"messages": [("user", "plan the climate")]})
+    assert result["structured_response"] == Plan(steps=["cool", "vent"])
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert traj.status == "complete" and json.loads(traj.final_answer) == {"steps": ["cool", "vent"]}
+
+
+def test_abandoned_stream_is_stored_incomplete(bank):
+    mw = SkillBankMiddleware(bank)
+    agent = agent_with(ScriptedChatModel([tool_call("ping"), tool_call("ping"), "done"]), [ping], mw)
+    stream = agent.stream({"messages": [("user", "ping twice")]}, stream_mode="updates")
+    for i, _ in enumerate(stream):
+        if i == 3:
+            break
+    stream.close()
+    traj = bank.trajectories.get(mw.last_trajectory_id)
+    assert traj.status == "incomplete" and traj.error.startswith("GeneratorExit")
+    assert traj.steps and traj.steps[0].kind == "model"

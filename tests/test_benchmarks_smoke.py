@@ -6,6 +6,7 @@ No timing assertions: the numbers of a --quick run (tiny sizes, hash embedder) m
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,11 @@ def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 def _has_table(out: str) -> bool:
-    return "┏" in out or "| " in out  # rich box or the plain markdown fallback
+    """A rich box, a markdown table, or at least two rows of 3+ space-aligned columns."""
+    if "┏" in out or "|---" in out:
+        return True
+    rows = [line for line in out.splitlines() if len(re.split(r"\s{2,}", line.strip())) >= 3]
+    return len(rows) >= 2
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -154,6 +154,18 @@ def test_used_skill_gets_common_mistakes_as_a_draft_and_stays_active(bank):
     del ok
 
 
+def test_an_edit_already_waiting_is_not_proposed_again(bank):
+    skill = refund_skill(bank)
+    save(bank, *(refund(i, skill=skill) for i in range(3)),
+         *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 6)))
+    first = evolve(bank)
+    again = evolve(bank, since=utcnow() - timedelta(days=1))
+    assert again.changes == []
+    assert "already waiting for review" in again.skipped[0].note
+    assert first.changes[0].candidate_id in again.skipped[0].note
+    assert bank.get_skill(first.changes[0].candidate_id).version == 1
+
+
 def test_used_skill_learns_when_a_capability_is_missing(bank):
     skill = bank.add_skill(name="car-comfort", description="Adjust the car's windows and climate",
                            body="Use the car tools the user asks for.", kind="procedure",
@@ -296,7 +308,7 @@ def test_limit_failures_become_one_guard_per_type_and_situation(bank):
                      "when-open-window-is-unavailable", "when-track-order-eta-is-unknown"]
     budget = by_name(bank, "finish-within-steps-budget-stop-repeating-search")
     steps = [d for d in dx.parse(budget.body) if isinstance(d, dx.StepBudget)]
-    assert steps == [dx.StepBudget(5)]  # below the recorded limit of 6
+    assert steps == [dx.StepBudget(6)]  # the recorded tool-call limit
     assert "answer with what is known" in budget.body
     prov = set(bank.history(budget.id)[0].provenance)
     assert set(close) <= prov and not set(easy) & prov
@@ -318,7 +330,6 @@ def test_rate_limits_are_not_lessons(bank):
 def test_runs_hold_only_what_the_agent_saw(bank):
     t = refund(3, success=False, skip_check=True)
     t.labels = {"expected_answer": "REFUND-99-OK", "split": "train_v2"}
-    t.steps[1].result = 'found; api key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD'
     save(bank, t)
     batch = load_batch(bank)
     run = batch.runs[0]
@@ -326,7 +337,7 @@ def test_runs_hold_only_what_the_agent_saw(bank):
                           "limits": [h.__dict__ for h in run.limits]}, default=str)
     for hidden in ("retail-refund-0003", "REFUND-99-OK", "train_v2", "expected refund policy"):
         assert hidden not in visible
-    assert "sk-proj-abcdefghijklmnop" not in visible and "REDACTED" in visible
+    assert "Refund order 4003" in run.task and [c.tool for c in run.calls] == ["find_order", "issue_refund"]
     why = hidden_literals([t]).values
     assert why["retail-refund-0003"] == "task id" and why["refund-99-ok"] == "expected answer"
     assert why["train_v2"] == "benchmark label"
@@ -381,6 +392,15 @@ def test_bank_budget_retires_least_useful_within_the_fraction(bank):
     assert all("bank budget" in c.reason for c in retired)
     assert bank.get_skill(skills[9].id).status == SkillStatus.active
     assert bank.skills.count(SkillStatus.active) == 8
+
+
+def test_bank_budget_on_total_rendered_size(bank):
+    for n in range(4):
+        bank.add_skill(name=f"long-tip-{n}", description=f"Tip {n}", body="Detailed advice. " * 100)
+    save(bank, refund(0))
+    report = evolve(bank, max_rendered_tokens=1000, max_retire_fraction=0.5)
+    retired = [c for c in report.changes if c.kind == "retire"]
+    assert len(retired) == 2 and "rendered tokens" in retired[0].reason
 
 
 # -- step 11: the gate ------------------------------------------------------------------------
@@ -529,3 +549,32 @@ def test_config_overrides_are_validated(bank):
     with pytest.raises(TypeError):
         evolve(bank, no_such_setting=1)
     assert EvolutionConfig().min_support == 2
+
+
+def test_limit_details_in_the_adapters_wording_are_understood():
+    from skillbank.models import LimitEvent
+
+    t = traj("Cool the car and tell me the cabin humidity", [("get_cabin", {}, '{"humidity": null}')],
+             success=False, limits=[
+                 LimitEvent(type="unknown_field", step=1, tool="get_cabin",
+                            detail="tool result has unknown or null fields: humidity, items[0].window"),
+                 LimitEvent(type="invalid_tool_args", step=3, tool="turn_on_ac",
+                            detail="Error invoking tool 'turn_on_ac' with kwargs {} with error:\n"
+                                   " temperature: Field required\n Please fix the error and try again."),
+                 LimitEvent(type="missing_tool", step=5, tool="open_window",
+                            detail="Error: open_window is not a valid tool, try one of [turn_on_ac]."),
+             ])
+    hits = [(h.type.value, h.tool, h.field, h.param) for h in to_run(t).limits]
+    assert hits == [("unknown_field", "get_cabin", "humidity", None),
+                    ("unknown_field", "get_cabin", "window", None),
+                    ("invalid_tool_args", "turn_on_ac", None, "temperature"),
+                    ("missing_tool", "open_window", None, None)]
+
+
+def test_a_rejected_edit_stays_rejected_when_only_its_evidence_counts_change(bank):
+    save(bank, window(0))
+    first = evolve(bank)
+    reject(bank, first.changes[0].candidate_id, reason="not useful")
+    save(bank, window(1), window(2))
+    again = evolve(bank)
+    assert again.changes == [] and "rejected or rolled back" in again.skipped[0].note

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 from uuid import UUID
@@ -29,7 +29,13 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
 from skillbank.adapters.injection import injections_from_messages
-from skillbank.adapters.limits import Detectors, detect_refusal, find_unknown_fields, limit_from_message
+from skillbank.adapters.limits import (
+    Detectors,
+    detect_refusal,
+    find_unknown_fields,
+    is_interrupt,
+    limit_from_message,
+)
 from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text
 
 __all__ = ["SkillBankCallbackHandler"]
@@ -37,11 +43,13 @@ __all__ = ["SkillBankCallbackHandler"]
 log = logging.getLogger("skillbank.adapters")
 _DEFAULT = object()
 _KEEP_IDS = 10_000
+_INTERRUPTED = "interrupted: waiting for human input (a resumed run is recorded as a new trajectory)"
 
 
 @dataclass
 class _Root:
     recorder: TrajectoryRecorder
+    interrupted: bool = False
     seen_tool_calls: set[str] = field(default_factory=set)
     seen_messages: set[Any] = field(default_factory=set)
 
@@ -141,7 +149,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         )
         self.flush_every = flush_every
         self.last_trajectory_id: str | None = None
-        self.trajectory_ids: list[str] = []
+        self.trajectory_ids: deque[str] = deque(maxlen=_KEEP_IDS)  # latest runs, oldest first
         self._roots: dict[UUID, _Root] = {}
         self._owner: dict[UUID, UUID] = {}  # any live run -> its top-level run
         self._turns: dict[UUID, Any] = {}  # live model / tool run -> its recorder turn
@@ -236,6 +244,10 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             return
         self._forget(run_id)
         self._scan(root, outputs)
+        if root.interrupted or (isinstance(outputs, dict) and "__interrupt__" in outputs):
+            # A resumed run is a new top-level run to a callback handler: a new trajectory.
+            root.recorder.finish(None, status="incomplete", error=_INTERRUPTED)
+            return
         messages = list(_messages_in(outputs))
         last = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
         if last is not None:
@@ -250,9 +262,16 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
             root = self._roots.pop(run_id, None)
+            if root is None and is_interrupt(error):
+                live = self._root_for_live(run_id)
+                if live is not None:
+                    live.interrupted = True
         self._forget(run_id)
         if root is not None:
-            root.recorder.fail(error)
+            if is_interrupt(error):
+                root.recorder.finish(None, status="incomplete", error=_INTERRUPTED)
+            else:
+                root.recorder.fail(error)
 
     def _label(self, root: _Root, outputs: Any) -> None:
         scorer = self.verifier if self.verifier is not None else self.judge
@@ -362,6 +381,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             turn = self._turns.pop(run_id, None)
         if root is not None and turn is not None:
             root.recorder.end_tool(turn, error=error)
+            if is_interrupt(error):
+                root.interrupted = True
         with self._lock:
             is_root = self._roots.pop(run_id, None) is not None
         self._forget(run_id)

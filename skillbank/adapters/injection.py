@@ -13,21 +13,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.recorder import first_human_text, message_text
-from skillbank.models import Skill, SkillStatus
+from skillbank import retrieval
+from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
 
 __all__ = ["SkillInjector", "InjectionResult", "merge_system_message", "inject_skills",
-           "INJECTION_METADATA_KEY", "injections_from_messages"]
+           "INJECTION_METADATA_KEY", "injections_from_messages", "search_vector"]
 
 # Where an injected system message carries its record, for a callback handler to pick up.
 # response_metadata is never sent to a provider, unlike additional_kwargs for some integrations.
 INJECTION_METADATA_KEY = "skillbank_injections"
 
-_MESSAGE_CHARS = 400  # per message in the query: enough for the gist, keeps embedding cheap
-_QUERY_CHARS = 2000
+# Embedding cost grows with the text's length (a MiniLM forward pass is ~0.1 ms of CPU per
+# token) and a turn's retrieval has a budget of a few milliseconds. So the query is not one long
+# text re-embedded every turn: it is the task and the gist of each recent message, embedded
+# separately (each text once: the embedder caches single texts) and averaged, and each turn only
+# pays for the messages that are new.
+_TASK_CHARS = 200
+MESSAGE_CHARS = 100
 
 
 @dataclass
@@ -37,7 +44,8 @@ class InjectionResult:
     text: str
     hits: list[SkillHit] = field(default_factory=list)
     query: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # all of retrieval: embedding, search, rendering
+    embed_seconds: float = 0.0  # the part spent embedding query texts
 
     @property
     def records(self) -> list[tuple[str, int, float]]:
@@ -57,17 +65,20 @@ def _role(message: Any) -> str:
         getattr(message, "type", ""), getattr(message, "type", "message"))
 
 
-def _describe(message: Any) -> str:
-    text = message_text(getattr(message, "content", "")).strip()
-    parts = [text[:_MESSAGE_CHARS]] if text else []
+def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
+    """A message's gist in at most ``limit`` characters: who, what, which tool calls."""
+    text = " ".join(message_text(getattr(message, "content", "")).split())
+    parts = [text] if text else []
     for call in getattr(message, "tool_calls", None) or []:
-        args = ", ".join(f"{k}={str(v)[:40]}" for k, v in (call.get("args") or {}).items())
+        args = ", ".join(f"{k}={str(v)[:30]}" for k, v in (call.get("args") or {}).items())
         parts.append(f"calls {call.get('name')}({args})")
+    if not parts:
+        return ""
     if getattr(message, "type", None) == "tool":
         name = getattr(message, "name", None) or "tool"
         status = " failed" if getattr(message, "status", None) == "error" else ""
-        return f"{name}{status}: {' '.join(parts)}"
-    return f"{_role(message)}: {' '.join(parts)}" if parts else ""
+        return f"{name}{status}: {' '.join(parts)}"[:limit]
+    return f"{_role(message)}: {' '.join(parts)}"[:limit]
 
 
 class SkillInjector:
@@ -84,15 +95,17 @@ class SkillInjector:
         *,
         k: int = 5,
         token_budget: int | None = 1200,
-        history: int = 6,
+        history: int = 4,
         min_score: float = 0.0,
         pinned: Iterable[str] = (),
         filter: Callable[[Skill], bool] | None = None,
         kinds: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         tools: Sequence[str] | None = None,
+        message_chars: int = MESSAGE_CHARS,
     ):
         self.bank = bank
+        self.message_chars = message_chars
         self.k = k
         self.token_budget = token_budget
         self.history = history
@@ -107,20 +120,44 @@ class SkillInjector:
 
     # -- query -------------------------------------------------------------------------------
 
-    def build_query(self, messages: Sequence[Any], task: str | None = None) -> str:
-        """The task, then the last ``history`` non-system messages, newest last."""
+    def query_parts(self, messages: Sequence[Any], task: str | None = None) -> list[str]:
+        """The texts a turn's query is made of: the task, then the gist of each of the last
+        ``history`` non-system messages (at most ``message_chars`` each), oldest first."""
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
         task = task if task is not None else first_human_text(convo)
-        recent = convo[-self.history:] if self.history > 0 else []
-        lines = [task.strip()[:_MESSAGE_CHARS * 2]] if task and task.strip() else []
-        for message in recent:
-            line = _describe(message)
-            # The first human message often is the task itself; do not say it twice.
-            if line and not (getattr(message, "type", None) == "human"
-                             and message_text(message.content).strip() == (task or "").strip()):
-                lines.append(line)
-        query = "\n".join(lines)
-        return query[-_QUERY_CHARS:] if len(query) > _QUERY_CHARS else query
+        task = " ".join((task or "").split())[:_TASK_CHARS]
+        parts = [task] if task else []
+        for message in (convo[-self.history:] if self.history > 0 else []):
+            # The first human message usually is the task itself; do not count it twice.
+            if getattr(message, "type", None) == "human" and \
+                    " ".join(message_text(message.content).split())[:_TASK_CHARS] == task:
+                continue
+            line = _describe(message, self.message_chars)
+            if line:
+                parts.append(line)
+        return parts
+
+    def build_query(self, messages: Sequence[Any], task: str | None = None) -> str:
+        """The query as one text (what :meth:`query_parts` embeds, for display and debugging)."""
+        return "\n".join(self.query_parts(messages, task))
+
+    def query_vector(self, parts: Sequence[str]) -> np.ndarray | None:
+        """The task's embedding and the recent messages' (newer ones weigh more), averaged.
+
+        The task weighs as much as all the messages together: it says what the run is for;
+        the messages say where it stands (a tool that just failed pulls in the guard for it).
+        """
+        if not parts:
+            return None
+        embedder, scrub = self.bank.embedder, self.bank.scrubber
+        vectors = [np.asarray(embedder.embed_query(scrub(p)), dtype=np.float32) for p in parts]
+        if len(vectors) == 1:
+            return vectors[0]
+        task_vec, recent = vectors[0], vectors[1:]
+        ramp = np.arange(1, len(recent) + 1, dtype=np.float32)
+        combined = 0.5 * task_vec + 0.5 * (ramp / ramp.sum()) @ np.stack(recent)
+        norm = float(np.linalg.norm(combined))
+        return combined / norm if norm > 0 else task_vec
 
     # -- selection ---------------------------------------------------------------------------
 
@@ -143,13 +180,14 @@ class SkillInjector:
             self._pinned_cache = (seq, skills)
         return skills
 
-    def select(self, query: str) -> list[SkillHit]:
+    def select(self, query: str | np.ndarray | None) -> list[SkillHit]:
+        """Pinned skills, then up to ``k`` retrieved for ``query`` (a text or a query vector)."""
         pinned = self.pinned()
         hits: list[SkillHit] = [SkillHit(s, 1.0) for s in pinned]
         used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
         for hit in hits:
             used += approx_tokens(render_one(hit.skill)) + 1
-        if self.k <= 0 or not query.strip():
+        if self.k <= 0 or query is None or (isinstance(query, str) and not query.strip()):
             return hits
         exclude = [s.id for s in pinned]
         remaining = None if self.token_budget is None else self.token_budget - used
@@ -160,9 +198,9 @@ class SkillInjector:
         if self.filter is None:
             # select() counts the header again: a few tokens of slack, never an overflow.
             budget = None if remaining is None else remaining + approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
-            found = self.bank.search(query, self.k, token_budget=budget, **search_kwargs)
+            found = self._search(query, self.k, token_budget=budget, **search_kwargs)
             return hits + list(found)
-        found = self.bank.search(query, max(self.k * 4, self.k + 8), **search_kwargs)
+        found = self._search(query, max(self.k * 4, self.k + 8), **search_kwargs)
         chosen: list[SkillHit] = []
         for hit in found:
             if len(chosen) >= self.k:
@@ -181,13 +219,20 @@ class SkillInjector:
             chosen.append(hit)
         return hits + chosen
 
+    def _search(self, query: str | np.ndarray, k: int, **kwargs: Any) -> list[SkillHit]:
+        if isinstance(query, str):
+            return list(self.bank.search(query, k, **kwargs))
+        return search_vector(self.bank, query, k, **kwargs)
+
     def inject(self, messages: Sequence[Any], task: str | None = None) -> InjectionResult:
         t0 = time.perf_counter()
-        query = self.build_query(messages, task)
-        hits = self.select(query)
+        parts = self.query_parts(messages, task)
+        vector = self.query_vector(parts) if self.k > 0 else None
+        t1 = time.perf_counter()
+        hits = self.select(vector)
         text = self.bank.render(hits) if hits else ""
-        return InjectionResult(text=text, hits=hits if text else [], query=query,
-                               seconds=time.perf_counter() - t0)
+        return InjectionResult(text=text, hits=hits if text else [], query="\n".join(parts),
+                               seconds=time.perf_counter() - t0, embed_seconds=t1 - t0)
 
     # -- message helpers ---------------------------------------------------------------------
 
@@ -247,3 +292,42 @@ def inject_skills(bank: Any, messages: Sequence[BaseMessage], *, task: str | Non
     """
     injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, **options)
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt)
+
+
+def search_vector(
+    bank: Any,
+    vector: np.ndarray,
+    k: int = 5,
+    *,
+    min_score: float = 0.0,
+    kinds: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
+    token_budget: int | None = None,
+    exclude: Iterable[str] = (),
+) -> list[SkillHit]:
+    """``SkillBank.search`` for a query that is already a (normalised) vector.
+
+    Uses ``bank.search_vector`` when the bank has it; otherwise does what ``SkillBank.search``
+    does after embedding its query text (the candidate pool, the filters, ``retrieval.select``).
+    """
+    native = getattr(bank, "search_vector", None)
+    if native is not None:
+        return list(native(vector, k, min_score=min_score, kinds=kinds, tags=tags, tools=tools,
+                           token_budget=token_budget, exclude=exclude))
+    if k <= 0:
+        return []
+    filtered = bool(kinds or tags or tools)
+    candidates = bank._candidates(vector, k * (20 if filtered else 4))
+    excluded = set(exclude)
+    kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
+    tags_set = {t.lower() for t in tags} if tags else None
+    tools_set = set(tools) if tools else None
+    keep = [
+        c for c in candidates
+        if c.skill.id not in excluded
+        and (kinds_set is None or c.skill.kind.value in kinds_set)
+        and (tags_set is None or tags_set & set(c.skill.tags))
+        and (tools_set is None or tools_set & set(c.skill.tools))
+    ]
+    return retrieval.select(keep, k=k, min_score=min_score, token_budget=token_budget)

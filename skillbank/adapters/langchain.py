@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NotRequired, Sequence
 from uuid import UUID
@@ -32,7 +34,14 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from skillbank.adapters._watch import watcher as _get_watcher
 from skillbank.adapters.injection import SkillInjector, merge_system_message
-from skillbank.adapters.limits import Detectors, LimitSignal, detect_refusal, find_unknown_fields, limit_from_message
+from skillbank.adapters.limits import (
+    Detectors,
+    LimitSignal,
+    detect_refusal,
+    find_unknown_fields,
+    is_interrupt,
+    limit_from_message,
+)
 from skillbank.adapters.recorder import (
     TrajectoryRecorder,
     first_human_text,
@@ -102,7 +111,8 @@ class SkillBankMiddleware(AgentMiddleware):
     """Injects skills per model turn and records the run as a trajectory.
 
     Retrieval: ``k`` skills at most within ``token_budget`` tokens, chosen from the task and the
-    last ``history`` messages; ``pinned`` skills (ids or names) always go first; ``kinds``,
+    last ``history`` messages (the gist of each, ``message_chars`` at most: embedding cost grows
+    with length; each text is embedded once and the vectors averaged); ``pinned`` skills (ids or names) always go first; ``kinds``,
     ``tags``, ``tools``, ``min_score`` and ``filter(skill) -> bool`` narrow the choice.
     ``inject=False`` only records.
 
@@ -131,7 +141,7 @@ class SkillBankMiddleware(AgentMiddleware):
         *,
         k: int = 5,
         token_budget: int | None = 1200,
-        history: int = 6,
+        history: int = 4,
         inject: bool = True,
         pinned: Iterable[str] = (),
         filter: Callable[[Skill], bool] | None = None,
@@ -150,13 +160,14 @@ class SkillBankMiddleware(AgentMiddleware):
         task_type: str | None = None,
         model_name: str | None = None,
         flush_every: int = 1,
+        message_chars: int = 100,
     ):
         super().__init__()
         self.bank = bank
         self.inject = inject
         self.injector = SkillInjector(bank, k=k, token_budget=token_budget, history=history,
                                       min_score=min_score, pinned=pinned, filter=filter,
-                                      kinds=kinds, tags=tags, tools=tools)
+                                      kinds=kinds, tags=tags, tools=tools, message_chars=message_chars)
         self.verifier = verifier
         self.judge = judge
         self.scrubber = scrubber
@@ -171,7 +182,8 @@ class SkillBankMiddleware(AgentMiddleware):
         self.model_name = model_name
         self.flush_every = flush_every
         self.last_trajectory_id: str | None = None
-        self.trajectory_ids: list[str] = []  # every run this middleware started, oldest first
+        # The runs this middleware started, oldest first (the latest 10,000).
+        self.trajectory_ids: deque[str] = deque(maxlen=10_000)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
         # Time spent in retrieval and in the recorder, for overhead reports.
@@ -270,14 +282,10 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None or run.recorder.closed:
             return
         run.graph_run = None
-        interrupted = isinstance(outputs, dict) and "__interrupt__" in outputs
-        if interrupted:
-            run.recorder.flush()  # paused: the trajectory continues when the run resumes
-            return
-        messages = outputs.get("messages", []) if isinstance(outputs, dict) else []
-        last = _last_ai(messages)
-        run.recorder.finish(message_text(last.content) if last is not None else None)
-        self._release(run)
+        # A completed run always passes through after_agent, which closes the trajectory; a
+        # graph that ends with it still open was interrupted (interrupt(), interrupt_before/
+        # after) and continues, in this trajectory, when it is resumed.
+        run.recorder.flush()
 
     def graph_failed(self, key: str, error: BaseException) -> None:
         with self._lock:
@@ -285,6 +293,9 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None:
             return
         run.graph_run = None
+        if is_interrupt(error):  # a subgraph agent pausing for input: it will resume
+            run.recorder.flush()
+            return
         run.recorder.fail(error)
         self._release(run)
 
@@ -371,7 +382,7 @@ class SkillBankMiddleware(AgentMiddleware):
 
     def _model_failed(self, run: _Run, turn: Any, error: BaseException) -> None:
         run.recorder.end_model(turn, error=error)
-        if run.graph_run is None:  # nobody will report the graph's failure: close now
+        if run.graph_run is None and not is_interrupt(error):  # nobody else will close it
             run.recorder.fail(error)
             self._release(run)
 
@@ -385,7 +396,7 @@ class SkillBankMiddleware(AgentMiddleware):
 
     def _tool_failed(self, run: _Run, turn: Any, error: BaseException) -> None:
         run.recorder.end_tool(turn, error=error)
-        if run.graph_run is None:
+        if run.graph_run is None and not is_interrupt(error):
             run.recorder.fail(error)
             self._release(run)
 
@@ -393,7 +404,10 @@ class SkillBankMiddleware(AgentMiddleware):
         messages = state.get("messages", [])
         self._scan(run, messages)
         last = _last_ai(messages)
-        run.recorder.finish(message_text(last.content) if last is not None else None)
+        answer = message_text(last.content) if last is not None else None
+        if not answer and state.get("structured_response") is not None:  # response_format runs
+            answer = _as_text(state["structured_response"])
+        run.recorder.finish(answer)
         self._release(run)
         return self._outcome_callable()
 
@@ -457,7 +471,12 @@ class SkillBankMiddleware(AgentMiddleware):
             try:
                 value = fn(state)
                 if inspect.isawaitable(value):  # an async verifier on a sync run
-                    value = asyncio.run(value) if not _loop_running() else None
+                    if _loop_running():
+                        getattr(value, "close", lambda: None)()
+                        log.warning("skillbank: an async verifier cannot run inside a running event "
+                                    "loop on a sync run; use ainvoke. The run stays unlabelled.")
+                        return None
+                    value = asyncio.run(value)
             except Exception:
                 log.warning("skillbank: verifier failed; the run stays unlabelled", exc_info=True)
                 return None
@@ -519,6 +538,15 @@ class SkillBankMiddleware(AgentMiddleware):
                 return None
             self._store_outcome(run, value, source)
         return None
+
+
+def _as_text(value: Any) -> str:
+    if hasattr(value, "model_dump_json"):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _loop_running() -> bool:

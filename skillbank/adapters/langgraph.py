@@ -32,13 +32,14 @@ def skillbank_hook(
     system_prompt: str | None = None,
     k: int = 5,
     token_budget: int | None = 1200,
-    history: int = 6,
+    history: int = 4,
     pinned: Iterable[str] = (),
     filter: Callable[[Skill], bool] | None = None,
     kinds: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
     min_score: float = 0.0,
+    message_chars: int = 100,
 ) -> Callable[[Any], dict[str, Any]]:
     """A ``pre_model_hook`` for ``create_react_agent`` that injects skills for each model call.
 
@@ -50,7 +51,8 @@ def skillbank_hook(
     instead of ``prompt=``.
     """
     injector = SkillInjector(bank, k=k, token_budget=token_budget, history=history, min_score=min_score,
-                             pinned=pinned, filter=filter, kinds=kinds, tags=tags, tools=tools)
+                             pinned=pinned, filter=filter, kinds=kinds, tags=tags, tools=tools,
+                             message_chars=message_chars)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])

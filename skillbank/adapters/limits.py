@@ -26,6 +26,7 @@ __all__ = [
     "find_unknown_fields",
     "detect_refusal",
     "describe_exception",
+    "is_interrupt",
     "NEED_MORE_STEPS",
 ]
 
@@ -70,7 +71,16 @@ class LimitSignal:
     tool: str | None = None
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """LangGraph's control-flow exceptions (an ``interrupt()``, a parent ``Command``): not failures."""
+    return any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__)
+
+
 def describe_exception(exc: BaseException) -> str:
+    if isinstance(exc, GeneratorExit):
+        return "GeneratorExit: the caller stopped reading the stream before the run ended"
+    if type(exc).__name__ == "CancelledError":
+        return "CancelledError: the run was cancelled"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -26,6 +26,7 @@ from skillbank.adapters.limits import (
     classify_tool_exception,
     classify_tool_message,
     describe_exception,
+    is_interrupt,
 )
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
 
@@ -326,7 +327,9 @@ class TrajectoryRecorder:
             if detect_refusal and not calls and text:
                 if sig := self.detectors.refused(text, where="the model's answer"):
                     signals.append(sig)
-        if error is not None:
+        if error is not None and is_interrupt(error):
+            step.content = "[interrupted: waiting for input]"
+        elif error is not None:
             step.error = self._s(describe_exception(error))
             if sig := classify_exception(error):
                 signals.append(sig)
@@ -365,7 +368,10 @@ class TrajectoryRecorder:
             text = result if isinstance(result, str) else message_text(getattr(result, "content", result))
         else:
             text = None
-        if error is not None:
+        if error is not None and is_interrupt(error):
+            # Paused for human input, not failed; the resumed run calls the tool again.
+            step.result = "[interrupted: waiting for input]"
+        elif error is not None:
             step.error = self._s(describe_exception(error))
             signals.append(classify_tool_exception(error, turn.tool))
             self._seen_errors.add(id(error))

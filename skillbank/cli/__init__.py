@@ -86,6 +86,11 @@ app.command("reindex")(maintenance.reindex)
 app.command("verify")(maintenance.verify)
 app.command("export")(interop.export)
 app.command("import")(interop.import_)
+from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
+from skillbank.cli import demo as demo_cli, eval as eval_cli  # noqa: E402
+
+app.command("eval")(eval_cli.eval_)
+app.command("demo")(demo_cli.demo)
 # Later nouns register here, e.g. app.add_typer(evolve.app, name="evolve"),
 # app.add_typer(candidates.app, name="candidates"), app.add_typer(eval_.app, name="eval"),
 # app.command("demo")(demo.demo).

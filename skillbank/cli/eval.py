@@ -36,10 +36,12 @@ def load_chat_model(spec: str) -> Any:
     try:
         return init_chat_model(spec)
     except ImportError as exc:
-        provider = spec.split(":", 1)[0] if ":" in spec else None
-        package = f"langchain-{provider.replace('_', '-')}" if provider else "the provider's package"
-        fail(f"--model {spec}: the provider package is not installed ({exc}); "
-             f"install it, e.g. pip install {package}")
+        text = " ".join(str(exc).split())
+        if "pip install" not in text:
+            provider = spec.split(":", 1)[0] if ":" in spec else None
+            package = f"langchain-{provider.replace('_', '-')}" if provider else "langchain-<provider>"
+            text = f"{text}; install the provider's package, e.g. pip install {package}"
+        fail(f"--model {spec}: {text}")
     except ValueError as exc:
         fail(f"--model {spec}: {exc}")
 
@@ -76,9 +78,9 @@ def eval_(
 ) -> None:
     """Measure consistency (pass^k, pass@k) on environment tasks, without and with the bank.
 
-    Every task is run --trials times in each arm; every trial is stored in the bank as a
-    trajectory labelled with the run, arm, trial and split. Without --model the agent is the
-    simulated policy, so the numbers show the machinery, not any real model.
+    Every trial is stored in the bank, labelled with the run, arm, trial and split.
+
+    Without --model the agent is the simulated policy: the numbers show the machinery only.
     """
     from skillbank import envs
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report

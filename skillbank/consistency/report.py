@@ -40,7 +40,7 @@ h1{font-size:1.7em;margin-bottom:.2em}h2{border-bottom:2px solid #e3e3e3;padding
 h3{margin-top:1.4em}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:.92em}
 th,td{border:1px solid #d9d9d9;padding:4px 9px;text-align:right}
-td{white-space:nowrap}
+td{white-space:nowrap}td.l{white-space:normal;max-width:520px}
 th{background:#f3f5f7}td.l,th.l{text-align:left}
 .note{background:#fff6d6;border:1px solid #e8cf6e;padding:10px 14px;border-radius:4px}
 .warn{background:#fde8e8;border:1px solid #e39b9b;padding:10px 14px;border-radius:4px}
@@ -83,11 +83,15 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1) -> str:
-    """An HTML table; the first ``left`` columns are left-aligned. Cells are pre-escaped HTML."""
-    head = "".join(f'<th class="{"l" if i < left else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1,
+           text: Sequence[int] = ()) -> str:
+    """An HTML table; the first ``left`` columns and those in ``text`` are left-aligned (the
+    rest are numbers). Cells are pre-escaped HTML."""
+    lefts = set(range(left)) | set(text)
+    head = "".join(f'<th class="{"l" if i in lefts else ""}">{_e(h)}</th>'
+                   for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{cell}</td>'
+        "<tr>" + "".join(f'<td class="{"l" if i in lefts else ""}">{cell}</td>'
                          for i, cell in enumerate(row)) + "</tr>"
         for row in rows
     )
@@ -216,19 +220,27 @@ def _fig_cost(result: MeasureResult) -> str:
     return _png(fig)
 
 
-def _fig_rounds(evolution: Sequence[Mapping[str, Any]]) -> str | None:
-    """pass^k on the validation set after each evolution round, when rounds report it."""
-    points = [(r.get("round"), r.get("validation_pass_hat_k")) for r in evolution]
-    points = [(x, y) for x, y in points if x is not None and y is not None]
-    if not points:
+def _fig_progress(progress: Sequence[Mapping[str, Any]]) -> str | None:
+    """pass^k and pass@k at each stage (e.g. baseline, after each round, final)."""
+    points = [p for p in progress if p.get("pass_hat_k") is not None]
+    if len(points) < 2:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o")
-    ax.set_xlabel("evolution round")
-    ax.set_ylabel("pass^k (validation)")
-    ax.set_ylim(0, 1.02)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(points)), 3.2))
+    xs = list(range(len(points)))
+    k = points[0].get("k", "k")
+    ax.plot(xs, [p["pass_hat_k"] for p in points], marker="o", color=_ARM_COLOURS[ARM_WITH],
+            label=f"pass^{k}")
+    if all(p.get("pass_at_k") is not None for p in points):
+        ax.plot(xs, [p["pass_at_k"] for p in points], marker=".", linestyle="--",
+                color=_ARM_COLOURS[ARM_WITH], alpha=0.6, label=f"pass@{k}")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(p["label"]) for p in points], fontsize=8)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("share of tasks")
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(points[0].get("title", "evolution set over the stages of the run"), fontsize=10)
     fig.tight_layout()
     return _png(fig)
 
@@ -325,7 +337,8 @@ def _result_section(label: str, result: MeasureResult, data: Mapping[str, Any]) 
                               f'{c["model_turns"]:.2f}', f'{c["tokens"]:.0f}',
                               f'{c["latency_s"]:.3f}', _pct(c["limit_hit_rate"]), _e(limits)])
     parts.append(_table(["set", "arm", "steps", "model turns", "tokens", "latency (s)",
-                         "limit-hit rate", "trials hitting each limit"], cost_rows, left=2))
+                         "limit-hit rate", "trials hitting each limit"], cost_rows, left=2,
+                        text=(7,)))
     parts.append(_img(_fig_cost(result), "cost per trial"))
 
     attribution_html = _attribution_section(result, data)
@@ -361,7 +374,7 @@ def _attribution_section(result: MeasureResult, data: Mapping[str, Any]) -> str:
             parts.append(f"<h4>{_e(split_label(view))}: tasks whose pass^{k} moved "
                          f"({len(attr['tasks'])})</h4>")
             parts.append(_table(["task", "type", f"pass^{k} without", f"pass^{k} with", "change",
-                                 "skills injected (trials)"], rows, left=2))
+                                 "skills injected (trials)"], rows, left=2, text=(5,)))
             if more > 0:
                 parts.append(f'<p class="meta">… and {more} more in the JSON file.</p>')
     if not parts:
@@ -387,10 +400,11 @@ def _skills_section(skills: Sequence[Mapping[str, Any]]) -> str:
             "the sets listed here.</p>")
     return ("<h3>Skills in the bank and the sets they were evolved on</h3>" + note + _table(
         ["skill", "status", "version", "kind", "authors", "evidence runs", "evidence by set",
-         "held-out evidence"], rows, left=2))
+         "held-out evidence"], rows, left=2, text=(3, 4, 6, 7)))
 
 
-def _evolution_section(evolution: Sequence[Mapping[str, Any]]) -> str:
+def _evolution_section(evolution: Sequence[Mapping[str, Any]],
+                       progress: Sequence[Mapping[str, Any]] = ()) -> str:
     rows = []
     for r in evolution:
         rows.append([str(r.get("round", "–")), str(r.get("trajectories", "–")),
@@ -399,10 +413,10 @@ def _evolution_section(evolution: Sequence[Mapping[str, Any]]) -> str:
                      _e(r.get("evolved_on", "–")), _e(r.get("note", ""))])
     parts = ["<h2>Evolution rounds</h2>", _table(
         ["round", "trajectories read", "proposed", "new candidates", "promoted", "rejected",
-         "evolved on", "note"], rows, left=1)]
-    fig = _fig_rounds(evolution)
+         "evolved on", "note"], rows, left=1, text=(6, 7))]
+    fig = _fig_progress(progress)
     if fig:
-        parts.append(_img(fig, "validation pass^k per round"))
+        parts.append(_img(fig, "pass^k over the stages of the run"))
     return "\n".join(parts)
 
 
@@ -440,6 +454,7 @@ def write_report(
     title: str = "skillbank consistency report",
     notes: Sequence[str] = (),
     evolution: Sequence[Mapping[str, Any]] | None = None,
+    progress: Sequence[Mapping[str, Any]] = (),
     extra: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write the HTML report and its JSON twin; returns both paths.
@@ -453,6 +468,8 @@ def write_report(
         evolution: One dict per evolution round (``round``, ``trajectories``, ``proposed``,
             ``candidates``, ``promoted``, ``rejected``, ``evolved_on``, ``note``), shown as a
             table.
+        progress: Points ``{label, pass_hat_k, pass_at_k, k}`` plotted under the evolution
+            table (e.g. the evolution set at baseline, after each round, at the end).
         extra: More top-level JSON fields.
     """
     named = _as_results(results)
@@ -460,7 +477,8 @@ def write_report(
         raise ValueError("write_report needs at least one result")
     path_html = Path(path_html)
     path_json = Path(path_json) if path_json is not None else path_html.with_suffix(".json")
-    data = report_data(named, title=title, notes=notes, evolution=evolution, extra=extra)
+    data = report_data(named, title=title, notes=notes, evolution=evolution,
+                       extra={"progress": list(progress), **dict(extra or {})})
 
     parts = [f"<h1>{_e(title)}</h1>",
              f'<p class="meta">generated {_e(data["generated_at"][:19].replace("T", " "))} UTC '
@@ -476,7 +494,7 @@ def write_report(
         "capability that does not show up reliably. Intervals: 95% percentile bootstrap, "
         "resampling tasks.</p>")
     if evolution:
-        parts.append(_evolution_section(evolution))
+        parts.append(_evolution_section(evolution, progress))
     for label, result in named.items():
         parts.append(_result_section(label, result, data["results"][label]))
 
@@ -496,21 +514,27 @@ def write_report(
 
 def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: str | None = None
                ) -> "Table":
-    """A rich table: one row per (result, split, arm) with pass^1, pass^k, pass@k, gap, the
-    change against the ``without`` arm, steps per trial and the limit-hit rate."""
+    """A rich table: one row per (result, split, arm) with pass^1, pass^k, pass@k, the gap
+    pass@k − pass^k, the changes against the ``without`` arm (in points), mean steps per trial
+    and the share of trials that hit a limit."""
+    from rich import box
     from rich.table import Table
 
     named = _as_results(results)
     k = min(r.key_k for r in named.values())
-    table = Table(title=title, title_justify="left")
+
+    # Space-separated columns without padding: the whole table fits an 80-column terminal.
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0),
+                  pad_edge=False, caption=f"gap = pass@{k} − pass^{k}; Δ = with minus without, "
+                  "in points; steps and limit hits per trial", caption_justify="left")
     multi = len(named) > 1
     if multi:
         table.add_column("measurement")
     for col in ("set", "arm"):
-        table.add_column(col)
-    for col in ("tasks", "pass^1", f"pass^{k}", f"pass@{k}", f"gap@{k}", f"Δpass^{k}",
-                f"Δgap@{k}", "steps/trial", "limit hits"):
-        table.add_column(col, justify="right")
+        table.add_column(col, no_wrap=True)
+    for col in ("tasks", "pass^1", f"pass^{k}", f"pass@{k}", "gap", f"Δpass^{k}", "Δgap",
+                "steps", "limit hits"):
+        table.add_column(col, justify="right", no_wrap=True)
     for label, result in named.items():
         for view in _views(result):
             head = result.headline(view)
@@ -522,8 +546,9 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
                 if base is not None and arm != ARM_WITHOUT:
                     d_hat = _signed_plain(s.pass_hat_k[k] - base[f"pass^{k}"])
                     d_gap = _signed_plain(s.gap[k] - base["gap"], lower_is_better=True)
-                row = [split_label(view), arm, str(s.n_tasks), _pct(s.pass_hat_k[1]),
-                       _pct(s.pass_hat_k[k]), _pct(s.pass_at_k[k]), _pct(s.gap[k]), d_hat, d_gap,
+                row = [_short_split(view), arm, str(s.n_tasks), _pct(s.pass_hat_k[1], 0),
+                       _pct(s.pass_hat_k[k], 0), _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0),
+                       d_hat, d_gap,
                        f'{cost["steps"]:.1f}', _pct(cost["limit_hit_rate"], 0)]
                 table.add_row(*([label] if multi else []), *row)
             if multi or len(_views(result)) > 1:
@@ -531,7 +556,12 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
     return table
 
 
+def _short_split(split: str | None) -> str:
+    return {None: "all", ALL_SPLITS: "all", "heldout": "held-out", "held_out": "held-out"}.get(
+        split, str(split))
+
+
 def _signed_plain(value: float, lower_is_better: bool = False) -> str:
-    text = f"{100 * value:+.1f}"
+    text = f"{100 * value:+.0f}"
     good = -value if lower_is_better else value
     return f"[green]{text}[/]" if good > 1e-12 else f"[red]{text}[/]" if good < -1e-12 else text

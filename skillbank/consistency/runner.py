@@ -619,7 +619,9 @@ def measure(
             task = by_id.get(key[0])
             if task is None or key[1] not in arms or not 0 <= key[2] < trials or key in done:
                 continue
-            if traj.status == "running" or traj.success is None:
+            # The runner writes the outcome, then the labels with ``latency_s`` last: a
+            # trajectory with both is a finished trial (whatever status the agent left).
+            if traj.success is None or "latency_s" not in traj.labels:
                 continue
             rec_snapshot = traj.labels.get("snapshot")
             if key[1] != ARM_WITHOUT and rec_snapshot and snapshot and rec_snapshot != snapshot:
@@ -822,8 +824,9 @@ def measure_env(
     """:func:`measure` for the bundled environments' tasks (``skillbank.envs``).
 
     Each trial runs ``run_task(task, chat_model, middleware=[SkillBankMiddleware(bank, k=k,
-    inject=arm != "without", ...)])``; the middleware logs the trajectory in the bank in both
-    arms, so both arms are stored and costed the same way.
+    inject=arm != "without", ...)])`` in a fresh environment; the middleware logs the trajectory
+    in the bank in both arms, so both arms are stored and costed the same way, and the runner
+    records the environment's verdict as the outcome.
 
     Args:
         model_factory: ``model_factory(task, seed)`` returns a LangChain chat model for one
@@ -849,7 +852,10 @@ def measure_env(
         def run(spec: TrialSpec) -> TrialOutcome:
             middleware = SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
             chat_model = model_factory(task, spec.seed)
-            outcome = envs.run_task(task, chat_model, middleware=[middleware], seed=spec.seed)
+            config = {"metadata": {"skillbank_task_id": task.id,
+                                   "skillbank_task_type": str(task.type),
+                                   "skillbank_labels": dict(spec.labels)}}
+            outcome = envs.run_task(task, chat_model, middleware=[middleware], config=config)
             return _env_outcome(outcome, middleware)
         return run
 
@@ -866,11 +872,14 @@ def _simulated_model_factory() -> Callable[[Any, int], Any]:
 
 
 def _env_outcome(outcome: Any, middleware: Any) -> TrialOutcome:
-    if isinstance(outcome, tuple):
-        success, tid = bool(outcome[0]), outcome[1] if len(outcome) > 1 else None
-    else:
-        success = bool(getattr(outcome, "success"))
-        tid = getattr(outcome, "trajectory_id", None)
+    """A ``run_task`` result -> TrialOutcome; the trajectory id comes from the final state, or
+    from the middleware when the run ended without one (a recursion-limit stop)."""
+    from skillbank.adapters.langchain import TRAJECTORY_KEY
+
+    if isinstance(outcome, tuple) and not hasattr(outcome, "success"):
+        return TrialOutcome(success=bool(outcome[0]),
+                            trajectory_id=outcome[1] if len(outcome) > 1 else None)
+    state = getattr(outcome, "state", None) or {}
+    tid = state.get(TRAJECTORY_KEY) if isinstance(state, Mapping) else None
     tid = tid or getattr(middleware, "last_trajectory_id", None)
-    note = getattr(outcome, "note", None)
-    return TrialOutcome(success=success, trajectory_id=tid, note=note if isinstance(note, str) else None)
+    return TrialOutcome(success=bool(outcome.success), trajectory_id=tid)

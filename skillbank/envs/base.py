@@ -232,7 +232,7 @@ def no_value_claim(answer: str, field_name: str, concept: Sequence[str], value_r
     words = [re.escape(field_name)] + [re.escape(w) for w in concept]
     topic = re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(words)})", re.IGNORECASE)
     for sentence in re.split(r"(?<=[.!?])\s+", answer or ""):
-        if topic.search(sentence) and re.search(value_re, sentence):
+        if topic.search(sentence) and re.search(value_re, sentence, re.IGNORECASE):
             return [f"invented a value for unknown `{field_name}`: {sentence.strip()!r}"]
     return []
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -108,12 +110,7 @@ class SimulatedPolicy(BaseChatModel):
         }
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> "SimulatedPolicy":
-        specs = []
-        for tool in tools:
-            fn = convert_to_openai_tool(tool)["function"]
-            # A JSON round trip guarantees no object reference survives, only the schema text.
-            specs.append(json.loads(json.dumps(fn, default=str)))
-        return self.model_copy(update={"tool_specs": tuple(specs)})
+        return self.model_copy(update={"tool_specs": tuple(_schema(t) for t in tools)})
 
     def with_seed(self, seed: int) -> "SimulatedPolicy":
         return self.model_copy(update={"seed": seed})
@@ -134,6 +131,32 @@ class SimulatedPolicy(BaseChatModel):
                                   "total_tokens": n_in + n_out}
         message.response_metadata = {"model_name": "simulated-policy", "seed": self.seed}
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+# create_agent binds tools on every model call; converting schemas dominated a run's cost. The
+# cache is keyed by object id and holds only a weak reference to the tool, checked on lookup.
+_SCHEMAS: dict[int, tuple[weakref.ref, str]] = {}
+_SCHEMAS_LOCK = threading.Lock()  # trials run concurrently (consistency runner)
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    """The tool's JSON function schema, as a fresh plain dict (no object reference survives)."""
+    try:
+        ref = weakref.ref(tool)
+    except TypeError:
+        ref = None
+    with _SCHEMAS_LOCK:
+        hit = _SCHEMAS.get(id(tool))
+    if ref is not None and hit is not None and hit[0]() is tool:
+        return json.loads(hit[1])
+    text = json.dumps(convert_to_openai_tool(tool)["function"], default=str)
+    if ref is not None:
+        with _SCHEMAS_LOCK:
+            if len(_SCHEMAS) > 4096:
+                for key in [k for k, (r, _) in _SCHEMAS.items() if r() is None]:
+                    del _SCHEMAS[key]
+            _SCHEMAS[id(tool)] = (ref, text)
+    return json.loads(text)
 
 
 # ---------------------------------------------------------------------- one turn
@@ -576,7 +599,11 @@ class _Turn:
         if value in _UNKNOWN or (isinstance(value, str) and value.lower() in _UNKNOWN):
             self._unknown(view.name, field)
         else:
-            self.notes.append(f"The {field} is {value}.")
+            blob = " ".join(texts).lower()
+            subject = next((v for k, v in row.items() if k != field and isinstance(v, str)
+                            and len(v) >= 3 and v.lower() in blob), None)
+            of = f" of {subject}" if subject else ""
+            self.notes.append(f"The {field}{of} is {value}.")
 
     def _unknown(self, tool: str, field: str) -> None:
         if any(d.field == field and d.tool == tool for d in self.unknown_fields):

@@ -20,11 +20,11 @@ __all__ = [
     "ReferenceModel",
     "run_task",
     "skills_prompt",
-    "is_question",
+    "is_clarifying_question",
 ]
 
 
-def is_question(message: BaseMessage) -> bool:
+def is_clarifying_question(message: BaseMessage) -> bool:
     """A final AI message that asks the user something (no tool calls, ends with '?')."""
     if not isinstance(message, AIMessage) or message.tool_calls:
         return False
@@ -47,7 +47,7 @@ class ScriptedUserMiddleware(AgentMiddleware):
 
     def _reply(self, state: dict[str, Any]) -> dict[str, Any] | None:
         messages = state.get("messages") or []
-        if not messages or not is_question(messages[-1]):
+        if not messages or not is_clarifying_question(messages[-1]):
             return None
         reply = self._env.user_reply(str(messages[-1].content))
         if reply is None:
@@ -113,7 +113,12 @@ def run_task(
         stack.append(ToolCallLimitMiddleware(run_limit=task.max_tool_calls, exit_behavior="end"))
     stack.extend(middleware)
     agent = create_agent(model, env.tools(), system_prompt=prompt, middleware=stack)
-    run_config = {"recursion_limit": recursion_limit, **(config or {})}
+    run_config: dict[str, Any] = {"recursion_limit": recursion_limit, **(config or {})}
+    # Labels a capture middleware or callback can record with the trajectory.
+    run_config["metadata"] = {
+        "task_id": task.id, "task_type": task.kind, "family": task.family,
+        "template": task.template, "split": task.split, **run_config.get("metadata", {}),
+    }
     try:
         state = agent.invoke({"messages": [HumanMessage(task.input)]}, config=run_config)
     except GraphRecursionError:

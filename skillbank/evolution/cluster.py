@@ -1,9 +1,10 @@
 """Clustering the uncovered pile by task similarity, cheaply enough for 100,000 runs.
 
-1. Runs whose tasks share a template (values replaced by placeholders) are one group; most
-   workloads have far fewer templates than runs.
-2. The ``max_embed`` most frequent templates are embedded in one batch and joined greedily
-   (leader clustering) at ``threshold`` cosine similarity.
+1. Runs whose tasks share a template (values replaced by placeholders) are one group, and
+   templates with the same content words ("please refund order <num>" and "refund order
+   <num>") are one group; most workloads have far fewer of these than runs.
+2. The ``max_embed`` most frequent groups are embedded (one representative each, in one batch)
+   and joined greedily (leader clustering) at ``threshold`` cosine similarity.
 3. Templates beyond that cap are grouped by the tool signature of their successes, so a
    recurring method across otherwise unique tasks is still found.
 """
@@ -16,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from skillbank.evolution.evidence import Run
+from skillbank.evolution.evidence import Run, template_words
 
 
 @dataclass
@@ -44,8 +45,15 @@ class Cluster:
 def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
                  max_embed: int = 4000) -> list[Cluster]:
     by_template: dict[str, list[Run]] = defaultdict(list)
+    representative: dict[str, str] = {}  # template -> the first template with its content words
+    first_with: dict[frozenset[str], str] = {}
     for run in runs:
-        by_template[run.template].append(run)
+        rep = representative.get(run.template)
+        if rep is None:
+            key = frozenset(template_words(run.template))
+            # Same content words, same task: one template stands for all of them.
+            rep = representative[run.template] = first_with.setdefault(key, run.template) if key else run.template
+        by_template[rep].append(run)
     ordered = sorted(by_template, key=lambda t: (-len(by_template[t]), t))
     head, tail = ordered[:max_embed], ordered[max_embed:]
     clusters: list[Cluster] = []

@@ -47,30 +47,40 @@ class Deduper:
         self.structural_threshold = structural_threshold
         self.refs: list[str] = []
         self.contents: list[SkillContent] = []
+        self._cache: dict[str, np.ndarray] = {}
         pool = list(pool)
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         if pool:
             self._add([s.id for s in pool], [s.content for s in pool])
 
     def _embed(self, contents: list[SkillContent]) -> np.ndarray:
-        """Embeddings from the bank's cache by content hash; the rest embedded in one batch."""
+        """Embeddings from this round's cache, then the bank's cache by content hash; the rest
+        embedded in one batch."""
         embedder = self.bank.embedder
         hashes = [c.hash() for c in contents]
-        cached: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = list(dict.fromkeys(hashes[start:start + 500]))
+        wanted = [h for h in dict.fromkeys(hashes) if h not in self._cache]
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self.bank.store.query(
                 f"SELECT content_hash, vector FROM embeddings WHERE embedder = ? AND content_hash IN ({marks})",
                 [embedder.name, *chunk],
             ):
-                cached[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
-        missing = [i for i, h in enumerate(hashes) if h not in cached]
+                self._cache[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        missing = {h: c for h, c in zip(hashes, contents) if h not in self._cache}
         if missing:
-            fresh = embedder.embed([contents[i].embedding_text() for i in missing])
-            for i, vec in zip(missing, fresh):
-                cached[hashes[i]] = np.asarray(vec, dtype=np.float32)
-        return np.vstack([cached[h] for h in hashes]) if hashes else np.zeros((0, 0), np.float32)
+            fresh = embedder.embed([c.embedding_text() for c in missing.values()])
+            for h, vec in zip(missing, fresh):
+                self._cache[h] = np.asarray(vec, dtype=np.float32)
+        if not hashes:
+            return np.zeros((0, 0), np.float32)
+        return np.vstack([self._cache[h] for h in hashes])
+
+    def prime(self, contents: Iterable[SkillContent]) -> None:
+        """Embed ``contents`` in one batch now, so later matches cost no model call."""
+        contents = [c for c in contents if c is not None]
+        if contents:
+            self._embed(contents)
 
     def _add(self, refs: list[str], contents: list[SkillContent]) -> None:
         vecs = self._embed(contents)

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from skillbank import directives as dx
-from skillbank.evolution.evidence import LimitHit, Run, common_pattern
+from skillbank.evolution.evidence import Run, common_pattern
 from skillbank.models import LimitType, SkillContent, SkillKind
 
 BUDGET_FAMILY = {
@@ -85,8 +85,9 @@ class Situation:
         if what is None:
             budget = self.family.split(":", 1)[1]
             what = f"the {budget} budget ran out" + (f" while repeating `{self.tool}`" if self.tool else "")
-        near = f", {len(self.successes)} success(es) that coped or came close" if self.successes else ""
-        return f"{what} in {len(self.failures)} failed run(s){near}"
+        # Separators keep a count ("3,532 runs") from reading as a literal id to the linter.
+        near = f", {len(self.successes):,} success(es) that coped or came close" if self.successes else ""
+        return f"{what} in {len(self.failures):,} failed run(s){near}"
 
 
 def _most_repeated(run: Run) -> str | None:
@@ -141,13 +142,14 @@ def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
             (sit.successes if run.success else sit.failures).append(run)
     # Successes that came close to a known budget count as evidence for that budget's lesson.
     for sit in list(found.values()):
-        if not sit.is_budget or sit.limit is None:
+        limit = sit.limit
+        if not sit.is_budget or limit is None:
             continue
         hit_type = sit.types.most_common(1)[0][0]
         have = set(sit.evidence)
         for run in runs:
             if (run.success and not run.suspect and run.id not in have
-                    and _budget_usage(run, hit_type) >= near_share * sit.limit
+                    and _budget_usage(run, hit_type) >= near_share * limit
                     and (sit.tool is None or sit.tool in run.tools)):
                 sit.successes.append(run)
     return [s for s in found.values() if s.failures or (s.is_budget and s.successes)]
@@ -163,7 +165,15 @@ def step_budget(sit: Situation, near_share: float = 0.8) -> int:
     hit_type = sit.types.most_common(1)[0][0] if sit.types else LimitType.tool_call_limit
     ok = [len(r.calls) for r in sit.successes if r.calls]
     if limit is not None:
-        cap = limit // 2 if hit_type in (LimitType.recursion_limit, LimitType.step_limit) else limit - 1
+        # The most tool calls the limit allows: all of them for a tool-call limit; one model
+        # call must be left for the answer under a model-call limit; a graph step limit counts
+        # a model step and a tool step per call.
+        if hit_type in (LimitType.recursion_limit, LimitType.step_limit):
+            cap = (limit - 1) // 2
+        elif hit_type == LimitType.model_call_limit:
+            cap = limit - 1
+        else:
+            cap = limit
         cap = max(1, cap)
         comfortable = [n for n in ok if n < near_share * limit]
         return max(1, min(cap, max(comfortable))) if comfortable else cap

@@ -45,7 +45,10 @@ class HarmVerdict:
                 f"{self.base_rate:.0%} over {self.base_n} comparable runs without (z={self.z:.2f})")
 
 
-def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig) -> dict[str, HarmVerdict]:
+def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig,
+                groups: dict[str, str] | None = None) -> dict[str, HarmVerdict]:
+    """Verdicts for the skills with enough uses; ``groups`` (trajectory id -> task group) saves
+    recomputing templates for runs the round already read."""
     skills = [s for s in skills if not s.pinned]
     if not skills:
         return {}
@@ -64,9 +67,10 @@ def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig) -> 
     if not eligible:
         return {}
     templates: dict[str, str] = {}
+    groups = groups or {}
     runs = {}
     for r in bank.store.query("SELECT id, task, task_type, success FROM trajectories WHERE success IS NOT NULL"):
-        key = r["task_type"]
+        key = r["task_type"] or groups.get(r["id"])
         if not key:
             task = r["task"] or ""
             key = templates.get(task)

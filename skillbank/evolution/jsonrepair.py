@@ -83,7 +83,7 @@ def extract_json(text: str) -> Any:
     candidate = candidate.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
     snippet = _balanced(candidate)
     attempts = [snippet]
-    fixed = re.sub(r",\s*([}\]])", r"\1", snippet)
+    fixed = re.sub(r",\s*([}\]])", r"\1", re.sub(r",(\s*,)+", ",", snippet))
     attempts.append(fixed)
     attempts.append(_escape_newlines(fixed))
     py = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", fixed)))

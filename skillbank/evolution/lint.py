@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from skillbank import directives as dx
-from skillbank.evolution.evidence import HiddenLiterals, Run
+from skillbank.evolution.evidence import HiddenLiterals, Run, literal_key
 from skillbank.models import SkillContent
 
 REJECT = "reject"
@@ -75,8 +75,10 @@ class LintContext:
     def for_runs(cls, runs: Iterable[Run], hidden: HiddenLiterals, **kw) -> "LintContext":
         runs = list(runs)
         tools = {c.tool for r in runs for c in r.calls} | {h.tool for r in runs for h in r.limits if h.tool}
-        outputs = [c.result for r in runs for c in r.calls if c.result]
-        outputs += [c.error for r in runs for c in r.calls if c.error]
+        # What a distiller could have copied from: the tool outputs of (up to 500 of) the runs.
+        sample = runs[-_MAX_OUTPUT_RUNS:]
+        outputs = [c.result for r in sample for c in r.calls if c.result]
+        outputs += [c.error for r in sample for c in r.calls if c.error]
         return cls(hidden=hidden, known_tools=tools, tool_outputs=outputs, **kw)
 
 
@@ -118,7 +120,8 @@ _PHONE = re.compile(r"\+?\d{1,3}[ .-]?\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b")
 _REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_TOKENS = re.compile(r"[a-z0-9][a-z0-9_@.:/#+-]*[a-z0-9]|[a-z0-9]", re.I)
+_TOKENS = re.compile(r"[a-z0-9][a-z0-9_@.:/#+-]*[a-z0-9]|[a-z0-9]", re.I)  # as literal_key
+_MAX_OUTPUT_RUNS = 500
 
 
 def _ngrams(text: str, n_max: int = 4) -> set[str]:
@@ -128,10 +131,6 @@ def _ngrams(text: str, n_max: int = 4) -> set[str]:
         for i in range(len(tokens) - n + 1):
             out.add(" ".join(tokens[i:i + n]))
     return out
-
-
-def _norm_value(value: str) -> str:
-    return " ".join(t.lower() for t in _TOKENS.findall(value))
 
 
 def _shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
@@ -190,7 +189,7 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
                 common = skill_shingles & _shingles(output)
                 if common:
                     add(Finding("tool-output", QUARANTINE,
-                                "copies text from a tool output: " + repr(" ".join(next(iter(common))))))
+                                "copies text from a tool output: " + repr(" ".join(min(common)))))
                     break
 
     # Hidden literals and de-hardcoding (<placeholders> and known tool names aside).
@@ -199,14 +198,18 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
         plain = plain.replace(f"`{tool}`", " ")
     grams = _ngrams(plain, 4)
     hits: dict[str, str] = {}
-    for value, why in ctx.hidden.values.items():
-        norm = _norm_value(value)
-        if not norm:
-            continue
-        if (norm in grams) if norm.count(" ") < 4 else (norm in " ".join(t.lower() for t in _TOKENS.findall(plain))):
-            hits.setdefault(why, value)
-    for why, value in hits.items():
-        add(Finding("hardcoded" if "environment" in why else "hidden", REJECT, f"contains a {why}: {value!r}"))
+    for gram in grams:
+        why = ctx.hidden.values.get(gram)
+        if why is not None:
+            hits.setdefault(why, ctx.hidden.originals.get(gram, gram))
+    if ctx.hidden.long:
+        flat = literal_key(plain)
+        for key in ctx.hidden.long:
+            if key in flat:
+                hits.setdefault(ctx.hidden.values[key], ctx.hidden.originals.get(key, key))
+    for why, value in sorted(hits.items()):
+        add(Finding("hardcoded" if "environment" in why else "hidden", REJECT,
+                    f"contains {'an' if why[0] in 'aeiou' else 'a'} {why}: {value!r}"))
     for pattern, why in ((_TRAJ_ID, "a trajectory or skill id"), (_UUID, "an id"),
                          (_EMAIL, "an e-mail address"), (_DATE, "a date"), (_PHONE, "a phone number"),
                          (_LONG_NUMBER, "an id or number of four or more digits")):

@@ -14,10 +14,12 @@ What links a draft to its target lives in the bank's ``meta`` table under
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from skillbank.errors import InvalidSkillError
+from skillbank.hashing import content_hash
 from skillbank.models import Skill, SkillContent, SkillStatus
 
 PENDING_PREFIX = "evolution:pending:"
@@ -52,6 +54,30 @@ class Pending:
                 "proposal_hash": self.proposal_hash, "base_hash": self.base_hash,
                 "evidence": self.evidence, "task_ids": self.task_ids, "reason": self.reason,
                 "author": self.author, "round": self.round, "parent": self.parent}
+
+
+# -- remembering rejected edits ----------------------------------------------------------------------
+
+
+def edit_key(content: SkillContent) -> str:
+    """The content's hash with every number blanked: proposals that differ only in evidence
+    counts ("seen in 3 runs" / "in 5 runs") are the same edit."""
+    data = content.model_dump(mode="json")
+    for key in ("description", "body"):
+        data[key] = re.sub(r"\d[\d,.]*", "#", data[key])
+    return "edit:" + content_hash(data)
+
+
+def remember_rejection(bank: Any, content: SkillContent, skill_id: str | None, reason: str,
+                       extra: Iterable[str] = ()) -> None:
+    """Remember ``content`` (exactly and as an edit) so no round proposes it again."""
+    for key in dict.fromkeys([content.hash(), edit_key(content), *extra]):
+        bank.skills.remember_rejected(key, skill_id, reason)
+
+
+def is_rejected(bank: Any, content: SkillContent) -> bool:
+    """Whether ``content`` (or the same edit with other counts) was rejected or rolled back."""
+    return bank.skills.was_rejected(content.hash()) or bank.skills.was_rejected(edit_key(content))
 
 
 # -- storage ---------------------------------------------------------------------------------------
@@ -152,8 +178,9 @@ def reject(bank: Any, skill_id: str, *, reason: str = "rejected by review", auth
     cand = p.skill
     if cand.status not in (SkillStatus.candidate, SkillStatus.quarantined):
         raise InvalidSkillError(f"{cand.name} is {cand.status.value}, not a candidate")
-    for chash in {p.proposal_hash, cand.content_hash} - {None}:
-        bank.skills.remember_rejected(chash, p.target or cand.id, reason)
+    proposed = SkillContent(**{**cand.content.model_dump(), "name": p.name or cand.name})
+    remember_rejection(bank, proposed, p.target or cand.id, reason,
+                       extra=[h for h in (p.proposal_hash, cand.content_hash) if h])
     with bank.store.transaction():
         result = bank.skills.new_version(cand.id, status=SkillStatus.retired, author=author,
                                          reason=f"rejected: {reason}", note=f"rejected: {reason}",

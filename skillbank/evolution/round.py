@@ -29,19 +29,27 @@ from typing import Any, Callable, Iterable
 
 from skillbank.errors import DuplicateSkillError, InvalidSkillError, SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
-from skillbank.evolution.cluster import Cluster, cluster_runs
+from skillbank.evolution.cluster import cluster_runs
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Batch, Run, current_round, finish_round, instance_literals, load_batch
+from skillbank.evolution.evidence import Run, current_round, finish_round, instance_literals, load_batch
 from skillbank.evolution.exploit import flag_exploits
 from skillbank.evolution.gate import Gate, GateDecision
 from skillbank.evolution.guards import Situation, situations
-from skillbank.evolution.harm import HarmVerdict, assess_harm
+from skillbank.evolution.harm import assess_harm
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
 from skillbank.evolution.lock import evolution_lock
 from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
-from skillbank.evolution.review import DRAFT_PREFIX, Pending, draft_id_for, pending_info, save_pending
+from skillbank.evolution.review import (
+    DRAFT_PREFIX,
+    Pending,
+    draft_id_for,
+    is_rejected,
+    pending_info,
+    remember_rejection,
+    save_pending,
+)
 from skillbank.models import Skill, SkillContent, SkillStatus, utcnow
 
 FLAG = ChangeKind.flag.value
@@ -217,6 +225,7 @@ class _Round:
         self.dry_run = dry_run
         self.since = since
         self.started = time.perf_counter()
+        self._hidden = None
 
     # -- the round ------------------------------------------------------------------------------
 
@@ -247,7 +256,8 @@ class _Round:
             (owned[owner].append(sit) if owner else free.append(sit))
 
         # Step 3: used skills.
-        harm = assess_harm(bank, [s for s in skills.values() if s.status == SkillStatus.active], cfg)
+        harm = assess_harm(bank, [s for s in skills.values() if s.status == SkillStatus.active], cfg,
+                           groups={r.id: r.group for r in batch.runs})
         usable = {sid: s for sid, s in skills.items()
                   if s.status in (SkillStatus.active, SkillStatus.candidate) and not s.pinned}
         report.touched_skills = len(usable)
@@ -292,6 +302,7 @@ class _Round:
                 and not (pending_info(bank, s.id) or {}).get("target")]
         self.deduper = Deduper(bank, pool, threshold=cfg.dedupe_threshold,
                                structural_threshold=cfg.structural_threshold)
+        self.deduper.prime(p.content for p in proposals if p.target is None)
         planned = self._plan(proposals, report)
         planned.extend(self._existing_duplicates(pool, planned, report))
 
@@ -305,16 +316,16 @@ class _Round:
             report.skipped.append(p.change)
         allowance -= min(allowance, len(retiring))
 
-        # Step 10: write.
+        # Step 10: write, in one transaction with the watermark: a round happens or it does not.
         written: list[Pending] = []
-        for p in planned:
-            report.changes.append(p.change)
-            if not self.dry_run:
-                pending = self._write(p, round_no)
-                if pending is not None:
-                    written.append(pending)
+        report.changes.extend(p.change for p in planned)
         if not self.dry_run:
-            finish_round(bank, round_no, batch.ids, utcnow())
+            with bank.store.transaction():
+                for p in planned:
+                    pending = self._write(p, round_no)
+                    if pending is not None:
+                        written.append(pending)
+                finish_round(bank, round_no, batch.ids, utcnow())
 
         # Step 11: gate.
         if not self.dry_run and written:
@@ -335,7 +346,9 @@ class _Round:
                     change.note = (change.note + "; " if change.note else "") + f"gate: {d.detail}"
 
         # Step 9 (second half): the bank budget, after promotions.
-        active_now = bank.skills.list(status=SkillStatus.active) if not self.dry_run else active_start
+        leaving = {p.target.id for p in planned if p.content is None and p.target is not None}
+        active_now = bank.skills.list(status=SkillStatus.active) if not self.dry_run else \
+            [s for s in active_start if s.id not in leaving]
         promoted_ids = {c.skill_id for c in report.changes if c.status == "active"}
         for skill, reason in budget_mod.over_budget(active_now, cfg, protect=promoted_ids, limit=allowance):
             change = Change(kind="retire", skill=skill.name, reason=reason, skill_id=skill.id,
@@ -381,8 +394,9 @@ class _Round:
 
     def _lint(self, content: SkillContent, evidence: tuple[str, ...], previous: SkillContent | None) -> LintResult:
         runs = self._runs(evidence)
-        hidden = self.batch.hidden.merge(instance_literals(runs))
-        ctx = LintContext.for_runs(runs, hidden, scrubber=self.bank.scrubber,
+        if self._hidden is None:  # once per round: hidden literals plus every varying argument value
+            self._hidden = self.batch.hidden.merge(instance_literals(self.batch.runs))
+        ctx = LintContext.for_runs(runs, self._hidden, scrubber=self.bank.scrubber,
                                    max_body_chars=self.config.max_body_chars,
                                    max_description_chars=self.config.max_description_chars)
         if previous is not None:
@@ -472,19 +486,24 @@ class _Round:
             previous = item.target.content if item.target is not None else None
             chash = item.content.hash()
             change = item.change
-            if self.bank.skills.was_rejected(chash):
+            if is_rejected(self.bank, item.content):
                 self._skip(report, change.kind, change.skill, "the same edit was rejected or rolled back before",
                            item.proposal)
                 continue
             if item.target is not None and chash == item.target.content_hash:
+                continue
+            waiting = self._waiting_draft(item)
+            if waiting is not None:
+                self._skip(report, change.kind, change.skill,
+                           f"the same edit is already waiting for review as candidate {waiting}", item.proposal)
                 continue
             result = self._lint(item.content, item.proposal.evidence, previous)
             if result.rejected:
                 change.status, change.note = "rejected", f"lint: {result.reason}"
                 report.rejected.append(change)
                 if not self.dry_run:
-                    self.bank.skills.remember_rejected(chash, item.target.id if item.target else None,
-                                                       f"lint: {result.reason}")
+                    remember_rejection(self.bank, item.content, item.target.id if item.target else None,
+                                       f"lint: {result.reason}")
                 continue
             suspects = [r for r in self._runs(item.proposal.evidence) if r.success and r.suspect]
             honest = [r for r in self._runs(item.proposal.evidence) if r.success and not r.suspect]
@@ -517,13 +536,34 @@ class _Round:
             prop = Proposal(kind=ChangeKind.merge, target=keep.id, absorb=(drop.id,), content=content,
                             origin="dedupe", reason=f"{keep.name} and {drop.name} are near-duplicates "
                                                     f"({how} {score:.2f}); merge and retire {drop.name}")
-            if self.bank.skills.was_rejected(content.hash()):
+            if is_rejected(self.bank, content):
+                continue
+            item = _Planned(prop, content, SkillStatus.candidate, None, Change("merge", keep.name, ""), keep)
+            if self._waiting_draft(item) is not None:
+                busy.update((a, b))
                 continue
             change = Change(kind="merge", skill=keep.name, reason=prop.reason, skill_id=keep.id,
                             origin="dedupe", status="planned" if self.dry_run else "candidate")
             out.append(_Planned(prop, content, SkillStatus.candidate, None, change, keep))
             busy.update((a, b))
         return out
+
+    def _waiting_draft(self, item: _Planned) -> str | None:
+        """The id of a pending draft that already holds this edit of an active skill."""
+        target = item.target
+        if target is None or target.status != SkillStatus.active or item.content is None:
+            return None
+        draft_id = draft_id_for(self.bank, target.id)
+        if draft_id is None:
+            return None
+        try:
+            draft = self.bank.get_skill(draft_id)
+        except SkillNotFoundError:
+            return None
+        if draft.status not in (SkillStatus.candidate, SkillStatus.quarantined):
+            return None
+        same = _with(item.content, name=draft.name).hash() == draft.content_hash
+        return draft.id if same else None
 
     def _skip(self, report: EvolutionReport, kind: str, name: str, why: str, prop: Proposal) -> None:
         report.skipped.append(Change(kind=kind, skill=name, reason=prop.reason, evidence=prop.evidence,

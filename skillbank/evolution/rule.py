@@ -88,19 +88,19 @@ def _render_args(seq: tuple[str, ...], runs: Sequence[Run]) -> list[str]:
             if n * 2 < len(per_run):
                 continue
             vals = values[key]
+            source = ""
+            if sources[key]:
+                where, count = sources[key].most_common(1)[0]
+                if count * 2 >= len(per_run):
+                    source = " (from the request)" if where == "the request" else f" (from the result of {where})"
             constant = all(v == vals[0] for v in vals) and len(vals) == len(per_run)
-            literal = constant and len(per_run) >= 2 and (
+            literal = not source and constant and len(per_run) >= 2 and (
                 isinstance(vals[0], bool) or vals[0] is None
                 or (isinstance(vals[0], int) and abs(vals[0]) < 100)
                 or (isinstance(vals[0], str) and _ENUM.match(vals[0])))
             if literal:
                 shown.append(f"`{key}`={vals[0]!r}" if not isinstance(vals[0], str) else f'`{key}`="{vals[0]}"')
                 continue
-            source = ""
-            if sources[key]:
-                where, count = sources[key].most_common(1)[0]
-                if count * 2 >= len(per_run):
-                    source = f" (from {where})" if where == "the request" else f" (from the result of {where})"
             shown.append(f"`{key}`={_placeholder(key)}{source}")
         lines.append(f"{i + 1}. Call `{tool}`" + (" with " + ", ".join(shown) if shown else "") + ".")
     return lines
@@ -156,9 +156,13 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], seq: tuple[str, ...],
 
 
 def name_for(templates: Sequence[str], seq: Sequence[str], prefix: str = "") -> str:
-    words = common_words(templates, limit=4)
-    if words:
+    """Up to four words every request shares (no contractions), plus the last tool if fewer
+    than two: ``refund-order-arrived-damaged``, ``schedule-create-event``."""
+    words = [w for w in common_words(templates, limit=8) if "'" not in w][:4]
+    if len(words) >= 2:
         base = "-".join(slug(w, 16) for w in words)
+    elif words and seq:
+        base = f"{slug(words[0], 16)}-{slug(seq[-1], 24)}"
     else:
         base = "use-" + "-then-".join(slug(t, 16) for t in seq[:3])
     name = (prefix + base)[:64].strip("-")
@@ -193,14 +197,15 @@ class RuleDistiller(Distiller):
         templates = [r.template for r in support]
         like = _like(templates)
         contrast = mistakes(support, bad, seq, limit=config.max_bullets)
-        lead = (f"Procedure learned from {len(support)} successful run(s)"
-                + (f", contrasted with {len(bad)} failed run(s)" if bad else "") + ".")
+        # Counts are written with separators: "3,532 runs" is provenance, not an id to lint away.
+        lead = (f"Procedure learned from {len(support):,} successful run(s)"
+                + (f", contrasted with {len(bad):,} failed run(s)" if bad else "") + ".")
         method = "\n".join([dx.Order(seq).sentence(), *_render_args(seq, support),
                             "Then answer the user with the results."])
         body = B.join_sections(lead, [(B.METHOD, method)])
         if contrast:
             body = B.add_bullets(body, B.MISTAKES, [line for line, _ in contrast])
-        tool_list = ", ".join(f"`{t}`" for t in seq)
+        tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(seq))
         description = (f"When the user asks something like \"{like}\"; the method uses {tool_list}."
                        if like else f"Requests handled by calling {tool_list} in order.")
         content = SkillContent(
@@ -301,7 +306,13 @@ class RuleDistiller(Distiller):
         return proposals
 
     def _method_split(self, evidence: SkillEvidence, config: EvolutionConfig):
-        ok = evidence.successes
+        """Two methods with disjoint tools that both use the skill's own tools: the skill grew
+        too broad. (Runs that never touch its tools are misfits: see :meth:`_narrow`.)"""
+        skill = evidence.skill
+        if skill.kind != SkillKind.procedure or not skill.tools:
+            return None
+        own = set(skill.tools)
+        ok = [r for r in evidence.successes if own & set(r.tools)]
         counts = Counter(r.sequence for r in ok if r.sequence)
         if len(counts) < 2:
             return None

@@ -7,6 +7,7 @@ book a slot that is not free.
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from pydantic import BaseModel, Field
@@ -146,8 +147,6 @@ def _event(env: CalendarEnv, event_id: str) -> dict:
 
 
 def _slot(date: str, time: str) -> None:
-    import re
-
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date or ""):
         raise EnvError(f"date must be YYYY-MM-DD, got {date!r}")
     if not re.fullmatch(r"\d{1,2}:\d{2}", time or ""):
@@ -293,7 +292,10 @@ def _base_solo(rng) -> Spec:
         reference=steps,
         check=lambda env, ans, msgs: ((_nothing_created(env) if busy
                                        else _created(env, title, date, time, None))
-                                      + _create_checked(env)),
+                                      + _create_checked(env)
+                                      + ([] if any(c.args == {"date": date, "time": time}
+                                                   for c in env.calls("check_availability"))
+                                         else ["never checked whether the slot is free"])),
         hints=(CHECK_CREATE,),
     )
 

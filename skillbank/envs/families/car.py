@@ -191,10 +191,6 @@ def _climate(env: CarEnv, t: float) -> list[str]:
     return []
 
 
-def _climate_untouched(env: CarEnv) -> list[str]:
-    return [] if not env.state["climate"]["on"] else ["climate was changed but not requested"]
-
-
 def _seat(env: CarEnv, seat: str, level: int) -> list[str]:
     heaters = env.state["seat_heaters"]
     want = {s: (level if s == seat else 0) for s in SEATS}

@@ -19,7 +19,10 @@ ITEMS = (
 )
 STREETS = ("Elm Street", "Harbour Road", "Station Lane", "Mill Avenue", "Oak Crescent", "King's Way")
 CITIES = ("Leeds", "Bristol", "York", "Bath", "Derby", "Exeter")
-_DATE = r"\b\d{4}-\d{2}-\d{2}\b"
+# Any date, standalone number or day word in a sentence about delivery is a claimed value.
+_WHEN = (r"\b\d{4}-\d{2}-\d{2}\b|(?<![\w-])\d+(?![\w-])|\b(?:today|tomorrow|monday|tuesday|"
+         r"wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+         r"august|september|october|november|december)\b")
 
 
 class RetailEnv(Environment):
@@ -168,6 +171,14 @@ def _order_checked(env: RetailEnv, action: str) -> list[str]:
     return env.require_before("get_order", action, ["order_id"])
 
 
+def _was_called(env: RetailEnv, tool: str, **args) -> list[str]:
+    """The outcome depends on this lookup, so declining without it is a guess too."""
+    if any(all(str(c.args.get(k, "")).lower() == str(v).lower() for k, v in args.items())
+           for c in env.calls(tool)):
+        return []
+    return [f"never called `{tool}` for {args}"]
+
+
 def _blocker(answer: str, name: str) -> list[str]:
     return [] if names(answer, name) else [f"final answer does not name the blocker `{name}`"]
 
@@ -196,7 +207,8 @@ def _base_refund(rng) -> Spec:
         input=f"Order {oid} arrived damaged, please refund it.",
         state=state,
         reference=steps,
-        check=lambda env, ans, msgs: _refunded(env, [oid] if eligible else []) + _refund_checked(env),
+        check=lambda env, ans, msgs: (_refunded(env, [oid] if eligible else []) + _refund_checked(env)
+                                      + _was_called(env, "check_refund_eligibility", order_id=oid)),
         hints=(CHECK_REFUND,),
     )
 
@@ -272,7 +284,7 @@ def _cap_delivery(rng) -> Spec:
         check=lambda env, ans, msgs: (
             _cancelled(env, [oid2]) + _order_checked(env, "cancel_order")
             + _blocker(ans, "estimated_delivery")
-            + no_value_claim(ans, "estimated_delivery", ["delivery", "arrive"], _DATE)),
+            + no_value_claim(ans, "estimated_delivery", ["delivery", "arrive"], _WHEN)),
         hints=(UnknownField("get_order", "estimated_delivery"), CHECK_CANCEL),
     )
 

@@ -1,0 +1,299 @@
+"""What SkillBankMiddleware adds to every model turn: retrieval and logging, measured.
+
+    python benchmarks/bench_middleware.py                      # 1,000 turns, 1,000 skills, MiniLM
+    python benchmarks/bench_middleware.py --quick --embedder hash
+
+A real ``create_agent`` agent with a scripted fake chat model (so the model itself costs ~nothing
+and what remains is the framework plus skillbank) runs the same workload three ways, interleaved
+run by run so drift hits all arms alike:
+
+- ``baseline``: no middleware;
+- ``logging``: ``SkillBankMiddleware(inject=False)`` (trajectory recording only);
+- ``injection``: the default middleware (per-turn retrieval + rendering + recording).
+
+Each run is ``--turns-per-run`` model turns (the model calls a trivial tool, then answers), so
+``--turns`` turns are ``turns / turns-per-run`` runs per arm. A turn is measured as the wall time
+from one model call to the next (the first from ``invoke``; the last until ``invoke`` returns),
+so per-turn times add up to the run time and include the tool node, the middleware hooks and
+the per-run start and finish writes. The added time per turn is an arm's median (and p95) minus
+the baseline's. Retrieval is timed directly around search + render (query embedding included);
+logging is the rest of the added time, with the part spent inside SQLite writes shown apart.
+
+Queries change every turn (the tool answers something different each time, and tasks differ
+between runs). The middleware embeds the task and each recent message's gist separately and
+averages them, so the embedder's single-text cache answers for texts already seen earlier in the
+run (the task, older messages) and each turn embeds only what is new; the hit rate is printed. Targets: under 15 ms added per turn (median) with injection and real MiniLM
+embeddings; under 2 ms with injection off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+
+from skillbank import SkillBank  # noqa: E402
+from skillbank.adapters.langchain import SkillBankMiddleware  # noqa: E402
+from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
+
+DOMAINS = ["car", "home", "retail", "travel", "banking", "calendar", "email", "support", "weather",
+           "music", "fitness", "recipes", "shipping", "insurance", "hr", "it-helpdesk", "billing",
+           "real-estate", "pharmacy", "education"]
+ACTIONS = ["book", "cancel", "refund", "check", "update", "schedule", "reset", "transfer", "open",
+           "close", "report", "verify", "compare", "escalate", "summarise", "track", "renew", "lock"]
+OBJECTS = ["order", "window", "account", "appointment", "password", "ticket", "flight", "invoice",
+           "thermostat", "subscription", "parcel", "policy", "playlist", "reservation", "claim",
+           "prescription", "meeting", "payment", "door", "battery"]
+KINDS = ["procedure", "guard", "policy", "pitfall"]
+CONDITIONS = ["when the tool returns an error", "before calling any write tool", "if a field is unknown",
+              "when the user is in a hurry", "if the amount is above the limit", "when two requests conflict",
+              "if the item is out of stock", "before confirming to the user", "when the budget is tight",
+              "if the tool is missing"]
+
+
+def synthetic_skills(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    combos = list(itertools.product(DOMAINS, ACTIONS, OBJECTS))
+    rng.shuffle(combos)
+    out = []
+    for i, (domain, action, obj) in enumerate(combos[:n]):
+        cond = rng.choice(CONDITIONS)
+        steps = rng.sample(["look it up first", "confirm the identifiers", "check eligibility",
+                            "read the current state", "ask for the missing value", "retry once",
+                            "name the blocker", "summarise what was done", "stop after one attempt"], 3)
+        out.append({
+            "name": f"{domain}-{action}-{obj}-{i}",
+            "description": f"{action.capitalize()} a {obj} in {domain.replace('-', ' ')} tasks, {cond}",
+            "body": f"To {action} the {obj}: {steps[0]}, then {steps[1]}, then {steps[2]}. "
+                    f"Applies {cond}.",
+            "kind": KINDS[i % len(KINDS)],
+            "tools": [f"{action}_{obj}".replace("-", "_")],
+            "tags": [domain],
+        })
+    return out
+
+
+def task_texts(n: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    return [f"please {rng.choice(ACTIONS)} my {rng.choice(OBJECTS)} for the {rng.choice(DOMAINS)} "
+            f"request number {rng.randint(100, 999)}" for _ in range(n)]
+
+
+class Clock:
+    """Timestamps of model calls, per run (the scripted model stamps each call)."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+
+    def stamp(self) -> None:
+        self.stamps.append(time.perf_counter())
+
+
+def make_agent(turns_per_run: int, middleware: list[Any], clock: Clock) -> Any:
+    facts = itertools.count()
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        k = next(facts)
+        return (f"record {k}: {OBJECTS[k % len(OBJECTS)]} in {DOMAINS[(k * 7) % len(DOMAINS)]} is "
+                f"{ACTIONS[(k * 3) % len(ACTIONS)]}-pending, field {k % 13} unknown")
+
+    def respond(messages: list[Any]) -> Any:
+        clock.stamp()
+        done = sum(1 for m in messages if m.type == "tool")
+        if done < turns_per_run - 1:
+            return tool_call("lookup", query=f"step {done} of {messages[-1].content[:40] if done else 'task'}")
+        return "All steps done."
+
+    model = ScriptedChatModel([respond], usage={"input_tokens": 50, "output_tokens": 10})
+    return create_agent(model, [lookup], system_prompt="You are a helpful assistant. Be brief.",
+                        middleware=middleware)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+class QueryCounter:
+    """Counts single-query embeddings and how many the embedder's cache answered."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.calls = 0
+        self.hits = 0
+        self.seconds = 0.0
+        self._orig = embedder.embed_query
+        embedder.embed_query = self
+
+    def __call__(self, text: str) -> Any:
+        cache = getattr(self.embedder, "_cache", None)
+        if cache is not None and cache.get(text) is not None:
+            self.hits += 1
+        self.calls += 1
+        t0 = time.perf_counter()
+        try:
+            return self._orig(text)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Per-turn overhead of SkillBankMiddleware.")
+    parser.add_argument("--turns", type=int, default=1000, help="model turns per arm (default 1000)")
+    parser.add_argument("--skills", type=int, default=1000, help="skills in the bank (default 1000)")
+    parser.add_argument("--embedder", default="minilm", help="minilm (default) or hash")
+    parser.add_argument("--turns-per-run", type=int, default=10, help="model turns per agent run (default 10)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs per arm first (default 3)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke test")
+    parser.add_argument("--json", action="store_true", help="also print the report as one JSON line")
+    parser.add_argument("--dir", help="bank folder to use (default: a temporary one)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.skills, args.turns_per_run, args.warmup = 40, 60, 5, 1
+
+    tmp = tempfile.TemporaryDirectory()
+    bank_dir = Path(args.dir) if args.dir else Path(tmp.name) / "bank"
+    bank = SkillBank.open(bank_dir, embedder=args.embedder)
+    t0 = time.perf_counter()
+    with bank.store.transaction():
+        for spec in synthetic_skills(args.skills):
+            bank.add_skill(**spec)
+    built = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    bank.sync_index()  # embed and index every skill before anything is timed
+    indexed = time.perf_counter() - t0
+    print(f"bank: {args.skills} skills added in {built:.1f}s, indexed ({bank.embedder.name}) in {indexed:.1f}s",
+          file=sys.stderr)
+
+    runs = max(1, args.turns // args.turns_per_run)
+    tasks = task_texts(runs + args.warmup)
+    arms: dict[str, dict[str, Any]] = {}
+    for name, options in (("baseline", None), ("logging", {"inject": False}), ("injection", {})):
+        clock = Clock()
+        mw = [SkillBankMiddleware(bank, **options)] if options is not None else []
+        arms[name] = {"agent": make_agent(args.turns_per_run, mw, clock), "clock": clock, "mw": mw,
+                      "turns": [], "retrieval": [], "embedding": []}
+        inj = arms[name]
+        if mw and mw[0].inject:
+            original = mw[0].injector.inject
+
+            def timed(messages: Any, task: Any = None, _orig: Any = original, _arm: Any = inj) -> Any:
+                result = _orig(messages, task)
+                _arm["retrieval"].append(result.seconds)
+                _arm["embedding"].append(result.embed_seconds)
+                return result
+
+            mw[0].injector.inject = timed
+
+    counter = QueryCounter(bank.embedder)
+
+    def one_run(arm: dict[str, Any], task: str, timed: bool) -> None:
+        clock = arm["clock"]
+        clock.stamps = []
+        start = time.perf_counter()
+        arm["agent"].invoke({"messages": [("user", task)]})
+        end = time.perf_counter()
+        if timed:
+            marks = [start, *clock.stamps[1:], end]
+            arm["turns"].extend((b - a) * 1000 for a, b in zip(marks, marks[1:]))
+
+    for i in range(args.warmup):
+        for arm in arms.values():
+            one_run(arm, tasks[i], timed=False)
+    for arm in arms.values():
+        arm["retrieval"].clear()
+        arm["embedding"].clear()
+        for m in arm["mw"]:
+            m.retrieval_seconds = 0.0
+    counter.calls = counter.hits = 0
+    counter.seconds = 0.0
+    write_before = {name: sum(m.logging_seconds for m in arm["mw"]) for name, arm in arms.items()}
+
+    t_all = time.perf_counter()
+    step = max(1, runs // 10)
+    for i in range(runs):
+        for arm in arms.values():
+            one_run(arm, tasks[args.warmup + i], timed=True)
+        if (i + 1) % step == 0:
+            print(f"  {i + 1}/{runs} runs per arm ({time.perf_counter() - t_all:.0f}s)", file=sys.stderr)
+    wall = time.perf_counter() - t_all
+
+    report: dict[str, Any] = {"turns": runs * args.turns_per_run, "skills": args.skills,
+                              "embedder": bank.embedder.name, "turns_per_run": args.turns_per_run,
+                              "runs_per_arm": runs, "wall_seconds": round(wall, 2)}
+    for name, arm in arms.items():
+        turns = arm["turns"]
+        writes = (sum(m.logging_seconds for m in arm["mw"]) - write_before[name]) * 1000 / max(1, len(turns))
+        report[name] = {"median_ms": round(statistics.median(turns), 3), "p95_ms": round(pct(turns, 0.95), 3),
+                        "mean_ms": round(statistics.fmean(turns), 3), "writes_ms_per_turn": round(writes, 3)}
+        if arm["retrieval"]:
+            r = [s * 1000 for s in arm["retrieval"]]
+            report[name]["retrieval_median_ms"] = round(statistics.median(r), 3)
+            report[name]["retrieval_p95_ms"] = round(pct(r, 0.95), 3)
+            e = [s * 1000 for s in arm["embedding"]]
+            report[name]["embedding_median_ms"] = round(statistics.median(e), 3)
+    base = report["baseline"]
+    added_log = report["logging"]["median_ms"] - base["median_ms"]
+    added_inj = report["injection"]["median_ms"] - base["median_ms"]
+    retrieval = report["injection"].get("retrieval_median_ms", 0.0)
+    report["added"] = {
+        "logging_only_median_ms": round(added_log, 3),
+        "logging_only_p95_ms": round(report["logging"]["p95_ms"] - base["p95_ms"], 3),
+        "injection_median_ms": round(added_inj, 3),
+        "injection_p95_ms": round(report["injection"]["p95_ms"] - base["p95_ms"], 3),
+        "retrieval_ms": round(retrieval, 3),
+        "logging_ms": round(added_inj - retrieval, 3),
+        "sqlite_writes_ms": report["injection"]["writes_ms_per_turn"],
+    }
+    report["query_cache"] = {"queries": counter.calls, "hits": counter.hits,
+                             "hit_rate": round(counter.hits / counter.calls, 3) if counter.calls else None,
+                             "embed_ms_per_query": round(counter.seconds * 1000 / max(1, counter.calls), 3)}
+    report["targets"] = {"injection_under_15ms": added_inj < 15.0, "logging_only_under_2ms": added_log < 2.0}
+
+    a = report["added"]
+    print(f"\n{report['turns']} model turns per arm ({runs} runs x {args.turns_per_run} turns), "
+          f"{args.skills} skills, embedder {report['embedder']}, {wall:.1f}s total")
+    print(f"{'arm':<10} {'median ms/turn':>15} {'p95 ms/turn':>12} {'mean':>8} {'db writes':>10}")
+    for name in ("baseline", "logging", "injection"):
+        r = report[name]
+        print(f"{name:<10} {r['median_ms']:>15.3f} {r['p95_ms']:>12.3f} {r['mean_ms']:>8.3f} "
+              f"{r['writes_ms_per_turn']:>10.3f}")
+    print(f"\nadded per turn, injection off : {a['logging_only_median_ms']:.2f} ms median "
+          f"({a['logging_only_p95_ms']:.2f} ms p95)  target < 2 ms: "
+          f"{'MET' if report['targets']['logging_only_under_2ms'] else 'NOT MET'}")
+    print(f"added per turn, injection on  : {a['injection_median_ms']:.2f} ms median "
+          f"({a['injection_p95_ms']:.2f} ms p95)  target < 15 ms: "
+          f"{'MET' if report['targets']['injection_under_15ms'] else 'NOT MET'}")
+    print(f"  of which retrieval (embed + search + render): {a['retrieval_ms']:.2f} ms median "
+          f"(p95 {report['injection'].get('retrieval_p95_ms', 0):.2f} ms; query embedding "
+          f"{report['injection'].get('embedding_median_ms', 0):.2f} ms median)")
+    print(f"  of which logging (hooks + recorder)         : {a['logging_ms']:.2f} ms "
+          f"(SQLite writes alone {a['sqlite_writes_ms']:.2f} ms)")
+    q = report["query_cache"]
+    print(f"query embeddings: {q['queries']}, cache hits {q['hits']} "
+          f"({(q['hit_rate'] or 0):.1%}), {q['embed_ms_per_query']:.2f} ms per query on average")
+    if args.json:
+        print(json.dumps(report))
+    bank.close()
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""``skillbank demo``: baseline, evolution, final measurement and report, offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from skillbank.cli._common import EmbedderOption, console, fail
+
+
+def demo(
+    bank_dir: Annotated[Optional[Path], typer.Option(
+        "-d", "--dir", help="Bank folder for the demo. Default: a new temporary folder. "
+        "Rerunning on the same folder resumes: finished trials are not run again.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds tasks, trials and the bootstrap.")] = 0,
+    quick: Annotated[bool, typer.Option("--quick", help="A small smoke test (a few seconds): "
+                                        "one family, few tasks, one round.")] = False,
+    report: Annotated[Optional[Path], typer.Option(
+        "--report", help="Where to write the HTML report (default: in the bank folder).")] = None,
+    gate: Annotated[str, typer.Option(
+        "--gate", help="How candidates are promoted: 'validate' re-runs each candidate on "
+        "evolution-set tasks; 'policy' promotes every lint-clean candidate.")] = "validate",
+    trials: Annotated[Optional[int], typer.Option("--trials", min=3,
+                                                  help="Trials per task and arm.")] = None,
+    rounds: Annotated[Optional[int], typer.Option("--rounds", min=1,
+                                                  help="Evolution rounds.")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bars.")] = False,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Run the whole loop offline on a simulated agent: pass^k without and with the bank.
+
+    Baseline trials, gated evolution rounds, final trials on the evolution and held-out sets.
+
+    The agent is a simulated policy: the numbers show the machinery, not any real model.
+    """
+    from dataclasses import replace
+
+    from skillbank.demo import FULL, QUICK, run_demo
+
+    if gate not in ("validate", "policy"):
+        fail(f"--gate must be 'validate' or 'policy', not {gate!r}")
+    config = replace(QUICK if quick else FULL, gate=gate)
+    if trials is not None:
+        config = replace(config, trials=trials)
+    if rounds is not None:
+        config = replace(config, rounds=rounds)
+    run_demo(bank_dir, seed=seed, config=config, report_path=report, embedder=embedder or None,
+             console=console(), progress=not no_progress)

@@ -1,0 +1,274 @@
+"""``skillbank evolve`` and ``skillbank candidates ...``: run an evolution round, review its output.
+
+Registered in ``skillbank/cli/__init__.py`` with ``evolve.register(app)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from datetime import datetime, timedelta, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from skillbank.cli._common import (
+    DirOption,
+    EmbedderOption,
+    JsonOption,
+    console,
+    fail,
+    open_bank,
+    print_json,
+    short_hash,
+    skill_json,
+)
+
+candidates_app = typer.Typer(
+    help="Review candidate skills from evolution rounds: list, show, promote, reject.",
+    no_args_is_help=True,
+)
+
+CandidateId = Annotated[str, typer.Argument(help="Candidate skill id (sk_...) or name.")]
+
+
+class PromotePolicy(str, Enum):
+    all = "all"
+    guards = "guards"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``evolve`` and ``candidates`` to the root ``skillbank`` app."""
+    app.command("evolve")(evolve)
+    app.add_typer(candidates_app, name="candidates")
+
+
+# -- parsing helpers -------------------------------------------------------------------------------
+
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(value: str | None, now: datetime | None = None) -> datetime | None:
+    """``7d``, ``12h``, ``30m`` (ago), or an ISO date/time (UTC if no zone is given)."""
+    if value is None:
+        return None
+    now = now or datetime.now(timezone.utc)
+    m = _RELATIVE.match(value)
+    if m:
+        return now - timedelta(**{_UNITS[m.group(2)]: float(m.group(1))})
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        fail(f"cannot read --since {value!r}: use a duration like 7d, 12h, 30m or an ISO date "
+             "like 2025-01-31 or 2025-01-31T12:00")
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def load_callable(spec: str) -> Any:
+    """``package.module:function`` -> the function (for --validate)."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        fail(f"--validate takes module:function (e.g. mypkg.gates:replay), not {spec!r}")
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        fail(f"cannot load --validate {spec!r}: {exc}")
+    if not callable(obj):
+        fail(f"--validate {spec!r} is not callable")
+    return obj
+
+
+# -- skillbank evolve -----------------------------------------------------------------------------
+
+
+def evolve(
+    llm: Annotated[Optional[str], typer.Option(
+        "--llm", help="Distil with this chat model (provider:model, e.g. ollama:qwen2.5:3b); "
+                      "default: the rule-based distiller, no model.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Re-read labelled runs from this time on (7d, 12h or an ISO date), "
+                        "including runs earlier rounds consumed.")] = None,
+    auto_promote: Annotated[bool, typer.Option(
+        "--auto-promote/--review", help="Promote candidates that pass --validate (or a --promote-policy); "
+                                        "--review leaves them for `skillbank candidates`.")] = False,
+    validate: Annotated[Optional[str], typer.Option(
+        "--validate", help="Validation function module:function, called as f(candidate, task_ids) "
+                           "-> GateResult.")] = None,
+    promote_policy: Annotated[Optional[PromotePolicy], typer.Option(
+        "--promote-policy", help="Promote without validation: all candidates, or template guards only.")] = None,
+    eval_budget: Annotated[Optional[float], typer.Option(
+        "--eval-budget", help="Stop validating after this much evaluation cost (1 per call by default).")] = None,
+    min_support: Annotated[int, typer.Option(
+        "--min-support", min=1, help="Runs a pattern needs before it becomes a new skill.")] = 2,
+    lock_timeout: Annotated[float, typer.Option(
+        "--lock-timeout", min=0, help="Seconds to wait for another running round before giving up.")] = 10.0,
+    as_json: JsonOption = False,
+    dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Run an evolution round: distil labelled runs into candidate skills."""
+    from skillbank.evolution import evolve as run_round
+
+    validator = load_callable(validate) if validate else None
+    since_at = parse_since(since)
+    distiller = None
+    if llm:
+        from skillbank.evolution import LLMDistiller
+
+        distiller = LLMDistiller(llm)
+    with open_bank(dir, embedder) as bank:
+        report = run_round(bank, distiller, dry_run=dry_run, since=since_at,
+                           validate=validator, auto_promote=auto_promote,
+                           promote_policy=promote_policy.value if promote_policy else None,
+                           eval_budget=eval_budget, lock_timeout=lock_timeout, min_support=min_support)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console().print(Text(str(report)), soft_wrap=True)
+
+
+# -- skillbank candidates ... ------------------------------------------------------------------------
+
+
+def _pending_json(p: Any) -> dict[str, Any]:
+    data = skill_json(p.skill)
+    data["pending"] = p.info()
+    return data
+
+
+@candidates_app.command("list")
+def list_(
+    as_json: JsonOption = False,
+    dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """List candidate and quarantined skills waiting for review."""
+    from skillbank.evolution import list_candidates
+
+    with open_bank(dir, embedder) as bank:
+        pending = list_candidates(bank)
+        targets = {p.target: bank.get_skill(p.target).name for p in pending if p.target}
+    if as_json:
+        print_json([_pending_json(p) for p in pending])
+        return
+    if not pending:
+        console().print("No candidates waiting; run `skillbank evolve` to propose some.")
+        return
+    table = Table(title=f"{len(pending)} candidate{'s' if len(pending) != 1 else ''}")
+    table.add_column("id", no_wrap=True, style="dim")
+    table.add_column("name", style="bold")
+    table.add_column("change")
+    table.add_column("status")
+    table.add_column("evidence", justify="right")
+    table.add_column("reason")
+    for p in pending:
+        change = p.kind + (f" of {targets[p.target]}" if p.target else "")
+        style = "red" if p.skill.status.value == "quarantined" else "cyan"
+        reason = p.skill.note if p.skill.status.value == "quarantined" else p.reason
+        table.add_row(p.skill.id, p.skill.name, escape(change), Text(p.skill.status.value, style=style),
+                      str(len(p.evidence)), escape((reason or "")[:120]))
+    console().print(table)
+
+
+@candidates_app.command("show")
+def show(
+    candidate: CandidateId,
+    as_json: JsonOption = False,
+    dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Show a candidate, why it was proposed, its evidence, and the diff for an edit."""
+    from skillbank.evolution.review import get_pending
+
+    with open_bank(dir, embedder) as bank:
+        p = get_pending(bank, candidate)
+        diff = None
+        if p.target:
+            target = bank.get_skill(p.target)
+            diff = _content_diff(target.content, p.skill.content, target.name)
+    if as_json:
+        data = _pending_json(p)
+        data["diff"] = diff
+        print_json(data)
+        return
+    out = console()
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="bold")
+    fields.add_column()
+    fields.add_row("id", p.skill.id)
+    fields.add_row("status", Text(p.skill.status.value, style="red" if p.skill.status.value == "quarantined" else "cyan"))
+    fields.add_row("change", escape(p.kind + (f" of {p.target}" if p.target else "")))
+    if p.skill.note:
+        fields.add_row("note", Text(p.skill.note, style="red"))
+    fields.add_row("reason", escape(p.reason or "-"))
+    fields.add_row("author", escape(p.author or "-"))
+    fields.add_row("evidence", escape(", ".join(p.evidence) or "-"))
+    fields.add_row("description", escape(p.skill.description))
+    fields.add_row("version", f"v{p.skill.version} ({short_hash(p.skill.content_hash)})")
+    out.print(Panel(fields, title=Text(p.skill.name, style="bold"), title_align="left"))
+    if diff:
+        out.print(Panel(Text(diff), title="diff against the active version", title_align="left"))
+    else:
+        out.print(Panel(Markdown(p.skill.body), title="body", title_align="left"))
+
+
+def _content_diff(old: Any, new: Any, name: str) -> str:
+    import difflib
+
+    def lines(c: Any) -> list[str]:
+        return [f"description: {c.description}", f"tools: {', '.join(c.tools)}", ""] + c.body.splitlines()
+
+    return "\n".join(difflib.unified_diff(lines(old), lines(new), f"{name} (active)", f"{name} (candidate)",
+                                          lineterm=""))
+
+
+@candidates_app.command("promote")
+def promote(
+    candidate: CandidateId,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Promote a quarantined candidate, or an edit whose target changed since.")] = False,
+    reason: Annotated[Optional[str], typer.Option("--reason", help="Why (kept in the history).")] = None,
+    dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Make a candidate active (an edit becomes a new version of its skill)."""
+    from skillbank.evolution import promote as do_promote
+    from skillbank.evolution.lock import evolution_lock
+    from skillbank.evolution.review import get_pending
+
+    with open_bank(dir, embedder) as bank:
+        p = get_pending(bank, candidate)
+        if force and p.skill.status.value == "quarantined":
+            console().print(Text(f"promoting a quarantined candidate: {p.skill.note}", style="yellow"))
+        with evolution_lock(bank.path, timeout=30, what="candidates promote"):
+            skill = do_promote(bank, p.skill.id, force=force, reason=reason or "promoted by review")
+    console().print(f"Promoted: {escape(skill.name)} is active at v{skill.version} ({skill.id}).")
+
+
+@candidates_app.command("reject")
+def reject(
+    candidate: CandidateId,
+    reason: Annotated[str, typer.Option("--reason", help="Why (remembered; the edit is not proposed again).")]
+    = "rejected by review",
+    dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Reject a candidate; the same edit will not be proposed again."""
+    from skillbank.evolution import reject as do_reject
+    from skillbank.evolution.lock import evolution_lock
+
+    with open_bank(dir, embedder) as bank:
+        with evolution_lock(bank.path, timeout=30, what="candidates reject"):
+            skill = do_reject(bank, candidate, reason=reason)
+    console().print(f"Rejected: {escape(skill.name)} ({skill.id}) is retired and remembered.")

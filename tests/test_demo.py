@@ -1,0 +1,109 @@
+"""``skillbank demo --quick`` and ``skillbank eval`` end to end, through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillbank.bank import SkillBank
+from skillbank.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")  # the model-free embedder: fast and offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.delenv("SKILLBANK_DIR", raising=False)
+
+
+def test_demo_quick_smoke(tmp_path: Path) -> None:
+    bank_dir = tmp_path / "demo-bank"
+    report = tmp_path / "out" / "demo.html"
+    result = runner.invoke(app, ["demo", "--quick", "-d", str(bank_dir), "--report", str(report),
+                                 "--no-progress"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    out = result.stdout
+    for fragment in ("1. Baseline", "2. Evolution", "3. Final", "round 1", "pass^3", "pass@3",
+                     "held-out", "simulated policy", "Report:"):
+        assert fragment in out, fragment
+    page = report.read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page and "Simulated policy" in page
+    data = json.loads(report.with_suffix(".json").read_text())
+    assert data["simulated"] is True and data["evolution"][0]["round"] == 1
+    final = next(v for k, v in data["results"].items() if k.startswith("Final"))
+    assert set(final["splits"]) == {"all", "train", "heldout"}
+    assert final["skills"] is not None
+    for row in final["skills"]:  # nothing was evolved on held-out trajectories
+        assert row["held_out_evidence"] is False
+
+    with SkillBank.open(bank_dir, embedder="hash") as bank:
+        runs = {t.labels.get("run") for t in bank.trajectories.list(limit=None)}
+        assert {"demo-0-baseline", "demo-0-final"} <= runs
+        held = bank.trajectories.list(labels={"split": "heldout"}, limit=None)
+        assert held and all(t.labels["run"] == "demo-0-final" for t in held)
+
+
+def test_demo_rejects_unknown_gate(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--quick", "-d", str(tmp_path / "b"), "--gate", "nope"])
+    assert result.exit_code == 1
+    assert "--gate" in result.stderr
+
+
+def test_eval_simulated_writes_report_and_json(tmp_path: Path) -> None:
+    bank_dir = tmp_path / "bank"
+    report = tmp_path / "eval.html"
+    numbers = tmp_path / "eval.json"
+    args = ["eval", "--env", "car", "--trials", "3", "--per-template", "1", "-d", str(bank_dir),
+            "--report", str(report), "--json", str(numbers)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "simulated policy" in result.stdout.lower()
+    assert "pass^3" in result.stdout and "Report:" in result.stdout
+    assert report.exists() and report.with_suffix(".json").exists()
+    data = json.loads(numbers.read_text())
+    (res,) = data["results"].values()
+    assert res["simulated"] is True and res["trials"] == 3 and res["ran"] == len(res["records"])
+
+    # the same command resumes the same run: nothing is run again
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "resuming" in again.stdout
+    (res2,) = json.loads(numbers.read_text())["results"].values()
+    assert res2["ran"] == 0 and res2["skipped"] == len(res["records"])
+    assert res2["run_id"] == res["run_id"]
+
+
+def test_eval_json_to_stdout(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["eval", "--env", "car", "--trials", "3", "--per-template", "1",
+                                 "-d", str(tmp_path / "b"), "--json", "-"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (res,) = data["results"].values()
+    assert res["splits"]["all"]["arms"]["without"]["summary"]["n_tasks"] > 0
+
+
+def test_eval_unknown_env_and_bad_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = runner.invoke(app, ["eval", "--env", "mars", "-d", str(tmp_path / "b")])
+    assert bad.exit_code == 1 and "unknown --env" in bad.stderr
+    unknown = runner.invoke(app, ["eval", "--env", "car", "--model", "nosuchprovider:some-model",
+                                  "-d", str(tmp_path / "b")])
+    assert unknown.exit_code == 1
+    assert "error: --model nosuchprovider:some-model" in unknown.stderr
+    assert "Traceback" not in unknown.output
+
+    import langchain.chat_models
+
+    def no_package(spec: str, **kwargs: object) -> None:
+        raise ImportError("No module named 'langchain_fancy'")
+
+    monkeypatch.setattr(langchain.chat_models, "init_chat_model", no_package)
+    missing = runner.invoke(app, ["eval", "--env", "car", "--model", "fancy:model-1",
+                                  "-d", str(tmp_path / "b")])
+    assert missing.exit_code == 1
+    assert "pip install langchain-fancy" in missing.stderr

@@ -1,0 +1,89 @@
+"""``measure_env`` on the bundled environments with the simulated policy, and the gate's
+validator (``make_validator``) with a candidate seen through ``CandidateView``."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillbank import envs
+from skillbank.consistency.runner import measure_env
+from skillbank.consistency.validation import CandidateView, InjectOnlyMiddleware, make_validator
+from skillbank.models import SkillStatus
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    all_tasks = envs.generate_tasks(["car"], per_template=1, seed=3, budget=False)
+    train, held = envs.split_tasks(all_tasks)
+    return train[:3] + held[:1]
+
+
+def test_measure_env_logs_both_arms_and_labels(bank, tasks):
+    skill = bank.add_skill(name="check-status-first", description="Before changing the car's "
+                           "climate or seats, check the vehicle status",
+                           body="Always call `get_vehicle_status` before `set_climate`.",
+                           tools=["get_vehicle_status", "set_climate"])
+    result = measure_env(tasks, trials=3, bank=bank, run_id="env", progress=False)
+    assert result.simulated is True and result.model == "simulated-policy"
+    trajs = bank.trajectories.list(labels={"run": "env"}, limit=None, with_steps=True)
+    assert len(trajs) == len(tasks) * 3 * 2
+    for traj in trajs:
+        assert traj.status != "running" and traj.success is not None
+        assert traj.steps, "the middleware recorded the run"
+        assert traj.task_id in {t.id for t in tasks}
+        assert traj.labels["split"] in {"train", "heldout"}
+        if traj.labels["arm"] == "without":
+            assert traj.injections == []
+    injected = [t for t in trajs if t.labels["arm"] == "with" and t.injections]
+    assert injected and all(i.skill_id == skill.id for t in injected for i in t.injections)
+    assert result.cost("with")["steps"] > 0 and result.cost("with")["tokens"] > 0
+    assert result.splits == ["train", "heldout"]
+
+    # paired seeds: with no skill relevant... the outcome record carries the same seed per trial
+    seeds = {(r.task_id, r.trial): set() for r in result.records}
+    for r in result.records:
+        seeds[(r.task_id, r.trial)].add(r.seed)
+    assert all(len(s) == 1 for s in seeds.values())
+
+    again = measure_env(tasks, trials=3, bank=bank, run_id="env", progress=False)
+    assert again.ran == 0 and again.results("with") == result.results("with")
+
+
+def test_empty_bank_arms_are_identical(bank, tasks):
+    """With nothing to inject, paired seeds make the two arms the same run by run."""
+    result = measure_env(tasks, trials=3, bank=bank, progress=False)
+    assert result.results("with") == result.results("without")
+
+
+def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
+    cand = bank.add_skill(name="car-status-check", description="Before changing the car's "
+                          "climate, check the vehicle status", body="Always call "
+                          "`get_vehicle_status` before `set_climate`.", status="candidate")
+    assert bank.search("set the car climate to 20 degrees") == []  # candidates are not injected
+    view = CandidateView(bank, cand)
+    hits = view.search("set the car climate to 20 degrees")
+    assert [h.skill.id for h in hits] == [cand.id]
+    assert hits[0].skill.status == SkillStatus.active
+
+    seen = []
+
+    def trial_fn(task, bank_or_view, seed):
+        middleware = InjectOnlyMiddleware(bank_or_view, k=5)
+        ok = envs.run_task(task, envs.SimulatedPolicy(seed=seed), middleware=[middleware]).success
+        seen.append((bank_or_view is bank, bool(middleware.injected)))
+        return ok
+
+    before = bank.trajectories.count()
+    validate = make_validator(bank, tasks, trial_fn, trials=2, concurrency=2)
+    out = validate(cand, [t.id for t in tasks] + ["unknown-task"])
+    assert set(out) >= {"gain", "regressions", "cost", "detail", "checked"}
+    assert out["cost"] == len(tasks) * 2 * 2 and out["checked"] == [t.id for t in tasks]
+    assert -1.0 <= out["gain"] <= 1.0
+    assert bank.trajectories.count() == before  # validation stores nothing
+    assert any(current is False and injected for current, injected in seen)
+    assert not any(current and injected for current, injected in seen)
+    # the current arm is cached per bank snapshot: a second candidate reruns only its own arm
+    seen.clear()
+    out2 = validate(cand, [tasks[0].id])
+    assert out2["cost"] == 2 and all(current is False for current, _ in seen)
+    assert validate.log.trials == out["cost"] + out2["cost"]
