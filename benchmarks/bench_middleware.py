@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per arm first (default 3)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke test")
     parser.add_argument("--json", action="store_true", help="also print the report as one JSON line")
-    parser.add_argument("--dir", help="bank folder to use (default: a temporary one)")
+    parser.add_argument("--dir", help="bank folder to use and keep (default: a temporary one); "
+                                      "reusing one skips re-embedding the skills")
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.skills, args.turns_per_run, args.warmup = 40, 60, 5, 1
@@ -171,9 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     bank_dir = Path(args.dir) if args.dir else Path(tmp.name) / "bank"
     bank = SkillBank.open(bank_dir, embedder=args.embedder)
     t0 = time.perf_counter()
+    existing = {s.name for s in bank.list_skills()}  # a reused --dir keeps its skills
     with bank.store.transaction():
         for spec in synthetic_skills(args.skills):
-            bank.add_skill(**spec)
+            if spec["name"] not in existing:
+                bank.add_skill(**spec)
     built = time.perf_counter() - t0
     t0 = time.perf_counter()
     bank.sync_index()  # embed and index every skill before anything is timed

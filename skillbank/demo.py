@@ -187,6 +187,7 @@ def run_demo(
 
     t0 = time.perf_counter()
     bank = SkillBank.open(bank_path, embedder=embedder)
+    blas = _one_blas_thread_each()
     try:
         bank.embedder.embed_query("warm up the embedding model")
         phase("open bank + load model", t0)
@@ -287,6 +288,7 @@ def run_demo(
                             "cpu_seconds": cpu, "bank": str(bank_path)}})
         phase("report", t0)
     finally:
+        blas.__exit__(None, None, None)
         bank.close()
 
     seconds = time.perf_counter() - started
@@ -301,6 +303,23 @@ def run_demo(
     return DemoResult(bank_path=bank_path, report_html=html_path, report_json=json_path,
                       baseline=baseline, final=final, evolution=rounds, phases=phases,
                       cpu_seconds=cpu, seconds=seconds)
+
+
+def _one_blas_thread_each() -> Any:
+    """Limit BLAS to one thread per calling thread while the demo runs.
+
+    Trials already run on ``concurrency`` threads; each embedding's matrix products spawning
+    their own BLAS threads on top oversubscribes two cores (measured: about a third more CPU
+    time, spent spinning). ``threadpoolctl`` ships with scikit-learn, a sentence-transformers
+    dependency; without it nothing is limited.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - always there with sentence-transformers
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _point(label: str, result: MeasureResult, arm: str, split: str | None) -> dict[str, Any]:

@@ -578,3 +578,27 @@ def test_a_rejected_edit_stays_rejected_when_only_its_evidence_counts_change(ban
     save(bank, window(1), window(2))
     again = evolve(bank)
     assert again.changes == [] and "rejected or rolled back" in again.skipped[0].note
+
+
+def test_a_validator_that_raises_leaves_candidates_waiting(bank):
+    _gate_bank(bank)
+
+    def broken(candidate, task_ids):
+        raise RuntimeError("replay server down")
+
+    report = evolve(bank, validate=broken, auto_promote=True)
+    assert {c.status for c in report.changes} == {"candidate"}
+    assert all("replay server down" in d.detail for d in report.gate)
+
+
+def test_split_narrows_the_tools_of_the_original(bank):
+    skill = bank.add_skill(name="order-help", description="Help with orders", body="Help with orders.",
+                           kind="procedure", tools=["find_order", "check_refund_policy", "issue_refund",
+                                                    "track_order", "carrier_status"])
+    save(bank, *(refund(i, skill=skill) for i in range(3)))
+    save(bank, *(traj(f"Where is parcel {800 + i}?", [
+        ("track_order", {"order_id": f"{800 + i}"}, "{}"), ("carrier_status", {"order_id": f"{800 + i}"}, "ok")],
+        success=True, injections=injected(skill)) for i in range(3)))
+    report = evolve(bank)
+    draft = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
+    assert draft.tools == ("find_order", "check_refund_policy", "issue_refund")

@@ -63,7 +63,7 @@ def eval_(
     json_path: Annotated[Optional[Path], typer.Option(
         "--json", help="Write every number as JSON here ('-': print it instead of the table).")] = None,
     per_template: Annotated[int, typer.Option("--per-template", min=1,
-                                              help="Task instances per template.")] = 2,
+                                              help="Task instances per template.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Task and trial seed.")] = 0,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1,
                                              help="Trials run at once.")] = 2,

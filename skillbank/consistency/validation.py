@@ -59,24 +59,35 @@ class CandidateView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._bank, name)
 
-    def search(self, query: str, k: int = 5, *, min_score: float = 0.0,
-               kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-               tools: Sequence[str] | None = None, token_budget: int | None = None,
-               exclude: Iterable[str] = ()) -> list[SkillHit]:
+    def search(self, query: str, k: int = 5, **filters: Any) -> list[SkillHit]:
+        """:meth:`SkillBank.search` over the active skills plus the candidate."""
+        if k <= 0 or not query.strip():
+            return []
+        vector = self._bank.embedder.embed_query(self._bank.scrubber(query))
+        return self.search_vector(np.asarray(vector, dtype=np.float32), k, **filters)
+
+    def search_vector(self, vector: np.ndarray, k: int = 5, *, min_score: float = 0.0,
+                      kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+                      tools: Sequence[str] | None = None, token_budget: int | None = None,
+                      exclude: Iterable[str] = ()) -> list[SkillHit]:
+        """The search for an embedded query (what the injector calls), candidate included."""
+        from skillbank.adapters.injection import search_vector
+
+        if k <= 0:
+            return []
         excluded = set(exclude)
-        hits = [h for h in self._bank.search(query, k + len(self.hidden), min_score=min_score,
-                                             kinds=kinds, tags=tags, tools=tools,
-                                             exclude=excluded | self.hidden)]
+        hits = list(search_vector(self._bank, vector, k + len(self.hidden), min_score=min_score,
+                                  kinds=kinds, tags=tags, tools=tools,
+                                  exclude=excluded | self.hidden))
         cand = self.candidate
         eligible = (
-            k > 0 and query.strip() and cand.id not in excluded
+            cand.id not in excluded
             and (not kinds or cand.kind.value in set(kinds))
             and (not tags or {t.lower() for t in tags} & set(cand.tags))
             and (not tools or set(tools) & set(cand.tools))
         )
         if eligible:
-            vector = self._bank.embedder.embed_query(self._bank.scrubber(query))
-            similarity = float(np.dot(self._vector, vector))
+            similarity = float(np.dot(self._vector, np.asarray(vector, dtype=np.float32)))
             if similarity >= min_score:
                 hits.append(SkillHit(cand, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)

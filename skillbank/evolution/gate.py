@@ -112,7 +112,12 @@ class Gate:
                     self.decisions.append(GateDecision(p.skill.id, "waiting", "evaluation budget spent"))
                     continue
                 tasks = self.task_ids(p, pool)
-                result = as_gate_result(self.validate(p.skill, tasks))
+                try:
+                    result = as_gate_result(self.validate(p.skill, tasks))
+                except Exception as exc:  # a broken validator leaves the candidate for review
+                    self.decisions.append(GateDecision(
+                        p.skill.id, "waiting", f"validation failed: {type(exc).__name__}: {exc}"))
+                    continue
                 self.spent += result.cost
                 if result.accepted(self.min_gain):
                     active = promote(bank, p.skill.id, author="gate",

@@ -284,8 +284,12 @@ class RuleDistiller(Distiller):
 
         if body == skill.body and description == skill.description and not proposals:
             return []
+        tools = skill.tools
+        if split is not None:  # the narrowed skill lists the tools it still talks about
+            mentioned = set(re.findall(r"`([A-Za-z_][\w.\-]*)`", body)) | set(seq)
+            tools = tuple(t for t in skill.tools if t in mentioned) or skill.tools
         content = SkillContent(name=skill.name, description=description, body=body,
-                               kind=skill.kind, tools=skill.tools, tags=skill.tags)
+                               kind=skill.kind, tools=tools, tags=skill.tags)
 
         # Split a body that grew too long: the mistakes and limits move to a pitfall skill.
         if len(content.body) > config.split_chars:
@@ -299,7 +303,7 @@ class RuleDistiller(Distiller):
                 reasons.append("moved mistakes and limits to a separate pitfall skill")
 
         kind = ChangeKind.split if any(p.kind == ChangeKind.split for p in proposals) else ChangeKind.update
-        if content.body != skill.body or content.description != skill.description:
+        if content.hash() != skill.content_hash:
             ordered = [r.id for r in evidence.runs if r.id in used] or list(evidence.ids)
             proposals.insert(0, Proposal(kind=kind, content=content, target=skill.id, origin="revise",
                                          reason="; ".join(reasons), evidence=tuple(ordered)))
