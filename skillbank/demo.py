@@ -42,8 +42,8 @@ class DemoConfig:
     """The demo's size. ``FULL`` is sized for under 3 minutes on 2 cores with MiniLM."""
 
     families: tuple[str, ...] | None = None  # None: every family
-    per_template: int = 1  # task instances per template (and its budget variant)
-    trials: int = 3  # per task and arm; pass^3 needs 3
+    per_template: int = 2  # task instances per template (and its budget variant)
+    trials: int = 4  # per task and arm; pass^3 needs 3
     rounds: int = 2  # evolution rounds
     gate: str = "validate"  # "validate": re-run candidates; "policy": promote lint-clean ones
     validate_trials: int = 2  # trials per task and arm when validating one candidate
@@ -56,8 +56,8 @@ class DemoConfig:
 
 
 FULL = DemoConfig()
-QUICK = DemoConfig(families=("car",), trials=3, rounds=1, validate_trials=1, validate_tasks=2,
-                   validate_budget=16, max_train_tasks=6, max_heldout_tasks=3)
+QUICK = DemoConfig(families=("car",), per_template=1, trials=3, rounds=1, validate_trials=1,
+                   validate_tasks=2, validate_budget=16, max_train_tasks=6, max_heldout_tasks=3)
 
 
 @dataclass
@@ -156,7 +156,7 @@ def run_demo(
 
     from skillbank import envs
     from skillbank.bank import SkillBank
-    from skillbank.consistency.validation import InjectOnlyMiddleware, ValidationLog, make_validator
+    from skillbank.consistency.validation import ValidationLog, make_validator
     from skillbank.evolution import evolve
 
     out = console or Console(highlight=False)
@@ -210,8 +210,7 @@ def run_demo(
                      else "promotes every lint-clean candidate (policy)"))
         by_id = {t.id: t for t in train}
 
-        def trial_fn(task: Any, bank_or_view: Any, trial_seed: int) -> bool:
-            middleware = InjectOnlyMiddleware(bank_or_view, k=config.k)
+        def trial_fn(task: Any, middleware: Any, trial_seed: int) -> bool:
             return envs.run_task(task, envs.SimulatedPolicy(seed=trial_seed),
                                  middleware=[middleware]).success
 
@@ -223,7 +222,8 @@ def run_demo(
             log = ValidationLog()
             if config.gate == "validate":
                 validate = make_validator(bank, by_id, trial_fn, trials=config.validate_trials,
-                                          concurrency=config.concurrency, seed=seed + 1000 * round_no,
+                                          concurrency=config.concurrency,
+                                          seed=seed + 1000 * round_no, k=config.k,
                                           max_tasks=config.validate_tasks, log=log)
                 report = evolve(bank, auto_promote=True, validate=validate,
                                 eval_budget=config.validate_budget)
@@ -279,6 +279,7 @@ def run_demo(
                 "only for a gain in pass^k with no task getting worse."
                 if config.gate == "validate" else "every lint-clean candidate promoted (policy)."),
         ]
+        notes += [line for line in (verdict(final, split) for split in final.splits) if line]
         html_path, json_path = write_report(
             {"Final: evolution set and held-out set, without vs with the bank": final,
              "Baseline: evolution set before evolution (the bank is empty)": baseline},
@@ -349,25 +350,33 @@ def _print_line(out: Any, label: str, result: MeasureResult, split: str | None) 
     out.print(f"  {label}: " + "; ".join(parts))
 
 
-def _print_verdict(out: Any, final: MeasureResult) -> None:
-    """One plain sentence per split: did pass^k rise and the gap shrink with the bank, and is
-    the change larger than the bootstrap noise?"""
+def verdict(final: MeasureResult, split: str) -> str | None:
+    """One plain sentence: did pass^k rise and the gap shrink with the bank on ``split``, how
+    large is the change, and does its bootstrap interval exclude zero?"""
     k = final.key_k
+    head = final.headline(split)
+    if ARM_WITH not in head or ARM_WITHOUT not in head:
+        return None
+    d_hat = head[ARM_WITH][f"pass^{k}"] - head[ARM_WITHOUT][f"pass^{k}"]
+    d_gap = head[ARM_WITH]["gap"] - head[ARM_WITHOUT]["gap"]
+    low, high = final.delta(split, k)["ci"]
+    name = {"heldout": "held-out set", "train": "evolution set"}.get(split, split)
+    ci = f"95% CI {100 * low:+.0f} to {100 * high:+.0f}"
+    if d_hat > 0:
+        size = "a small gain" if d_hat < 0.10 else "a large gain"
+        sure = "the interval excludes zero" if low > 0 else "within the noise of this sample"
+        text = f"{name}: pass^{k} {100 * d_hat:+.0f} pts with the bank ({ci}): {size}, {sure}"
+    else:
+        text = f"{name}: no gain in pass^{k} with the bank ({100 * d_hat:+.0f} pts, {ci})"
+    if d_gap < 0:
+        text += f"; the gap pass@{k} − pass^{k} shrank by {100 * -d_gap:.0f} pts."
+    else:
+        text += f"; the gap pass@{k} − pass^{k} did not shrink ({100 * d_gap:+.0f} pts)."
+    return text
+
+
+def _print_verdict(out: Any, final: MeasureResult) -> None:
     for split in final.splits:
-        head = final.headline(split)
-        if ARM_WITH not in head or ARM_WITHOUT not in head:
-            continue
-        d_hat = head[ARM_WITH][f"pass^{k}"] - head[ARM_WITHOUT][f"pass^{k}"]
-        d_gap = head[ARM_WITH]["gap"] - head[ARM_WITHOUT]["gap"]
-        low, high = final.delta(split, k)["ci"]
-        name = {"heldout": "held-out set", "train": "evolution set"}.get(split, split)
-        ci = f"95% CI {100 * low:+.0f} to {100 * high:+.0f} pts"
-        if d_hat > 0:
-            size = "within the noise of this sample" if low <= 0 else (
-                "small" if d_hat < 0.05 else "clear")
-            text = (f"{name}: pass^{k} {100 * d_hat:+.0f} pts with the bank ({ci}; {size}); "
-                    f"gap pass@{k} − pass^{k} {100 * d_gap:+.0f} pts")
-        else:
-            text = (f"{name}: no gain in pass^{k} with the bank ({100 * d_hat:+.0f} pts, {ci}); "
-                    f"gap {100 * d_gap:+.0f} pts")
-        out.print("  " + text)
+        text = verdict(final, split)
+        if text:
+            out.print("  " + text)

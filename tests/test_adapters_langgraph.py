@@ -273,3 +273,18 @@ def test_handler_records_a_plain_chain_and_a_bare_model(bank):
     model.invoke("just the model", config={"callbacks": [handler]})
     traj = bank.trajectories.get(handler.last_trajectory_id)
     assert traj.status == "complete" and traj.task == "just the model" and len(traj.steps) == 1
+
+
+def test_handler_on_a_thread_records_only_each_runs_own_steps(bank):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    handler = SkillBankCallbackHandler(bank)
+    model = ScriptedChatModel([tool_call("blinds"), "no blinds tool", "hello again"], cycle=False)
+    agent = create_react_agent(model, [lights], checkpointer=InMemorySaver())
+    config = {"callbacks": [handler], "configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [("user", "close the blinds")]}, config)
+    agent.invoke({"messages": [("user", "hi")]}, config)
+    first, second = (bank.trajectories.get(t) for t in handler.trajectory_ids)
+    assert limits(first) == [(LimitType.missing_tool, 1)]
+    assert second.task == "hi" and second.final_answer == "hello again"
+    assert [s.kind for s in second.steps] == ["model"] and second.limit_events == []

@@ -251,6 +251,7 @@ def test_capability_limits_from_real_tool_node_behaviour(bank):
     events = traj.limit_events
     assert "temperature" in events[1].detail and "Field required" in events[2].detail
     assert events[3].detail.endswith("humidity, window")
+    assert events[3].data == {"fields": ["humidity", "window"]}
     assert events[4].tool == "unlock_trunk" and events[5].tool is None
     assert all(e.category == "capability" for e in events)
     assert traj.steps[3].error.startswith("Error invoking tool 'turn_on_ac'")

@@ -129,9 +129,12 @@ def test_query_uses_task_and_last_n_messages(bank):
     query = injector.build_query(messages)
     assert query.splitlines() == ["book a table for two", "search failed: no tables left",
                                   "assistant: Shall I try tomorrow?"]
-    assert "sys" not in query and "city=Oslo" not in query
-    assert "calls search(city=Oslo)" in SkillInjector(bank, history=3).build_query(messages)
+    assert "sys" not in query
+    # the tool-calling assistant message adds no text of its own: its call is in the result
+    assert SkillInjector(bank, history=3).build_query(messages) == query
     assert SkillInjector(bank, history=0).build_query(messages) == "book a table for two"
+    long = SkillInjector(bank, message_chars=20).query_parts([HumanMessage("x"), ToolMessage("y" * 50, tool_call_id="1", name="t")])
+    assert long == ["x", "t: " + "y" * 17]
 
 
 def test_injector_respects_k_budget_and_kinds(bank):

@@ -52,6 +52,7 @@ class _Root:
     interrupted: bool = False
     seen_tool_calls: set[str] = field(default_factory=set)
     seen_messages: set[Any] = field(default_factory=set)
+    known_ids: set[str] = field(default_factory=set)  # messages already in some run's input
 
 
 def _messages_in(obj: Any, depth: int = 0) -> Iterable[Any]:
@@ -206,10 +207,31 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
-        self._root_of(run_id, parent_run_id, inputs, metadata)
+        root = self._root_of(run_id, parent_run_id, inputs, metadata)
+        if parent_run_id is not None:
+            self._mark_known(root, inputs)
+
+    @staticmethod
+    def _mark_known(root: _Root, inputs: Any) -> None:
+        # What a node gets as input already existed: on a thread that includes earlier runs'
+        # messages, which some runnables (a prompt, a subgraph) pass on as output. Only what
+        # first appears in an output is this run's. Newest first, stopping at a known message.
+        messages = inputs.get("messages") if isinstance(inputs, dict) else None
+        if not isinstance(messages, list):
+            return
+        for message in reversed(messages):
+            mid = getattr(message, "id", None)
+            if mid is not None:
+                if mid in root.known_ids:
+                    break
+                root.known_ids.add(mid)
+            if getattr(message, "type", None) == "tool":
+                root.seen_tool_calls.add(getattr(message, "tool_call_id", None))
 
     def _scan(self, root: _Root, outputs: Any) -> None:
         for message in _messages_in(outputs):
+            if getattr(message, "id", None) in root.known_ids:
+                continue
             kind = getattr(message, "type", None)
             if kind == "tool":
                 call_id = getattr(message, "tool_call_id", None)
@@ -243,15 +265,18 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             self._forget(run_id)
             return
         self._forget(run_id)
-        self._scan(root, outputs)
+        # The final state holds the whole thread (earlier runs' messages too): only its last
+        # answer can still announce a limit not seen in a node's output.
+        final_messages = list(_messages_in(outputs))
+        last_ai = next((m for m in reversed(final_messages) if getattr(m, "type", None) == "ai"), None)
+        if last_ai is not None:
+            self._scan(root, [last_ai])
         if root.interrupted or (isinstance(outputs, dict) and "__interrupt__" in outputs):
             # A resumed run is a new top-level run to a callback handler: a new trajectory.
             root.recorder.finish(None, status="incomplete", error=_INTERRUPTED)
             return
-        messages = list(_messages_in(outputs))
-        last = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
-        if last is not None:
-            answer: str | None = message_text(last.content)
+        if last_ai is not None:
+            answer: str | None = message_text(last_ai.content)
         elif isinstance(outputs, str):
             answer = outputs
         else:

@@ -1,23 +1,26 @@
 """Choosing the skills for one model turn and putting them into the system message.
 
 The retrieval query is the task plus the last ``history`` messages of the conversation, so what
-is injected follows the run: a tool that just failed pulls in the guard skill about it. The
-result records every injected skill version with its rank and score; that record is what the
-evolution loop groups trajectories by.
+is injected follows the run: a tool that just failed pulls in the guard skill about it. Each of
+those texts is embedded once and the query is their weighted average (see ``query_vector``), so
+a turn only embeds what is new. The result records every injected skill version with its rank
+and score; that record is what the evolution loop groups trajectories by.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from skillbank.adapters.recorder import first_human_text, message_text
 from skillbank import retrieval
+from skillbank.adapters.recorder import first_human_text, message_text
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
 
@@ -28,13 +31,14 @@ __all__ = ["SkillInjector", "InjectionResult", "merge_system_message", "inject_s
 # response_metadata is never sent to a provider, unlike additional_kwargs for some integrations.
 INJECTION_METADATA_KEY = "skillbank_injections"
 
-# Embedding cost grows with the text's length (a MiniLM forward pass is ~0.1 ms of CPU per
-# token) and a turn's retrieval has a budget of a few milliseconds. So the query is not one long
-# text re-embedded every turn: it is the task and the gist of each recent message, embedded
-# separately (each text once: the embedder caches single texts) and averaged, and each turn only
-# pays for the messages that are new.
+# A turn's retrieval has a budget of a few milliseconds, and a MiniLM forward pass costs several
+# milliseconds however short the text (it reads all 40 MB of weights), more for long texts. So the query is not one
+# long text re-embedded every turn: it is the task and the gist of each recent message, each
+# embedded once (cached) and averaged; a turn embeds only what is new, in one batch.
 _TASK_CHARS = 200
 MESSAGE_CHARS = 100
+_VECTOR_CACHE = 2048  # texts; a run re-reads its task and recent messages every turn
+_JSON_NOISE = re.compile(r'[{}\[\]"\\,]+')
 
 
 @dataclass
@@ -66,19 +70,25 @@ def _role(message: Any) -> str:
 
 
 def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
-    """A message's gist in at most ``limit`` characters: who, what, which tool calls."""
-    text = " ".join(message_text(getattr(message, "content", "")).split())
-    parts = [text] if text else []
-    for call in getattr(message, "tool_calls", None) or []:
-        args = ", ".join(f"{k}={str(v)[:30]}" for k, v in (call.get("args") or {}).items())
-        parts.append(f"calls {call.get('name')}({args})")
-    if not parts:
-        return ""
-    if getattr(message, "type", None) == "tool":
+    """A message's gist in at most ``limit`` characters, or "" if it adds nothing.
+
+    An assistant message that only calls tools adds nothing of its own: each call shows up in
+    its tool result's gist (``name failed: ...``), which is what retrieval should react to.
+    Skipping it halves what a tool-calling turn has to embed.
+    """
+    kind = getattr(message, "type", None)
+    text = message_text(getattr(message, "content", ""))
+    if kind == "tool":
+        # JSON punctuation costs tokens (and embedding time) and carries no meaning here.
+        text = _JSON_NOISE.sub(" ", text)
+    text = " ".join(text.split())
+    if kind == "tool":
         name = getattr(message, "name", None) or "tool"
         status = " failed" if getattr(message, "status", None) == "error" else ""
-        return f"{name}{status}: {' '.join(parts)}"[:limit]
-    return f"{_role(message)}: {' '.join(parts)}"[:limit]
+        return f"{name}{status}: {text}"[:limit]
+    if not text:
+        return ""
+    return f"{_role(message)}: {text}"[:limit]
 
 
 class SkillInjector:
@@ -117,15 +127,19 @@ class SkillInjector:
         self.tools = tools
         self._pinned_cache: tuple[int, list[Skill]] | None = None
         self._lock = threading.Lock()
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> embedding, LRU
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.embed_batches = 0
 
     # -- query -------------------------------------------------------------------------------
 
     def query_parts(self, messages: Sequence[Any], task: str | None = None) -> list[str]:
         """The texts a turn's query is made of: the task, then the gist of each of the last
-        ``history`` non-system messages (at most ``message_chars`` each), oldest first."""
+        ``history`` non-system messages (at most ``message_chars`` each; tool-call-only assistant
+        messages have none), oldest first."""
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
-        task = task if task is not None else first_human_text(convo)
-        task = " ".join((task or "").split())[:_TASK_CHARS]
+        task = self._task_text(convo, task)
         parts = [task] if task else []
         for message in (convo[-self.history:] if self.history > 0 else []):
             # The first human message usually is the task itself; do not count it twice.
@@ -137,27 +151,62 @@ class SkillInjector:
                 parts.append(line)
         return parts
 
+    @staticmethod
+    def _task_text(convo: Sequence[Any], task: str | None) -> str:
+        task = task if task is not None else first_human_text(convo)
+        return " ".join((task or "").split())[:_TASK_CHARS]
+
     def build_query(self, messages: Sequence[Any], task: str | None = None) -> str:
         """The query as one text (what :meth:`query_parts` embeds, for display and debugging)."""
         return "\n".join(self.query_parts(messages, task))
 
-    def query_vector(self, parts: Sequence[str]) -> np.ndarray | None:
+    def _embed_parts(self, parts: Sequence[str]) -> list[np.ndarray]:
+        """Vectors for ``parts``: cached ones from the cache, all new ones in one batch.
+
+        One batch, because a MiniLM forward pass on a short text is bound by reading the
+        weights, not by the text: two texts in one pass cost about what one costs.
+        """
+        with self._lock:
+            found = {t: self._vectors.get(t) for t in parts}
+            for t, v in found.items():
+                if v is not None:
+                    self._vectors.move_to_end(t)
+        missing = [t for t, v in found.items() if v is None]
+        self.cache_hits += len(parts) - len(missing)
+        if missing:
+            self.cache_misses += len(missing)
+            self.embed_batches += 1
+            # Scrubbed before embedding, as SkillBank.search does; the cache (in memory only) is
+            # keyed by the raw text so a cached text is not scrubbed again every turn.
+            vectors = np.asarray(self.bank.embedder.embed([self.bank.scrubber(t) for t in missing]),
+                                 dtype=np.float32)
+            with self._lock:
+                for t, v in zip(missing, vectors):
+                    found[t] = v
+                    self._vectors[t] = v
+                while len(self._vectors) > _VECTOR_CACHE:
+                    self._vectors.popitem(last=False)
+        return [found[t] for t in parts]
+
+    def query_vector(self, parts: Sequence[str], *, task_first: bool = True) -> np.ndarray | None:
         """The task's embedding and the recent messages' (newer ones weigh more), averaged.
 
-        The task weighs as much as all the messages together: it says what the run is for;
-        the messages say where it stands (a tool that just failed pulls in the guard for it).
+        The task (``parts[0]`` when ``task_first``) weighs as much as all the messages
+        together: it says what the run is for; the messages say where it stands (a tool that
+        just failed pulls in the guard for it).
         """
         if not parts:
             return None
-        embedder, scrub = self.bank.embedder, self.bank.scrubber
-        vectors = [np.asarray(embedder.embed_query(scrub(p)), dtype=np.float32) for p in parts]
+        vectors = self._embed_parts(parts)
         if len(vectors) == 1:
             return vectors[0]
-        task_vec, recent = vectors[0], vectors[1:]
+        task_vec, recent = (vectors[0], vectors[1:]) if task_first else (None, vectors)
         ramp = np.arange(1, len(recent) + 1, dtype=np.float32)
-        combined = 0.5 * task_vec + 0.5 * (ramp / ramp.sum()) @ np.stack(recent)
+        combined = (ramp / ramp.sum()) @ np.stack(recent)
+        if task_vec is not None:
+            combined = 0.5 * task_vec + 0.5 * combined
         norm = float(np.linalg.norm(combined))
-        return combined / norm if norm > 0 else task_vec
+        return combined / norm if norm > 0 else vectors[0]
 
     # -- selection ---------------------------------------------------------------------------
 
@@ -196,7 +245,8 @@ class SkillInjector:
         search_kwargs = dict(min_score=self.min_score, kinds=self.kinds, tags=self.tags,
                              tools=self.tools, exclude=exclude)
         if self.filter is None:
-            # select() counts the header again: a few tokens of slack, never an overflow.
+            # The bank's selection counts the header and footer itself: give them back, so only
+            # the pinned skills' share comes off the budget.
             budget = None if remaining is None else remaining + approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
             found = self._search(query, self.k, token_budget=budget, **search_kwargs)
             return hits + list(found)
@@ -227,7 +277,9 @@ class SkillInjector:
     def inject(self, messages: Sequence[Any], task: str | None = None) -> InjectionResult:
         t0 = time.perf_counter()
         parts = self.query_parts(messages, task)
-        vector = self.query_vector(parts) if self.k > 0 else None
+        convo = [m for m in messages if getattr(m, "type", None) != "system"]
+        task_first = bool(parts) and parts[0] == self._task_text(convo, task) != ""
+        vector = self.query_vector(parts, task_first=task_first) if self.k > 0 else None
         t1 = time.perf_counter()
         hits = self.select(vector)
         text = self.bank.render(hits) if hits else ""

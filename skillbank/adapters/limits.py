@@ -69,6 +69,7 @@ class LimitSignal:
     type: LimitType
     detail: str
     tool: str | None = None
+    data: dict[str, Any] | None = None  # structured facts (e.g. {"fields": [...]}) for the evolution loop
 
 
 def is_interrupt(exc: BaseException) -> bool:
@@ -244,13 +245,16 @@ class Detectors:
         found = _safe(self.unknown_fields, text)
         if not found:
             return None
+        data = None
         if isinstance(found, (list, tuple, set)):
-            detail = f"tool result has unknown or null fields: {', '.join(map(str, found))}"
+            fields = [str(f) for f in found]
+            detail = f"tool result has unknown or null fields: {', '.join(fields)}"
+            data = {"fields": fields}
         elif isinstance(found, str):
             detail = found
         else:
             detail = "tool result has unknown or null fields"
-        return LimitSignal(LimitType.unknown_field, detail, tool)
+        return LimitSignal(LimitType.unknown_field, detail, tool, data)
 
     def refused(self, text: str, tool: str | None = None, *, where: str = "answer") -> LimitSignal | None:
         if self.refusal is None or not text:

@@ -404,8 +404,9 @@ class TrajectoryRecorder:
     # -- limits, injections ------------------------------------------------------------------
 
     def _limit_locked(self, sig: LimitSignal, step: int | None, data: dict[str, Any] | None = None) -> None:
+        merged = {**(sig.data or {}), **(data or {})}
         event = LimitEvent(type=sig.type, step=self.current_step if step is None else step,
-                           detail=self._s(sig.detail) or "", tool=sig.tool, data=self._o(data or {}))
+                           detail=self._s(sig.detail) or "", tool=sig.tool, data=self._o(merged))
         self._pending.limits.append(event)
         self.limit_types.append(sig.type.value)
 

@@ -847,16 +847,21 @@ def measure_env(
         simulated = True if simulated is None else simulated
         model = model or "simulated-policy"
     options = dict(middleware_options or {})
+    # One middleware per arm, shared by that arm's trials: it keeps per-run state under each
+    # run's trajectory id (concurrent runs never mix), and its query-embedding cache then
+    # serves every trial instead of starting cold in each.
+    middlewares = {arm: SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
+                   for arm in arms}
 
     def factory(arm: str, bank_or_none: Any, task: Any) -> Callable[[TrialSpec], TrialOutcome]:
         def run(spec: TrialSpec) -> TrialOutcome:
-            middleware = SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
             chat_model = model_factory(task, spec.seed)
             config = {"metadata": {"skillbank_task_id": task.id,
                                    "skillbank_task_type": str(task.type),
                                    "skillbank_labels": dict(spec.labels)}}
-            outcome = envs.run_task(task, chat_model, middleware=[middleware], config=config)
-            return _env_outcome(outcome, middleware)
+            outcome = envs.run_task(task, chat_model, middleware=[middlewares[arm]],
+                                    config=config)
+            return _env_outcome(outcome, bank, task, spec)
         return run
 
     return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
@@ -871,15 +876,16 @@ def _simulated_model_factory() -> Callable[[Any, int], Any]:
     return make
 
 
-def _env_outcome(outcome: Any, middleware: Any) -> TrialOutcome:
-    """A ``run_task`` result -> TrialOutcome; the trajectory id comes from the final state, or
-    from the middleware when the run ended without one (a recursion-limit stop)."""
+def _env_outcome(outcome: Any, bank: "SkillBank", task: Any, spec: TrialSpec) -> TrialOutcome:
+    """A ``run_task`` result -> TrialOutcome. The trajectory id comes from the final state; a
+    run stopped without one (the recursion limit) is found by the labels the middleware gave
+    its trajectory when it started (this run, arm and trial, and the task)."""
     from skillbank.adapters.langchain import TRAJECTORY_KEY
 
-    if isinstance(outcome, tuple) and not hasattr(outcome, "success"):
-        return TrialOutcome(success=bool(outcome[0]),
-                            trajectory_id=outcome[1] if len(outcome) > 1 else None)
     state = getattr(outcome, "state", None) or {}
     tid = state.get(TRAJECTORY_KEY) if isinstance(state, Mapping) else None
-    tid = tid or getattr(middleware, "last_trajectory_id", None)
+    if tid is None:
+        found = [t for t in bank.trajectories.list(labels=dict(spec.labels), limit=None)
+                 if t.task_id == task.id and "latency_s" not in t.labels]
+        tid = found[0].id if found else None  # newest first
     return TrialOutcome(success=bool(outcome.success), trajectory_id=tid)

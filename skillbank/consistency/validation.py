@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -106,7 +107,9 @@ class CandidateView:
 
 
 class InjectOnlyMiddleware:
-    """Injects skills into each model call like ``SkillBankMiddleware`` and records nothing."""
+    """Injects skills into each model call like ``SkillBankMiddleware`` and records nothing
+    (but ``injected``: how many model calls each skill went into). One instance may serve many
+    runs at once."""
 
     def __new__(cls, bank: Any, **options: Any) -> Any:
         from langchain.agents.middleware import AgentMiddleware
@@ -118,14 +121,14 @@ class InjectOnlyMiddleware:
             def __init__(self) -> None:
                 super().__init__()
                 self.injector = SkillInjector(bank, **options)
-                self.injected: list[str] = []
+                self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
 
             def _request(self, request: Any) -> Any:
                 task = first_human_text(request.messages, last=True)
                 result = self.injector.inject(request.messages, task=task)
                 if not result:
                     return request
-                self.injected.extend(h.skill.id for h in result.hits)
+                self.injected.update(h.skill.id for h in result.hits)
                 return request.override(system_message=merge_system_message(
                     request.system_message, result.text))
 
@@ -150,7 +153,8 @@ class ValidationLog:
 
 
 TrialFn = Callable[[Any, Any, int], bool]
-"""``trial_fn(task, bank_or_view, seed) -> success``: one trial with the given bank injected."""
+"""``trial_fn(task, middleware, seed) -> success``: one trial of ``task`` with ``middleware``
+(an :class:`InjectOnlyMiddleware`) in the agent, seeded with ``seed``."""
 
 
 def make_validator(
@@ -164,6 +168,8 @@ def make_validator(
     max_tasks: int | None = None,
     log: ValidationLog | None = None,
     regression_margin: int = 1,
+    k: int = 5,
+    middleware_options: Mapping[str, Any] | None = None,
 ) -> Callable[[Skill, list], dict[str, Any]]:
     """A ``validate(candidate, task_ids)`` for :func:`skillbank.evolution.evolve`.
 
@@ -175,11 +181,15 @@ def make_validator(
     least ``regression_margin``; ``cost`` = trials run. The gate promotes for ``gain > 0`` with
     no regression.
     ``current`` results are cached per bank snapshot, so candidates of one round share them.
-    ``seed`` keeps validation seeds apart from the measurement's.
+    ``seed`` keeps validation seeds apart from the measurement's. Trials inject like
+    ``SkillBankMiddleware(bank, k=k, **middleware_options)`` would; one middleware serves all
+    trials of an arm, so its query-embedding cache is shared.
     """
     by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     cache: dict[tuple[str, str], list[bool]] = {}
     log = log if log is not None else ValidationLog()
+    options = {"k": k, **dict(middleware_options or {})}
+    current_middleware = InjectOnlyMiddleware(bank, **options)
 
     def validate(candidate: Skill, task_ids: list) -> dict[str, Any]:
         import time
@@ -192,12 +202,13 @@ def make_validator(
             return {"gain": 0.0, "passed": False, "cost": 0.0,
                     "detail": "no runnable task to validate on"}
         view = CandidateView.for_pending(bank, candidate)
+        candidate_middleware = InjectOnlyMiddleware(view, **options)
         snapshot = bank.snapshot_id()
         need_current = [t for t in chosen if (snapshot, t.id) not in cache]
 
         def factory(arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
-            target = bank if arm == "current" else view
-            return lambda spec: trial_fn(task, target, spec.seed)
+            middleware = current_middleware if arm == "current" else candidate_middleware
+            return lambda spec: trial_fn(task, middleware, spec.seed)
 
         runs: dict[str, dict[str, list[bool]]] = {}
         cost = 0
