@@ -299,8 +299,26 @@ class SkillBank:
         if k <= 0 or not query.strip():
             return []
         vector = self.embedder.embed_query(self.scrubber(query))
+        return self.search_vector(vector, k, min_score=min_score, kinds=kinds, tags=tags,
+                                  tools=tools, token_budget=token_budget, exclude=exclude)
+
+    def search_vector(
+        self,
+        vector: np.ndarray,
+        k: int = 5,
+        *,
+        min_score: float = 0.0,
+        kinds: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tools: Sequence[str] | None = None,
+        token_budget: int | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[SkillHit]:
+        """:meth:`search` for a query already embedded (a normalised vector)."""
+        if k <= 0:
+            return []
         filtered = bool(kinds or tags or tools)
-        candidates = self._candidates(vector, k * (20 if filtered else 4))
+        candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filtered else 4))
         excluded = set(exclude)
         kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
         tags_set = {t.lower() for t in tags} if tags else None

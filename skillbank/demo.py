@@ -20,11 +20,12 @@ one.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
 from skillbank.consistency.runner import (
@@ -159,6 +160,8 @@ def run_demo(
     from skillbank.consistency.validation import ValidationLog, make_validator
     from skillbank.evolution import evolve
 
+    if config.gate not in ("validate", "policy"):
+        raise ValueError(f"unknown gate {config.gate!r}: use 'validate' or 'policy'")
     out = console or Console(highlight=False)
     started = time.perf_counter()
     phases: dict[str, float] = {}
@@ -181,8 +184,8 @@ def run_demo(
     out.print(f"[bold]skillbank demo[/] (seed {seed}): {len(train)} evolution-set tasks and "
               f"{len(heldout)} held-out tasks from {', '.join(sorted({t.family for t in tasks}))}, "
               f"split by template; {config.trials} trials per task and arm")
-    out.print(f"[yellow]The agent is a simulated policy: these numbers show the machinery "
-              f"working, not any real model.[/]")
+    out.print("[yellow]The agent is a simulated policy: these numbers show the machinery "
+              "working, not any real model.[/]")
     out.print(f"Bank: {escape(str(bank_path))}")
 
     t0 = time.perf_counter()
@@ -220,17 +223,23 @@ def run_demo(
         for round_no in range(1, config.rounds + 1):
             t0 = time.perf_counter()
             log = ValidationLog()
-            if config.gate == "validate":
-                validate = make_validator(bank, by_id, trial_fn, trials=config.validate_trials,
-                                          concurrency=config.concurrency,
-                                          seed=seed + 1000 * round_no, k=config.k,
-                                          max_tasks=config.validate_tasks, log=log)
-                report = evolve(bank, auto_promote=True, validate=validate,
-                                eval_budget=config.validate_budget)
-            elif config.gate == "policy":
-                report = evolve(bank, promote_policy="all")
-            else:
-                raise ValueError(f"unknown gate {config.gate!r}: use 'validate' or 'policy'")
+            status = out.status(f"round {round_no}: distilling candidates") if progress \
+                else contextlib.nullcontext()
+            with status as spinner:
+                if spinner is not None:
+                    log.listener = lambda e, r=round_no, s=spinner, lg=log: s.update(
+                        f"round {r}: the gate has checked {len(lg.entries)} candidate(s) "
+                        f"({lg.trials} trials); last: {e['skill']}, gain {e['gain']:+.2f}")
+                if config.gate == "validate":
+                    validate = make_validator(bank, by_id, trial_fn,
+                                              trials=config.validate_trials,
+                                              concurrency=config.concurrency,
+                                              seed=seed + 1000 * round_no, k=config.k,
+                                              max_tasks=config.validate_tasks, log=log)
+                    report = evolve(bank, auto_promote=True, validate=validate,
+                                    eval_budget=config.validate_budget)
+                else:
+                    report = evolve(bank, promote_policy="all")
             row = _round_row(report, {"trials": log.trials, "seconds": log.seconds}
                              if config.gate == "validate" else None)
             row["gate"] = config.gate
@@ -269,14 +278,16 @@ def run_demo(
         # -- 4. report -----------------------------------------------------------------------------
         t0 = time.perf_counter()
         notes = [
-            f"Command: skillbank demo --seed {seed}. {len(train)} evolution-set (train) tasks and "
-            f"{len(heldout)} held-out tasks, {config.trials} trials per task and arm; the split "
-            "is by template: held-out tasks are phrasings and procedures no skill was evolved on.",
+            (f"Command: skillbank demo --seed {seed}. {len(train)} evolution-set (train) tasks "
+             f"and {len(heldout)} held-out tasks, {config.trials} trials per task and arm; the "
+             "split is by template: held-out tasks are phrasings and procedures no skill was "
+             "evolved on."),
             f"Evolution: {config.rounds} round(s) of the rule-based distiller on evolution-set "
             "trajectories only; gate: " + (
                 f"each candidate re-run on up to {config.validate_tasks} evolution-set tasks "
                 f"({config.validate_trials} paired trial(s) each, with and without it), promoted "
-                "only for a gain in pass^k with no task getting worse."
+                f"only for a gain (the mean of the changes in pass^{config.validate_trials} and in "
+                "success rate) with no task getting worse."
                 if config.gate == "validate" else "every lint-clean candidate promoted (policy)."),
         ]
         notes += [line for line in (verdict(final, split) for split in final.splits) if line]

@@ -139,7 +139,7 @@ class SkillIndex:
             self._collection = self._client.get_or_create_collection(
                 self.collection_name,
                 embedding_function=_ChromaEmbeddingFunction(),
-                # ef_search 100 keeps top-5 recall ~1.0 up to 100k skills at ~1 ms per query.
+                # Wider search than the default (ef 100): recall vs latency is in benchmarks/RESULTS.md.
                 configuration={"hnsw": {"space": "cosine", "ef_construction": 200, "ef_search": 100}},
             )
             state = self.disk_state()
@@ -211,7 +211,7 @@ class SkillIndex:
     @_locked
     def query(self, vector: np.ndarray, n: int) -> list[IndexHit]:
         collection = self._open()
-        total = collection.count()
+        total = self.view.count  # kept by _open/apply; Collection.count() costs a round trip
         if total == 0 or n <= 0:
             return []
         result = collection.query(

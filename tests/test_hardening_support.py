@@ -185,7 +185,7 @@ def crash_evolution(path: str, attempts: int, seed: int, families: int = 120) ->
         proc = subprocess.Popen([sys.executable, "-c", EVOLVE_CHILD, str(path)],
                                 stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.6))
+        time.sleep(rng.uniform(0.0, 0.9))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         rest = proc.stdout.read()

@@ -1,10 +1,8 @@
 """Crashes, full disks and many writers: nothing lost, nothing half-written, history intact."""
 
 import multiprocessing
-import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -13,7 +11,7 @@ import time
 import pytest
 
 from skillbank import SkillBank, StorageFullError
-from skillbank.models import LimitEvent, LimitType, Outcome, Step, Trajectory, utcnow
+from skillbank.models import LimitEvent, LimitType, Step, Trajectory, utcnow
 
 WRITER = textwrap.dedent(
     """

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import random
-import re
 from html.parser import HTMLParser
 
 from rich.console import Console

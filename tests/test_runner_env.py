@@ -7,7 +7,7 @@ import pytest
 
 from skillbank import envs
 from skillbank.consistency.runner import measure_env
-from skillbank.consistency.validation import CandidateView, InjectOnlyMiddleware, make_validator
+from skillbank.consistency.validation import CandidateView, make_validator
 from skillbank.models import SkillStatus
 
 

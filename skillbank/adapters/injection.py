@@ -19,13 +19,12 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from skillbank import retrieval
 from skillbank.adapters.recorder import first_human_text, message_text
-from skillbank.models import Skill, SkillKind, SkillStatus
+from skillbank.models import Skill, SkillStatus
 from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
 
 __all__ = ["SkillInjector", "InjectionResult", "merge_system_message", "inject_skills",
-           "INJECTION_METADATA_KEY", "injections_from_messages", "search_vector"]
+           "INJECTION_METADATA_KEY", "injections_from_messages"]
 
 # Where an injected system message carries its record, for a callback handler to pick up.
 # response_metadata is never sent to a provider, unlike additional_kwargs for some integrations.
@@ -272,7 +271,7 @@ class SkillInjector:
     def _search(self, query: str | np.ndarray, k: int, **kwargs: Any) -> list[SkillHit]:
         if isinstance(query, str):
             return list(self.bank.search(query, k, **kwargs))
-        return search_vector(self.bank, query, k, **kwargs)
+        return list(self.bank.search_vector(query, k, **kwargs))
 
     def inject(self, messages: Sequence[Any], task: str | None = None) -> InjectionResult:
         t0 = time.perf_counter()
@@ -345,41 +344,3 @@ def inject_skills(bank: Any, messages: Sequence[BaseMessage], *, task: str | Non
     injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, **options)
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt)
 
-
-def search_vector(
-    bank: Any,
-    vector: np.ndarray,
-    k: int = 5,
-    *,
-    min_score: float = 0.0,
-    kinds: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    tools: Sequence[str] | None = None,
-    token_budget: int | None = None,
-    exclude: Iterable[str] = (),
-) -> list[SkillHit]:
-    """``SkillBank.search`` for a query that is already a (normalised) vector.
-
-    Uses ``bank.search_vector`` when the bank has it; otherwise does what ``SkillBank.search``
-    does after embedding its query text (the candidate pool, the filters, ``retrieval.select``).
-    """
-    native = getattr(bank, "search_vector", None)
-    if native is not None:
-        return list(native(vector, k, min_score=min_score, kinds=kinds, tags=tags, tools=tools,
-                           token_budget=token_budget, exclude=exclude))
-    if k <= 0:
-        return []
-    filtered = bool(kinds or tags or tools)
-    candidates = bank._candidates(vector, k * (20 if filtered else 4))
-    excluded = set(exclude)
-    kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
-    tags_set = {t.lower() for t in tags} if tags else None
-    tools_set = set(tools) if tools else None
-    keep = [
-        c for c in candidates
-        if c.skill.id not in excluded
-        and (kinds_set is None or c.skill.kind.value in kinds_set)
-        and (tags_set is None or tags_set & set(c.skill.tags))
-        and (tools_set is None or tools_set & set(c.skill.tools))
-    ]
-    return retrieval.select(keep, k=k, min_score=min_score, token_budget=token_budget)

@@ -23,7 +23,6 @@ import inspect
 import json
 import logging
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NotRequired, Sequence

@@ -11,7 +11,14 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from skillbank.cli._common import DirOption, EmbedderOption, console, err_console, fail, open_bank
+from skillbank.cli._common import (
+    DirOption,
+    EmbedderOption,
+    console,
+    err_console,
+    fail,
+    open_bank,
+)
 
 ENV_CHOICES = ("demo", "all", "car", "retail", "calendar")
 
@@ -44,6 +51,13 @@ def load_chat_model(spec: str) -> Any:
         fail(f"--model {spec}: {text}")
     except ValueError as exc:
         fail(f"--model {spec}: {exc}")
+
+
+def _same_model(chat_model: Any) -> Any:
+    """A real model is one client for every trial (its sampling is its own business)."""
+    def factory(task: Any, trial_seed: int) -> Any:
+        return chat_model
+    return factory
 
 
 def default_run_id(*parts: Any) -> str:
@@ -92,12 +106,10 @@ def eval_(
     tasks = envs.generate_tasks(families, per_template=per_template, seed=seed)
     if not tasks:
         fail(f"--env {env} has no tasks")
-    model_factory = None
+    model_factory = None  # the simulated policy, seeded per trial
     if model is not None:
         chat_model = load_chat_model(model)
-
-        def model_factory(task: Any, trial_seed: int) -> Any:
-            return chat_model
+        model_factory = _same_model(chat_model)
 
     with open_bank(bank_dir, embedder, create=True) as bank:
         if run_id is None:

@@ -16,7 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from skillbank.consistency.runner import ALL_SPLITS, ARM_WITH, ARM_WITHOUT, MeasureResult
+from skillbank.consistency.runner import (
+    ALL_SPLITS,
+    ARM_WITH,
+    ARM_WITHOUT,
+    MeasureResult,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
@@ -349,9 +354,21 @@ def _result_section(label: str, result: MeasureResult, data: Mapping[str, Any]) 
     return "\n".join(parts)
 
 
+_MOVED_ROWS = 12  # tasks whose pass^k moved, shown per set (all of them are in the JSON)
+_SKILLS_PER_TASK = 4
+
+
+def _skill_list(skills: Sequence[Mapping[str, Any]]) -> str:
+    shown = ", ".join(f'{s["name"]} ({s["trials"]})' for s in skills[:_SKILLS_PER_TASK])
+    more = len(skills) - _SKILLS_PER_TASK
+    return (shown + (f", +{more} more" if more > 0 else "")) or "none"
+
+
 def _attribution_section(result: MeasureResult, data: Mapping[str, Any]) -> str:
     parts = []
-    for view in _views(result):
+    # Per set when there are several (the pooled view would repeat them), else all tasks.
+    views: list[str | None] = list(result.splits) if len(result.splits) > 1 else [None]
+    for view in views:
         block = data["splits"][view or ALL_SPLITS]
         attr = block.get("attribution")
         if not attr:
@@ -367,14 +384,13 @@ def _attribution_section(result: MeasureResult, data: Mapping[str, Any]) -> str:
         if attr["tasks"]:
             rows = [[_e(t["task_id"]), _e(t["type"]),
                      _pct(t["pass_hat_k"][attr["baseline"]]), _pct(t["pass_hat_k"][attr["treatment"]]),
-                     _signed(t["delta"]),
-                     _e(", ".join(f'{s["name"]} ({s["trials"]})' for s in t["skills"]) or "none")]
-                    for t in attr["tasks"][:40]]
+                     _signed(t["delta"]), _e(_skill_list(t["skills"]))]
+                    for t in attr["tasks"][:_MOVED_ROWS]]
             more = len(attr["tasks"]) - len(rows)
             parts.append(f"<h4>{_e(split_label(view))}: tasks whose pass^{k} moved "
                          f"({len(attr['tasks'])})</h4>")
             parts.append(_table(["task", "type", f"pass^{k} without", f"pass^{k} with", "change",
-                                 "skills injected (trials)"], rows, left=2, text=(5,)))
+                                 "most injected skills (trials)"], rows, left=2, text=(5,)))
             if more > 0:
                 parts.append(f'<p class="meta">… and {more} more in the JSON file.</p>')
     if not parts:
@@ -539,7 +555,7 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
         for view in _views(result):
             head = result.headline(view)
             base = head.get(ARM_WITHOUT)
-            for arm, numbers in head.items():
+            for arm in head:
                 s = result.summary(arm, view, ks=sorted({1, k}))
                 cost = result.cost(arm, view)
                 d_hat = d_gap = "–"

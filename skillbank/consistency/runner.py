@@ -32,7 +32,15 @@ import uuid
 from collections import defaultdict
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Mapping,
+    Protocol,
+    Sequence,
+    runtime_checkable,
+)
 
 import numpy as np
 
@@ -449,7 +457,7 @@ def _call_runnable(runnable: Any, spec: TrialSpec) -> Any:
             raise MeasureError(f"task {task.id!r} has no verify; the runner cannot judge the "
                                "agent's answer")
         success = bool(verify(state))
-        return TrialOutcome(success=success, trajectory_id=_trajectory_id_from_state(state, runnable))
+        return TrialOutcome(success=success, trajectory_id=_trajectory_id_from_state(state))
     if not callable(runnable):
         raise MeasureError(f"agent_factory returned {type(runnable).__name__}, which is neither "
                            "callable nor has .invoke")
@@ -461,7 +469,7 @@ def _call_runnable(runnable: Any, spec: TrialSpec) -> Any:
     return runnable(spec) if params else runnable()
 
 
-def _trajectory_id_from_state(state: Any, runnable: Any) -> str | None:
+def _trajectory_id_from_state(state: Any) -> str | None:
     if isinstance(state, Mapping):
         for key in ("skillbank_trajectory_id", "trajectory_id"):
             value = state.get(key)
@@ -778,8 +786,14 @@ class _Progress:
         self.callback = progress if callable(progress) else None
         self.bar = None
         if progress is True:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -839,8 +853,8 @@ def measure_env(
     """
     if bank is None:
         raise MeasureError("measure_env needs a bank: every trial is logged in it")
-    from skillbank.adapters.langchain import SkillBankMiddleware
     from skillbank import envs
+    from skillbank.adapters.langchain import SkillBankMiddleware
 
     if model_factory is None:
         model_factory = _simulated_model_factory()

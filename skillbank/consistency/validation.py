@@ -72,12 +72,10 @@ class CandidateView:
                       tools: Sequence[str] | None = None, token_budget: int | None = None,
                       exclude: Iterable[str] = ()) -> list[SkillHit]:
         """The search for an embedded query (what the injector calls), candidate included."""
-        from skillbank.adapters.injection import search_vector
-
         if k <= 0:
             return []
         excluded = set(exclude)
-        hits = list(search_vector(self._bank, vector, k + len(self.hidden), min_score=min_score,
+        hits = list(self._bank.search_vector(vector, k + len(self.hidden), min_score=min_score,
                                   kinds=kinds, tags=tags, tools=tools,
                                   exclude=excluded | self.hidden))
         cand = self.candidate
@@ -150,6 +148,7 @@ class ValidationLog:
     trials: int = 0
     seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    listener: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
 
 TrialFn = Callable[[Any, Any, int], bool]
@@ -250,6 +249,8 @@ def make_validator(
                                 "pass_hat_k_change": d_hat, "success_change": d_rate,
                                 "regressions": regressions, "success_current": rate_cur,
                                 "success_candidate": rate_new, "trials": cost})
+        if log.listener is not None:
+            log.listener(log.entries[-1])
         return {"gain": gain, "regressions": regressions, "cost": float(cost), "detail": detail,
                 "checked": [t.id for t in chosen]}
 

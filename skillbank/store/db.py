@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from sqlite_utils import Database
 
 from skillbank.errors import CorruptBankError, SchemaTooNewError, StorageFullError
-from skillbank.store.schema import KNOWN_MIGRATIONS, MIGRATION_SET, migrations
+from skillbank.store.schema import KNOWN_MIGRATIONS, migrations
 
 DB_FILENAME = "bank.db"
 BUSY_TIMEOUT_MS = 30_000
