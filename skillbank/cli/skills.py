@@ -72,13 +72,14 @@ def list_skills(
         return
     table = Table(title=f"{len(skills)} skill{'s' if len(skills) != 1 else ''}")
     table.add_column("id", no_wrap=True, style="dim")
-    table.add_column("name", style="bold", overflow="fold")
-    table.add_column("kind")
-    table.add_column("status")
-    table.add_column("version", justify="right")
-    table.add_column("pinned", justify="center")
-    table.add_column("uses", justify="right")
-    table.add_column("success rate", justify="right")
+    # Names must stay readable in an 80-column terminal: they never wrap; short headers.
+    table.add_column("name", style="bold", overflow="fold", min_width=24)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("ver", justify="right", no_wrap=True)
+    table.add_column("pin", justify="center", no_wrap=True)
+    table.add_column("uses", justify="right", no_wrap=True)
+    table.add_column("ok", justify="right", no_wrap=True)
     for s in skills:
         table.add_row(s.id, s.name, s.kind.value, _status(s.status.value), f"v{s.version}",
                       "yes" if s.pinned else "", str(s.stats.uses), rate(s.stats.success_rate))

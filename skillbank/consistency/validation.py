@@ -76,8 +76,8 @@ class CandidateView:
             return []
         excluded = set(exclude)
         hits = list(self._bank.search_vector(vector, k + len(self.hidden), min_score=min_score,
-                                  kinds=kinds, tags=tags, tools=tools,
-                                  exclude=excluded | self.hidden))
+                                             kinds=kinds, tags=tags, tools=tools,
+                                             exclude=excluded | self.hidden))
         cand = self.candidate
         eligible = (
             cand.id not in excluded

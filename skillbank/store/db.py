@@ -71,8 +71,10 @@ class Store:
             store.close()
             raise
         if path is not None:
-            with contextlib.suppress(OSError):
-                os.chmod(path, 0o600)
+            # SQLite made -wal/-shm with the umask's mode before the chmod; later ones copy bank.db's.
+            for name in (str(path), f"{path}-wal", f"{path}-shm"):
+                with contextlib.suppress(OSError):
+                    os.chmod(name, 0o600)
         return store
 
     def setup(self) -> None:

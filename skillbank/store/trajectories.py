@@ -26,6 +26,28 @@ def clip(text: str | None, limit: int = MAX_FIELD_CHARS) -> str | None:
     return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
 
 
+def _utf8(value: Any) -> Any:
+    """``value`` with lone surrogates replaced, recursively: SQLite and JSON need valid UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_utf8(k): _utf8(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_utf8(v) for v in value)
+    return value
+
+
+def _json(model: Any) -> str:
+    try:
+        return model.model_dump_json()
+    except ValueError:  # PydanticSerializationError: a lone surrogate somewhere in the record
+        return type(model).model_validate(_utf8(model.model_dump())).model_dump_json()
+
+
 def _clip_step(step: Step) -> Step:
     return step.model_copy(update={
         "content": clip(step.content),
@@ -46,8 +68,8 @@ class TrajectoryRepo:
             conn.execute(
                 "INSERT INTO trajectories (id, task, task_id, task_type, labels, model,"
                 " bank_snapshot, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
-                (traj.id, clip(traj.task), traj.task_id, traj.task_type, json.dumps(traj.labels),
-                 traj.model, traj.bank_snapshot, traj.started_at.isoformat()),
+                _utf8((traj.id, clip(traj.task), traj.task_id, traj.task_type, json.dumps(_utf8(traj.labels)),
+                       traj.model, traj.bank_snapshot, traj.started_at.isoformat())),
             )
 
     def append(
@@ -63,18 +85,18 @@ class TrajectoryRepo:
         with self.store.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO steps (trajectory_id, idx, kind, data) VALUES (?, ?, ?, ?)",
-                [(trajectory_id, s.index, s.kind, _clip_step(s).model_dump_json()) for s in steps],
+                [(trajectory_id, s.index, _utf8(s.kind), _json(_clip_step(s))) for s in steps],
             )
             conn.executemany(
                 "INSERT INTO limit_events (trajectory_id, type, category, step, detail, tool, data)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(trajectory_id, e.type.value, e.category, e.step, clip(e.detail, 4000), e.tool,
-                  json.dumps(e.data, default=str)) for e in limit_events],
+                [(trajectory_id, e.type.value, e.category, e.step, clip(e.detail, 4000), _utf8(e.tool),
+                  json.dumps(_utf8(e.data), default=str)) for e in limit_events],
             )
             conn.executemany(
                 "INSERT INTO injections (trajectory_id, step, skill_id, version, rank, score)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [(trajectory_id, i.step, i.skill_id, i.version, i.rank, i.score) for i in injections],
+                [(trajectory_id, i.step, _utf8(i.skill_id), i.version, i.rank, i.score) for i in injections],
             )
 
     def finish(
@@ -128,7 +150,7 @@ class TrajectoryRepo:
             after = None if outcome.success is None else int(outcome.success)
             conn.execute(
                 "UPDATE trajectories SET success = ?, score = ?, outcome = ? WHERE id = ?",
-                (after, outcome.score, outcome.model_dump_json(), trajectory_id),
+                (after, outcome.score, _json(outcome), trajectory_id),
             )
             injected = self._injected(conn, trajectory_id)
             delta = {"successes": 0, "failures": 0}
@@ -149,7 +171,7 @@ class TrajectoryRepo:
             conn.execute(
                 "UPDATE trajectories SET task_id = coalesce(?, task_id),"
                 " task_type = coalesce(?, task_type), labels = ? WHERE id = ?",
-                (task_id, task_type, json.dumps(merged), trajectory_id),
+                _utf8((task_id, task_type, json.dumps(_utf8(merged)), trajectory_id)),
             )
 
     def mark_consumed(self, ids: Iterable[str], round_no: int) -> None:

@@ -1,0 +1,163 @@
+#!/usr/bin/env python
+"""Run the hardening checks at a larger scale and print the figures for the closing note.
+
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py            # about 2-4 minutes on 2 cores
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --quick    # a smoke run
+
+Figures: agent processes x trajectories written and found; kill -9 points tried (during
+skill/trajectory writes and during evolution rounds) and the problems found after them; inputs
+fuzzed (hypothesis examples over the record parsers and the store); secrets in the scrub corpus
+and how many were caught; look-alikes and false positives. Exit code 1 if any check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+def many_writers(tmp: Path, processes: int, per: int) -> tuple[dict, bool]:
+    from skillbank import SkillBank
+    from test_hardening_support import run_many_agent_writers
+
+    path = tmp / "writers"
+    result = run_many_agent_writers(str(path), processes, per, timeout=240)
+    errors = [m for m in result["messages"] if m[2] != "ok"]
+    with SkillBank.open(path, embedder="hash") as bank:
+        trajs = bank.trajectories.list(limit=None, with_steps=True)
+        complete = sum(t.status == "complete" and len(t.steps) == 3 and t.outcome is not None for t in trajs)
+        verify = bank.verify()
+    loops = {m[0]: m[3] for m in result["messages"] if m[0] in ("evolve", "search") and m[2] == "ok"}
+    fig = {"processes": processes, "per_process": per, "written": processes * per, "found": len(trajs),
+           "complete_with_outcome": complete, "worker_errors": len(errors),
+           "exit_codes_ok": result["exitcodes"] == [0] * (processes + 2),
+           "evolve_rounds": loops.get("evolve"), "searches": loops.get("search"),
+           "history_ok": verify.ok, "seconds": round(result["seconds"], 1)}
+    ok = (not errors and fig["exit_codes_ok"] and len(trajs) == complete == processes * per and verify.ok)
+    if errors:
+        print(errors[0][3], file=sys.stderr)
+    return fig, ok
+
+
+def kill_during_writes(tmp: Path, attempts: int, seed: int) -> tuple[dict, bool]:
+    """test_reliability's writer (skills + trajectories), SIGKILLed at random points."""
+    from skillbank import SkillBank
+    from test_reliability import WRITER
+
+    path = tmp / "writes"
+    SkillBank.open(path, embedder="hash").close()
+    rng = random.Random(seed)
+    problems = []
+    for attempt in range(attempts):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{attempt}"],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.01, 0.3))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with SkillBank.open(path, embedder="hash") as bank:
+            problems += bank.store.integrity_check()
+            rows = bank.store.query("SELECT s.id, s.version, count(v.version) AS n FROM skills s"
+                                    " JOIN skill_versions v ON v.skill_id = s.id GROUP BY s.id")
+            problems += [f"half-written {r['id']}" for r in rows if r["version"] != r["n"]]
+            problems += bank.verify(check_index=False).problems
+    return {"kill_points": attempts, "failures": len(problems)}, not problems
+
+
+def kill_during_evolution(tmp: Path, attempts: int, seed: int) -> tuple[dict, bool]:
+    from test_hardening_support import crash_evolution
+
+    r = crash_evolution(str(tmp / "evolve"), attempts, seed, families=120)
+    for p in r["failures"][:5]:
+        print("  evolution crash problem:", p, file=sys.stderr)
+    return {"kill_points": r["attempts"], "killed_mid_round": r["killed"], "rounds_finished_before_kill": r["completed"],
+            "failures": len(r["failures"]), "versions_written": r["versions"]}, not r["failures"]
+
+
+def fuzz(examples: int) -> tuple[dict, bool]:
+    os.environ["HARDENING_EXAMPLES"] = str(examples)
+    import test_hardening_props as props
+
+    failures = 0
+    for test in (props.test_clean_records_round_trip_json_and_sqlite,
+                 props.test_lone_surrogates_are_stored_replaced_without_crashing):
+        try:
+            test()
+        except Exception as exc:  # noqa: BLE001
+            failures += 1
+            print(f"  {test.__name__}: {exc}"[:2000], file=sys.stderr)
+    return {"inputs_fuzzed": props.COUNTS["examples"], "failures": failures}, failures == 0
+
+
+def scrub_corpus() -> tuple[dict, bool]:
+    from skillbank.scrub import Scrubber
+    from test_scrub import CASES, LOOKALIKES
+
+    scrubber = Scrubber()
+    caught = sum(c.secret not in (out := scrubber.scrub(c.text)) and out == c.expected for c in CASES)
+    false_pos = sum(scrubber.scrub(t) != t for t in LOOKALIKES)
+    fig = {"secrets": len(CASES), "caught": caught, "kinds": len({c.kind for c in CASES}),
+           "lookalikes": len(LOOKALIKES), "false_positives": false_pos}
+    return fig, caught == len(CASES) and false_pos == 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    ap.add_argument("--processes", type=int, default=8)
+    ap.add_argument("--per", type=int, default=None, help="trajectories per agent process")
+    ap.add_argument("--seed", type=int, default=20261130)
+    args = ap.parse_args()
+    per = args.per or (50 if args.quick else 400)
+    write_kills, evolve_kills, examples = (5, 4, 50) if args.quick else (40, 30, 1000)
+
+    start = time.monotonic()
+    results, all_ok = {}, True
+    with tempfile.TemporaryDirectory(prefix="skillbank-hardening-") as tmp:
+        tmp_path = Path(tmp)
+        for name, fn in [("many writers (real agents + evolve + search)", lambda: many_writers(tmp_path, args.processes, per)),
+                         ("kill -9 during skill/trajectory writes", lambda: kill_during_writes(tmp_path, write_kills, args.seed)),
+                         ("kill -9 during evolution rounds", lambda: kill_during_evolution(tmp_path, evolve_kills, args.seed)),
+                         ("fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
+                         ("scrub corpus", scrub_corpus)]:
+            t0 = time.monotonic()
+            fig, ok = fn()
+            all_ok &= ok
+            results[name] = fig
+            print(f"[{'ok' if ok else 'FAIL'}] {name} ({time.monotonic() - t0:.0f}s)")
+            for key, value in fig.items():
+                print(f"    {key}: {value}")
+            sys.stdout.flush()
+
+    w, k1, k2 = results["many writers (real agents + evolve + search)"], \
+        results["kill -9 during skill/trajectory writes"], results["kill -9 during evolution rounds"]
+    f, s = results["fuzzed record parsers (hypothesis)"], results["scrub corpus"]
+    print("\nSummary for the closing note:")
+    print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
+          f"{w['found']} found ({w['complete_with_outcome']} complete with steps and outcome), "
+          f"with {w['evolve_rounds']} evolve rounds and {w['searches']} searches running alongside; "
+          f"{w['worker_errors']} worker errors; history chain ok: {w['history_ok']}")
+    print(f"- kill -9 points tried: {k1['kill_points'] + k2['kill_points']} "
+          f"({k1['kill_points']} during writes, {k2['kill_points']} during evolution rounds); "
+          f"failures found: {k1['failures'] + k2['failures']}")
+    print(f"- inputs fuzzed: {f['inputs_fuzzed']} hypothesis examples; failures: {f['failures']}")
+    print(f"- scrub corpus: {s['caught']}/{s['secrets']} secrets caught across {s['kinds']} kinds; "
+          f"{s['lookalikes']} look-alikes, {s['false_positives']} false positives")
+    print(f"- total time: {time.monotonic() - start:.0f}s; all checks passed: {all_ok}")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
