@@ -51,6 +51,7 @@ class DemoConfig:
     validate_tasks: int = 6  # tasks per candidate: its evidence tasks first, then a sample
     validate_budget: int = 600  # validation trials per round; candidates beyond it wait
     k: int = 5  # skills injected per model turn
+    min_score: float = 0.0  # relevance floor for injected skills (cosine similarity)
     concurrency: int = 2
     max_train_tasks: int | None = None  # cap on evolution-set tasks (quick mode)
     max_heldout_tasks: int | None = None
@@ -200,7 +201,7 @@ def run_demo(
         t0 = time.perf_counter()
         out.print("\n[bold]1. Baseline[/] on the evolution set: without the bank and with the "
                   "empty bank")
-        baseline = measure_env(train, trials=config.trials, bank=bank, k=config.k,
+        baseline = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
                                run_id=f"{run_tag}-baseline", concurrency=config.concurrency,
                                progress=progress, seed=seed, description="baseline")
         phase("baseline", t0)
@@ -234,7 +235,7 @@ def run_demo(
                     validate = make_validator(bank, by_id, trial_fn,
                                               trials=config.validate_trials,
                                               concurrency=config.concurrency,
-                                              seed=seed + 1000 * round_no, k=config.k,
+                                              seed=seed + 1000 * round_no, k=config.k, middleware_options={"min_score": config.min_score},
                                               max_tasks=config.validate_tasks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
                                     eval_budget=config.validate_budget)
@@ -253,7 +254,7 @@ def run_demo(
                       f"{len(active)} active skill(s) in {phase_time(phases, round_no)}s")
             if round_no < config.rounds:
                 t0 = time.perf_counter()
-                run = measure_env(train, trials=config.trials, bank=bank, k=config.k,
+                run = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
                                   arms=(ARM_WITH,), run_id=f"{run_tag}-round{round_no}",
                                   concurrency=config.concurrency, progress=progress, seed=seed,
                                   description=f"evolution set with the bank (round {round_no})")
@@ -269,7 +270,7 @@ def run_demo(
         # -- 3. final measurement ----------------------------------------------------------------
         t0 = time.perf_counter()
         out.print("\n[bold]3. Final[/]: every task of both sets, without and with the bank")
-        final = measure_env(train + heldout, trials=config.trials, bank=bank, k=config.k,
+        final = measure_env(train + heldout, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
                             run_id=f"{run_tag}-final", concurrency=config.concurrency,
                             progress=progress, seed=seed, description="final")
         phase("final", t0)
