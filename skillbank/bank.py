@@ -319,17 +319,7 @@ class SkillBank:
             return []
         filtered = bool(kinds or tags or tools)
         candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filtered else 4))
-        excluded = set(exclude)
-        kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
-        tags_set = {t.lower() for t in tags} if tags else None
-        tools_set = set(tools) if tools else None
-        keep = [
-            c for c in candidates
-            if c.skill.id not in excluded
-            and (kinds_set is None or c.skill.kind.value in kinds_set)
-            and (tags_set is None or tags_set & set(c.skill.tags))
-            and (tools_set is None or tools_set & set(c.skill.tools))
-        ]
+        keep = retrieval.filter_candidates(candidates, exclude=exclude, kinds=kinds, tags=tags, tools=tools)
         return retrieval.select(keep, k=k, min_score=min_score, token_budget=token_budget)
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from skillbank.models import Skill
+from skillbank.models import Skill, SkillKind
 
 USEFULNESS_WEIGHT = 0.2
 DUPLICATE_SIMILARITY = 0.92  # two skills this close say the same thing; inject one
@@ -63,6 +63,24 @@ def render_one(skill: Skill) -> str:
     return f"<skill {attrs}>\nWhen: {_escape(skill.description)}\n{_escape(skill.body)}\n</skill>"
 
 
+class TokenBudget:
+    """The running token count of a rendered block: one rule for every selection within a budget."""
+
+    def __init__(self, limit: int | None):
+        self.limit = limit
+        self.used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
+
+    def take(self, skill: Skill, block: str | None = None) -> bool:
+        """Count ``skill``'s block (``block`` if already rendered) in if it fits; always fits without a limit."""
+        if self.limit is None:
+            return True
+        cost = approx_tokens(block if block is not None else render_one(skill)) + 1
+        if self.used + cost > self.limit:
+            return False
+        self.used += cost
+        return True
+
+
 def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
     """The block injected into the system message; empty when there is nothing to inject.
 
@@ -72,18 +90,37 @@ def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None) ->
     skills = [h.skill if isinstance(h, SkillHit) else h for h in hits]
     if not skills:
         return ""
-    used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
+    budget = TokenBudget(token_budget)
     parts: list[str] = []
     for skill in skills:
         block = render_one(skill)
-        cost = approx_tokens(block) + 1
-        if token_budget is not None and used + cost > token_budget:
-            continue
-        parts.append(block)
-        used += cost
+        if budget.take(skill, block):
+            parts.append(block)
     if not parts:
         return ""
     return "\n\n".join([HEADER, *parts, FOOTER])
+
+
+def filter_candidates(
+    candidates: Iterable[Candidate],
+    *,
+    exclude: Iterable[str] = (),
+    kinds: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
+) -> list[Candidate]:
+    """The candidates a search's ``exclude``/``kinds``/``tags``/``tools`` allow: every search filters alike."""
+    excluded = set(exclude)
+    kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
+    tags_set = {t.lower() for t in tags} if tags else None
+    tools_set = set(tools) if tools else None
+    return [
+        c for c in candidates
+        if c.skill.id not in excluded
+        and (kinds_set is None or c.skill.kind.value in kinds_set)
+        and (tags_set is None or tags_set & set(c.skill.tags))
+        and (tools_set is None or tools_set & set(c.skill.tools))
+    ]
 
 
 def select(
@@ -106,7 +143,7 @@ def select(
         reverse=True,
     )
     chosen: list[Candidate] = []
-    used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
+    budget = TokenBudget(token_budget)
     for cand in ranked:
         if len(chosen) >= k:
             break
@@ -114,10 +151,6 @@ def select(
             c.vector is not None and float(np.dot(c.vector, cand.vector)) >= dedupe for c in chosen
         ):
             continue
-        if token_budget is not None:
-            cost = approx_tokens(render_one(cand.skill)) + 1
-            if used + cost > token_budget:
-                continue
-            used += cost
-        chosen.append(cand)
+        if budget.take(cand.skill):
+            chosen.append(cand)
     return [SkillHit(c.skill, blended_score(c.skill, c.similarity, usefulness_weight)) for c in chosen]

@@ -61,18 +61,13 @@ class GraphWatcher(BaseCallbackHandler):
             self._node_graph[run_id] = parent_run_id
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        if self._node_graph:
-            self._node_graph.pop(run_id, None)
-        if self._watched:
-            with self._lock:
-                listeners = self._watched.pop(run_id, None)
-            for listener, key in listeners or ():
-                try:
-                    listener.graph_ended(key, outputs)
-                except Exception:
-                    log.warning("skillbank: graph end handling failed", exc_info=True)
+        self._chain_over(run_id, "graph_ended", outputs, "end")
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._chain_over(run_id, "graph_failed", error, "error")
+
+    def _chain_over(self, run_id: UUID, method: str, result: Any, what: str) -> None:
+        """A chain run ended or failed: one path for both, so they forget and notify alike."""
         if self._node_graph:
             self._node_graph.pop(run_id, None)
         if self._watched:
@@ -80,9 +75,9 @@ class GraphWatcher(BaseCallbackHandler):
                 listeners = self._watched.pop(run_id, None)
             for listener, key in listeners or ():
                 try:
-                    listener.graph_failed(key, error)
+                    getattr(listener, method)(key, result)
                 except Exception:
-                    log.warning("skillbank: graph error handling failed", exc_info=True)
+                    log.warning("skillbank: graph %s handling failed", what, exc_info=True)
 
     # -- used by hooks -----------------------------------------------------------------------
 

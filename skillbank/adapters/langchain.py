@@ -410,6 +410,19 @@ class SkillBankMiddleware(AgentMiddleware):
         self._release(run)
         return self._outcome_callable()
 
+    def _finish_state(self, state: Any) -> tuple[_Run | None, tuple[Any, str] | None]:
+        """The sync and async ``after_agent`` alike: finish the state's run, return it and its scorer."""
+        run = self._run_for(state)
+        if run is None:
+            return None, None
+        return run, self._finish(run, state)
+
+    @staticmethod
+    def _begin_tool(run: _Run, request: Any) -> Any:
+        """Open the tool turn for ``request`` (shared by the sync and async tool wrappers)."""
+        call = request.tool_call
+        return run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
+
     def _outcome_callable(self) -> tuple[Any, str] | None:
         if self.verifier is not None:
             return self.verifier, getattr(self.verifier, "source", "verifier")
@@ -450,8 +463,7 @@ class SkillBankMiddleware(AgentMiddleware):
         run = self._run_for(request.state)
         if run is None:
             return handler(request)
-        call = request.tool_call
-        turn = run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
+        turn = self._begin_tool(run, request)
         try:
             result = handler(request)
         except BaseException as exc:
@@ -461,11 +473,8 @@ class SkillBankMiddleware(AgentMiddleware):
         return result
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        run = self._run_for(state)
-        if run is None:
-            return None
-        scorer = self._finish(run, state)
-        if scorer is not None:
+        run, scorer = self._finish_state(state)
+        if run is not None and scorer is not None:
             fn, source = scorer
             try:
                 value = fn(state)
@@ -510,8 +519,7 @@ class SkillBankMiddleware(AgentMiddleware):
         run = self._run_for(request.state)
         if run is None:
             return await handler(request)
-        call = request.tool_call
-        turn = run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
+        turn = self._begin_tool(run, request)
         try:
             result = await handler(request)
         except BaseException as exc:
@@ -521,11 +529,8 @@ class SkillBankMiddleware(AgentMiddleware):
         return result
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        run = self._run_for(state)
-        if run is None:
-            return None
-        scorer = self._finish(run, state)
-        if scorer is not None:
+        run, scorer = self._finish_state(state)
+        if run is not None and scorer is not None:
             fn, source = scorer
             try:
                 acall = getattr(fn, "acall", None)

@@ -25,7 +25,7 @@ import numpy as np
 from skillbank.consistency import metrics
 from skillbank.consistency.runner import measure
 from skillbank.models import Skill, SkillStatus
-from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
+from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
 
 __all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
 
@@ -78,29 +78,18 @@ class CandidateView:
         hits = list(self._bank.search_vector(vector, k + len(self.hidden), min_score=min_score,
                                              kinds=kinds, tags=tags, tools=tools,
                                              exclude=excluded | self.hidden))
-        cand = self.candidate
-        eligible = (
-            cand.id not in excluded
-            and (not kinds or cand.kind.value in set(kinds))
-            and (not tags or {t.lower() for t in tags} & set(cand.tags))
-            and (not tools or set(tools) & set(cand.tools))
-        )
-        if eligible:
-            similarity = float(np.dot(self._vector, np.asarray(vector, dtype=np.float32)))
-            if similarity >= min_score:
-                hits.append(SkillHit(cand, similarity))  # no usage yet: blended == similarity
+        similarity = float(np.dot(self._vector, np.asarray(vector, dtype=np.float32)))
+        if similarity >= min_score and filter_candidates([Candidate(self.candidate, similarity, None)],
+                                                         exclude=excluded, kinds=kinds, tags=tags, tools=tools):
+            hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
         chosen: list[SkillHit] = []
-        used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
+        budget = TokenBudget(token_budget)
         for hit in hits:
             if len(chosen) >= k:
                 break
-            if token_budget is not None:
-                cost = approx_tokens(render_one(hit.skill)) + 1
-                if used + cost > token_budget:
-                    continue
-                used += cost
-            chosen.append(hit)
+            if budget.take(hit.skill):
+                chosen.append(hit)
         return chosen
 
 

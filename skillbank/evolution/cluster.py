@@ -17,21 +17,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from skillbank.evolution.evidence import Run, template_words
+from skillbank.evolution.evidence import Run, RunGroup, template_words
 
 
 @dataclass
-class Cluster:
+class Cluster(RunGroup):
     key: str
     runs: list[Run]
-
-    @property
-    def successes(self) -> list[Run]:
-        return [r for r in self.runs if r.success and not r.suspect]
-
-    @property
-    def failures(self) -> list[Run]:
-        return [r for r in self.runs if not r.success]
 
     @property
     def suspects(self) -> list[Run]:

@@ -16,27 +16,19 @@ from skillbank import directives as dx
 from skillbank.evolution import body as B
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.evidence import Run
+from skillbank.evolution.evidence import Run, RunGroup
 from skillbank.evolution.guards import Situation, guard_content
 from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
 from skillbank.models import Skill, SkillContent
 
 
 @dataclass
-class SkillEvidence:
+class SkillEvidence(RunGroup):
     """A used skill and the labelled runs it was injected into (agent-visible views)."""
 
     skill: Skill
     runs: list[Run]
     situations: list[Situation] = field(default_factory=list)  # limit lessons this skill owns
-
-    @property
-    def successes(self) -> list[Run]:
-        return [r for r in self.runs if r.success and not r.suspect]
-
-    @property
-    def failures(self) -> list[Run]:
-        return [r for r in self.runs if not r.success]
 
     @property
     def current(self) -> list[Run]:

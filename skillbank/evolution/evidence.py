@@ -38,8 +38,9 @@ LAST_RUN_KEY = "evolution:last_run"
 # templates are what the round clusters and what descriptions are written from.
 
 _URL = re.compile(r"https?://\S+|www\.\S+")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+# An e-mail address and a UUID: templated away here, refused in a skill by the linter.
+EMAIL_PATTERN = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+UUID_PATTERN = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|“[^”\n]{1,80}”")
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\$?\d[\d,.:/-]*\b")
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")
@@ -59,8 +60,8 @@ hi hello hey thanks thank kindly quickly asap need want like would just now also
 def task_template(task: str) -> str:
     """``"Refund order 1234 for Alice"`` -> ``"refund order <num> for <name>"``."""
     text = _URL.sub(" <url> ", task)
-    text = _EMAIL.sub(" <email> ", text)
-    text = _UUID.sub(" <id> ", text)
+    text = EMAIL_PATTERN.sub(" <email> ", text)
+    text = UUID_PATTERN.sub(" <id> ", text)
     text = _QUOTED.sub(" <text> ", text)
     text = _MIXED.sub(" <id> ", text)
     text = _NUMBER.sub(" <num> ", text)
@@ -190,6 +191,21 @@ class Run:
         return n
 
 
+class RunGroup:
+    """``successes`` and ``failures`` of ``self.runs``, for every grouping of runs (a cluster, a
+    skill's evidence): suspected exploits count as neither."""
+
+    runs: list[Run]
+
+    @property
+    def successes(self) -> list[Run]:
+        return [r for r in self.runs if r.success and not r.suspect]
+
+    @property
+    def failures(self) -> list[Run]:
+        return [r for r in self.runs if not r.success]
+
+
 def _int(value: Any) -> int | None:
     try:
         return int(value) if value is not None and str(value).strip() != "" else None
@@ -303,9 +319,14 @@ _NOTE_VALUES = re.compile(r"\"([^\"]{2,80})\"|'([^']{2,80})'|`([^`]{2,80})`|(\b\
 _LITERAL_TOKENS = re.compile(r"[a-z0-9][a-z0-9_@.:/#+-]*[a-z0-9]|[a-z0-9]", re.I)
 
 
+def literal_tokens(text: str) -> list[str]:
+    """Lower-cased tokens of ``text``: one tokenizer for stored literals and the linted skill."""
+    return [t.lower() for t in _LITERAL_TOKENS.findall(text)]
+
+
 def literal_key(text: str) -> str:
     """How literals are compared: lower-cased tokens joined by single spaces."""
-    return " ".join(t.lower() for t in _LITERAL_TOKENS.findall(text))
+    return " ".join(literal_tokens(text))
 
 
 @dataclass
@@ -324,21 +345,22 @@ class HiddenLiterals:
         if len(text) < 2 or len(text) > 200:
             return
         key = literal_key(text)
-        if key and key not in self.values:
-            self.values[key] = why
-            self.originals[key] = text
-            if key.count(" ") >= 4:
-                self.long.add(key)
+        if key:
+            self._put(key, why, text)
 
     def merge(self, other: "HiddenLiterals") -> "HiddenLiterals":
         out = HiddenLiterals(dict(self.values), dict(self.originals), set(self.long))
         for k, v in other.values.items():
-            if k not in out.values:
-                out.values[k] = v
-                out.originals[k] = other.originals.get(k, k)
-                if k.count(" ") >= 4:
-                    out.long.add(k)
+            out._put(k, v, other.originals.get(k, k))
         return out
+
+    def _put(self, key: str, why: str, original: str) -> None:
+        """Record ``key`` unless known: one place that keeps ``long`` in step with ``values``."""
+        if key not in self.values:
+            self.values[key] = why
+            self.originals[key] = original
+            if key.count(" ") >= 4:
+                self.long.add(key)
 
 
 def _hide(hidden: HiddenLiterals, task_id: str | None, task_type: str | None,

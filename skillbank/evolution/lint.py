@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from skillbank import directives as dx
-from skillbank.evolution.evidence import HiddenLiterals, Run, literal_key
+from skillbank.evolution.evidence import (
+    EMAIL_PATTERN,
+    UUID_PATTERN,
+    HiddenLiterals,
+    Run,
+    literal_key,
+    literal_tokens,
+)
 from skillbank.models import SkillContent
 
 REJECT = "reject"
@@ -112,20 +119,16 @@ _TOOL_USE = re.compile(r"\b(?:call|calls|calling|use|using|invoke|invoking|run|r
                        r"executing|trigger)\s+(?:the\s+|a\s+)?`([A-Za-z_][\w.\-]*)`", re.I)
 
 _TRAJ_ID = re.compile(r"\b(?:tr|sk)_[0-9a-f]{16}\b")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 _LONG_NUMBER = re.compile(r"(?<![\w.])#?[A-Za-z]*[-_]?\d{4,}[\w-]*")
 _PHONE = re.compile(r"\+?\d{1,3}[ .-]?\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b")
 _REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_TOKENS = re.compile(r"[a-z0-9][a-z0-9_@.:/#+-]*[a-z0-9]|[a-z0-9]", re.I)  # as literal_key
 _MAX_OUTPUT_RUNS = 500
 
 
 def _ngrams(text: str, n_max: int = 4) -> set[str]:
-    tokens = [t.lower() for t in _TOKENS.findall(text)]
+    tokens = literal_tokens(text)
     out: set[str] = set()
     for n in range(1, n_max + 1):
         for i in range(len(tokens) - n + 1):
@@ -210,8 +213,8 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
     for why, value in sorted(hits.items()):
         add(Finding("hardcoded" if "environment" in why else "hidden", REJECT,
                     f"contains {'an' if why[0] in 'aeiou' else 'a'} {why}: {value!r}"))
-    for pattern, why in ((_TRAJ_ID, "a trajectory or skill id"), (_UUID, "an id"),
-                         (_EMAIL, "an e-mail address"), (_DATE, "a date"), (_PHONE, "a phone number"),
+    for pattern, why in ((_TRAJ_ID, "a trajectory or skill id"), (UUID_PATTERN, "an id"),
+                         (EMAIL_PATTERN, "an e-mail address"), (_DATE, "a date"), (_PHONE, "a phone number"),
                          (_LONG_NUMBER, "an id or number of four or more digits")):
         m = pattern.search(plain)
         if m:
