@@ -25,7 +25,9 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NotRequired, Sequence
+from typing import Any, Callable, Iterable, Sequence
+
+from typing_extensions import NotRequired  # typing.NotRequired is 3.11+
 from uuid import UUID
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
