@@ -50,3 +50,14 @@ def test_run_all_lists_every_benchmark() -> None:
     finally:
         sys.path.remove(str(BENCH_DIR))
     assert [p.name for p in run_all.discover()] == SCRIPTS
+
+
+def test_growth_quick_is_bounded_and_unrecorded(tmp_path: Path) -> None:
+    results = BENCH_DIR / "RESULTS.md"
+    before = results.read_text() if results.exists() else None
+    proc = _run([str(BENCH_DIR / "bench_growth.py"), "--quick"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert _has_table(proc.stdout), proc.stdout[-3000:]
+    assert "Verdict: BOUNDED" in proc.stdout, proc.stdout[-3000:]
+    assert "budget off" in proc.stdout
+    assert (results.read_text() if results.exists() else None) == before
