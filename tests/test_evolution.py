@@ -602,3 +602,13 @@ def test_split_narrows_the_tools_of_the_original(bank):
     report = evolve(bank)
     draft = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
     assert draft.tools == ("find_order", "check_refund_policy", "issue_refund")
+
+
+def test_bank_budget_holds_from_the_first_round_when_promoting(bank):
+    """Retiring after promotion is capped by the retire allowance (zero on an empty bank), so
+    the caps must also be checked before each promotion."""
+    save(bank, window(0), window(1), eta(0), eta(1), search_budget(0), search_budget(1))
+    report = evolve(bank, promote_policy="all", max_active=2)
+    assert bank.skills.count(SkillStatus.active) == 2
+    waiting = [d for d in report.gate if d.decision == "waiting"]
+    assert len(waiting) == 1 and "bank budget full" in waiting[0].detail

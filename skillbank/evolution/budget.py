@@ -9,7 +9,7 @@ and over-budget together), so one bad batch of labels cannot empty a bank.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Any, Iterable
 
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.models import Skill
@@ -45,3 +45,19 @@ def over_budget(active: list[Skill], config: EvolutionConfig, *, protect: Iterab
         count -= 1
         tokens -= approx_tokens(render_one(skill))
     return out
+
+
+def no_room(active: list[Skill], pending: Any, config: EvolutionConfig) -> str | None:
+    """Why promoting ``pending`` would break a cap (``None`` when it fits).
+
+    Checked before promotion so a cap holds from the first round: retiring afterwards is bounded
+    by the retire allowance, which is zero on an empty bank.
+    """
+    replaced = {pending.target, *pending.absorb} - {None}
+    staying = [s for s in active if s.id not in replaced]
+    count = len(staying) + 1
+    tokens = rendered_tokens(staying) + approx_tokens(render_one(pending.skill))
+    if count <= config.max_active and tokens <= config.max_rendered_tokens:
+        return None
+    return (f"bank budget full: promoting would make {count} active skills (cap "
+            f"{config.max_active}), ~{tokens} rendered tokens (cap {config.max_rendered_tokens})")

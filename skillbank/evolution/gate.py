@@ -93,6 +93,8 @@ class Gate:
     holdout: int = 5
     spent: float = 0.0
     decisions: list[GateDecision] = field(default_factory=list)
+    # Why a candidate cannot be promoted now (e.g. the bank budget is full); None = it can.
+    room: Callable[[Pending], str | None] | None = None
 
     def task_ids(self, pending: Pending, pool: Sequence[str]) -> list[str]:
         """The candidate's evidence tasks plus a held-out sample (deterministic per candidate)."""
@@ -106,6 +108,10 @@ class Gate:
         for p in sorted(candidates, key=lambda c: -len(c.evidence)):
             if p.skill.status != SkillStatus.candidate:
                 self.decisions.append(GateDecision(p.skill.id, "waiting", "quarantined: needs a person"))
+                continue
+            full = self.room(p) if self.room is not None else None
+            if full and (self.auto_promote or policy is not None):
+                self.decisions.append(GateDecision(p.skill.id, "waiting", full))
                 continue
             if self.auto_promote and self.validate is not None:
                 if self.eval_budget is not None and self.spent >= self.eval_budget:

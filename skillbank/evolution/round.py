@@ -330,6 +330,8 @@ class _Round:
         # Step 11: gate.
         if not self.dry_run and written:
             pool_tasks = sorted({r.task_id for r in batch.runs if r.task_id})
+            self.gate.room = lambda pending: budget_mod.no_room(
+                bank.skills.list(status=SkillStatus.active), pending, cfg)
             report.gate = self.gate.run(bank, written, pool_tasks)
             by_candidate = {c.candidate_id: c for c in report.changes if c.candidate_id}
             for d in report.gate:
