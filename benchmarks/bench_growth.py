@@ -40,21 +40,6 @@ import common  # noqa: E402
 OFF = 10**9
 
 
-def _take(tasks: list, n: int | None) -> list:
-    """The first ``n`` tasks, round-robin over templates so a cap keeps variety."""
-    if n is None or n >= len(tasks):
-        return list(tasks)
-    by_template: dict[str, list] = {}
-    for task in tasks:
-        by_template.setdefault(task.template, []).append(task)
-    out: list = []
-    while len(out) < n:
-        for group in by_template.values():
-            if group and len(out) < n:
-                out.append(group.pop(0))
-    return out
-
-
 def injected_per_turn(bank: Any, trajectory_ids: list[str], cache: dict) -> tuple[float, int]:
     """Mean rendered tokens injected per model turn over the trajectories, and the max of one turn."""
     from skillbank.retrieval import approx_tokens, render
@@ -142,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = envs.generate_tasks(per_template=args.per_template, seed=args.seed)
     train, _heldout = envs.split_tasks(tasks, by="template")
     all_train = len(train)
-    train = _take(train, args.max_tasks)
+    train = envs.take_spread(train, args.max_tasks)
     embedder = resolve_embedder(args.embedder)
     embedder.embed(["warm up the embedding model"])
     root = common.OUT_DIR / "growth"

@@ -79,21 +79,6 @@ class DemoResult:
         return {split: self.final.headline(split) for split in self.final.splits}
 
 
-def _take(tasks: list, n: int | None) -> list:
-    """The first ``n`` tasks, spread over templates (round-robin), so a cap keeps variety."""
-    if n is None or n >= len(tasks):
-        return tasks
-    by_template: dict[str, list] = {}
-    for task in tasks:
-        by_template.setdefault(task.template, []).append(task)
-    out: list = []
-    while len(out) < n:
-        for group in by_template.values():
-            if group and len(out) < n:
-                out.append(group.pop(0))
-    return out
-
-
 def _round_row(report: Any, validation: dict[str, Any] | None) -> dict[str, Any]:
     statuses = [c.status for c in report.changes]
     promoted = sum(1 for d in report.gate if d.decision == "promoted")
@@ -181,7 +166,8 @@ def run_demo(
     tasks = envs.generate_tasks(list(config.families) if config.families else None,
                                 per_template=config.per_template, seed=seed)
     train, heldout = envs.split_tasks(tasks, by="template")
-    train, heldout = _take(train, config.max_train_tasks), _take(heldout, config.max_heldout_tasks)
+    train = envs.take_spread(train, config.max_train_tasks)
+    heldout = envs.take_spread(heldout, config.max_heldout_tasks)
     out.print(f"[bold]skillbank demo[/] (seed {seed}): {len(train)} evolution-set tasks and "
               f"{len(heldout)} held-out tasks from {', '.join(sorted({t.family for t in tasks}))}, "
               f"split by template; {config.trials} trials per task and arm")

@@ -15,7 +15,14 @@ from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answ
 from skillbank.envs.families import FAMILIES
 from skillbank.envs.policy import SimulatedPolicy
 from skillbank.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
-from skillbank.envs.tasks import FAMILY_NAMES, TASK_TYPES, generate_tasks, list_templates, split_tasks
+from skillbank.envs.tasks import (
+    FAMILY_NAMES,
+    TASK_TYPES,
+    generate_tasks,
+    list_templates,
+    split_tasks,
+    take_spread,
+)
 
 __all__ = [
     "Task",
@@ -27,6 +34,7 @@ __all__ = [
     "TASK_TYPES",
     "generate_tasks",
     "split_tasks",
+    "take_spread",
     "list_templates",
     "SimulatedPolicy",
     "run_task",

@@ -11,7 +11,7 @@ from skillbank.directives import StepBudget
 from skillbank.envs import families as _families  # noqa: F401  (registers the templates)
 from skillbank.envs.base import TEMPLATES, Environment, Spec, Task, Template
 
-__all__ = ["generate_tasks", "split_tasks", "list_templates", "FAMILY_NAMES", "TASK_TYPES"]
+__all__ = ["generate_tasks", "split_tasks", "take_spread", "list_templates", "FAMILY_NAMES", "TASK_TYPES"]
 
 FAMILY_NAMES = tuple(_families.FAMILIES)
 TASK_TYPES = ("base", "capability", "disambiguation")
@@ -132,3 +132,18 @@ def split_tasks(
     train = [t for t, h in zip(tasks, heldout) if not h]
     held = [t for t, h in zip(tasks, heldout) if h]
     return train, held
+
+
+def take_spread(tasks: list, n: int | None) -> list:
+    """The first ``n`` tasks, round-robin over templates, so a cap on task count keeps variety."""
+    if n is None or n >= len(tasks):
+        return list(tasks)
+    by_template: dict[str, list] = {}
+    for task in tasks:
+        by_template.setdefault(task.template, []).append(task)
+    out: list = []
+    while len(out) < n:
+        for group in by_template.values():
+            if group and len(out) < n:
+                out.append(group.pop(0))
+    return out
