@@ -29,6 +29,7 @@ embeddings; under 2 ms with injection off.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -247,11 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         "logging_only_cpu_ms": round(report["logging"]["cpu_ms_per_turn"] - base["cpu_ms_per_turn"], 3),
         "injection_cpu_ms": round(report["injection"]["cpu_ms_per_turn"] - base["cpu_ms_per_turn"], 3),
     }
-    try:
+    report["cpus"] = os.cpu_count()
+    with contextlib.suppress(OSError):  # getloadavg is not available everywhere
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]
-        report["cpus"] = os.cpu_count()
-    except OSError:
-        pass
     injector = arms["injection"]["mw"][0].injector
     hits, misses = injector.cache_hits - cache_before[0], injector.cache_misses - cache_before[1]
     batches = injector.embed_batches - cache_before[2]

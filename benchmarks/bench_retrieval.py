@@ -18,8 +18,8 @@ Method (identical data and vectors for every system):
 - "incl. embedding": ``bank.search(query, k=5)`` / ``store.search(ns, query=..., limit=5)`` on 200
   distinct queries, each embedded by the real MiniLM at query time (skillbank's query LRU is
   cleared before the run and every query is new, so it never hits).
-- "search only": the query vector is precomputed. skillbank: ``bank._candidates(vec, 4k)`` +
-  ``retrieval.select`` (everything ``search`` does after embedding); also the raw Chroma
+- "search only": the query vector is precomputed. skillbank:
+  ``SkillBank.search_vector`` (everything ``search`` does after embedding); also the raw Chroma
   ``index.query``. LangGraph stores: the query texts are added to the lookup table, so their
   embed call is a dict lookup (~µs).
 - Recall@5: each system's top-5 ids against exact brute-force numpy cosine over the same vectors.
@@ -98,7 +98,6 @@ def run_queries(fn: Any, items: list[Any], budget: float | None) -> tuple[list[f
 def bench_size(n: int, args: Any, base_embedder: Any, queries: list[str], qvecs: np.ndarray,
                log: Any) -> dict[str, Any]:
     from skillbank import SkillBank
-    from skillbank.retrieval import select
 
     skills = common.synthetic_skills(n)
     texts = [common.embedding_text(s) for s in skills]
@@ -147,17 +146,13 @@ def bench_size(n: int, args: Any, base_embedder: Any, queries: list[str], qvecs:
     ids = [[id_to_row[h.skill.id] for h in hits] for hits in res]
     row["sb_recall"] = recall(ids, truth)
 
-    def sb_search_only(v: np.ndarray) -> Any:
-        return select(bank._candidates(v, K * 4), k=K)
-
-    t, res = run_queries(sb_search_only, list(qvecs), None)
+    t, res = run_queries(lambda v: bank.search_vector(v, K), list(qvecs), None)
     row["sb_search"] = common.summarize_ms(t)
     row["sb_search_recall"] = recall([[id_to_row[h.skill.id] for h in hits] for hits in res], truth)
     t, res = run_queries(lambda v: bank.index.query(v, K), list(qvecs), None)
     row["chroma_raw"] = common.summarize_ms(t)
     row["chroma_recall"] = recall([[id_to_row[h.skill_id] for h in hits] for hits in res], truth)
     bank.close()
-    del bank
     gc.collect()
 
     # -- LangGraph stores -----------------------------------------------------------------------

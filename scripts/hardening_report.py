@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,19 +52,14 @@ def many_writers(tmp: Path, processes: int, per: int) -> tuple[dict, bool]:
 def kill_during_writes(tmp: Path, attempts: int, seed: int) -> tuple[dict, bool]:
     """test_reliability's writer (skills + trajectories), SIGKILLed at random points."""
     from skillbank import SkillBank
-    from test_reliability import WRITER
+    from test_reliability import kill_writer
 
     path = tmp / "writes"
     SkillBank.open(path, embedder="hash").close()
     rng = random.Random(seed)
     problems = []
     for attempt in range(attempts):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{attempt}"],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.01, 0.3))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_writer(path, f"w{attempt}", rng.uniform(0.01, 0.3))
         with SkillBank.open(path, embedder="hash") as bank:
             problems += bank.store.integrity_check()
             rows = bank.store.query("SELECT s.id, s.version, count(v.version) AS n FROM skills s"

@@ -15,12 +15,22 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
+from pydantic import ValidationError
 
 from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError, NotABankError, SkillBankError
 from skillbank.index import SkillIndex
-from skillbank.models import Outcome, Skill, SkillContent, SkillKind, SkillStatus, SkillVersion, utcnow
+from skillbank.models import (
+    Outcome,
+    Skill,
+    SkillContent,
+    SkillKind,
+    SkillStatus,
+    SkillVersion,
+    error_message,
+    utcnow,
+)
 from skillbank.retrieval import Candidate, SkillHit
 from skillbank.store.db import DB_FILENAME, Store
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
@@ -180,12 +190,9 @@ class SkillBank:
                 fields[key] = self.scrubber(fields[key])
         try:
             return SkillContent(**fields)
-        except Exception as exc:  # pydantic.ValidationError: keep only the readable reasons
-            errors = getattr(exc, "errors", None)
-            if errors is None:
-                raise
-            reasons = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
-                                for e in errors())
+        except ValidationError as exc:  # keep only the readable reasons
+            reasons = "; ".join(f"{'.'.join(map(str, e['loc']))}: {error_message(e)}"
+                                for e in exc.errors())
             raise InvalidSkillError(f"invalid skill: {reasons}") from None
 
     def get_skill(self, skill_id: str) -> Skill:

@@ -30,6 +30,7 @@ __all__ = [
     "Outcome",
     "Trajectory",
     "utcnow",
+    "error_message",
     "new_id",
     "NAME_MAX",
     "DESCRIPTION_MAX",
@@ -43,6 +44,14 @@ DESCRIPTION_MAX = 1024
 BODY_MAX = 20_000
 _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TOOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+
+
+def error_message(err: dict[str, Any]) -> str:
+    """One pydantic error's message without pydantic's "Value error, " style prefix."""
+    msg = str(err.get("msg", "invalid"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg
 
 
 def utcnow() -> datetime:

@@ -32,6 +32,7 @@ half-happens.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ import yaml
 from pydantic import ValidationError
 
 from skillbank.errors import SkillFileError
-from skillbank.models import Skill, SkillContent, SkillKind, SkillStatus
+from skillbank.models import Skill, SkillContent, SkillKind, SkillStatus, error_message
 
 __all__ = [
     "SKILL_FILE",
@@ -187,10 +188,8 @@ def _atomic_write(target: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 
@@ -457,11 +456,7 @@ def _allowed_tools(value: Any, reasons: list[str]) -> list[str] | None:
 
 
 def _pydantic_reason(field: str, label: str, err: Any) -> str:
-    msg = str(err.get("msg", "invalid"))
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if msg.startswith(prefix):
-            msg = msg[len(prefix) :]
-    msg = _one_line(msg)
+    msg = _one_line(error_message(err))
     if not field or msg.lower().startswith(field):
         return msg
     return f"{label}: {msg}"

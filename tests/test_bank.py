@@ -262,7 +262,7 @@ def test_store_migrations_are_idempotent(tmp_path, where):
 
 
 def test_prune_rules_and_dry_run(bank):
-    old, fresh, bad = (
+    _old, _fresh, bad = (
         bank.add_skill(name="old-skill", description="old", body="b"),
         bank.add_skill(name="fresh-skill", description="fresh", body="b"),
         bank.add_skill(name="bad-skill", description="bad", body="b"),

@@ -36,6 +36,16 @@ WRITER = textwrap.dedent(
 )
 
 
+def kill_writer(path, tag: str, delay: float) -> None:
+    """Start WRITER on the bank at ``path`` and SIGKILL it ``delay`` seconds after it is ready."""
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 @pytest.mark.slow
 def test_kill_9_during_writes_never_corrupts(tmp_path):
     """Kill a writer at 20 random points; the file, the chain and every version stay sound."""
@@ -43,12 +53,7 @@ def test_kill_9_during_writes_never_corrupts(tmp_path):
     SkillBank.open(path, embedder="hash").close()
     rng = random.Random(7)
     for attempt in range(20):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{attempt}"],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.01, 0.3))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_writer(path, f"w{attempt}", rng.uniform(0.01, 0.3))
     with SkillBank.open(path, embedder="hash") as bank:
         assert bank.store.integrity_check() == []
         report = bank.verify()

@@ -53,6 +53,10 @@ GENERIC_REPLY = "I have nothing to add; please go ahead with what I asked."
 """What the scripted user says to a question in a task that needs no clarification."""
 
 
+class NoArgs(BaseModel):
+    """The argument schema of a tool that takes none."""
+
+
 class EnvError(Exception):
     """A tool refused its input (bad value, unknown id); surfaces to the agent as a tool error."""
 

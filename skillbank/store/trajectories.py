@@ -197,43 +197,44 @@ class TrajectoryRepo:
             )
         return self._load([row])[0]
 
-    def list(
-        self,
-        *,
-        limit: int | None = 50,
-        status: str | None = None,
-        labelled: bool | None = None,
-        unconsumed: bool = False,
-        since: datetime | None = None,
-        labels: dict[str, str] | None = None,
-        with_steps: bool = False,
-    ) -> list[Trajectory]:
-        sql, params = "SELECT * FROM trajectories WHERE 1=1", []
-        if status:
-            sql += " AND status = ?"
-            params.append(status)
-        if labelled is True:
-            sql += " AND success IS NOT NULL"
-        elif labelled is False:
-            sql += " AND success IS NULL"
-        if unconsumed:
-            sql += " AND consumed_round IS NULL"
-        if since is not None:
-            sql += " AND started_at >= ?"
-            params.append(since.isoformat())
-        for key, value in (labels or {}).items():
-            sql += " AND json_extract(labels, ?) = ?"
-            params += [f"$.{key}", value]
-        sql += " ORDER BY started_at DESC"
+    def list(self, *, limit: int | None = 50, with_steps: bool = False, **filters: Any) -> list[Trajectory]:
+        """Newest first; ``filters`` as in :meth:`_where` (status, labelled, unconsumed, since, labels)."""
+        where, params = self._where(**filters)
+        sql = f"SELECT * FROM trajectories WHERE {where} ORDER BY started_at DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self.store.query(sql, params)
         return self._load(rows) if with_steps else [self._summary(r) for r in rows]
 
     def count(self, **filters: Any) -> int:
-        return len(self.list(limit=None, **filters)) if filters else (
-            self.store.query_one("SELECT count(*) AS n FROM trajectories") or {"n": 0}
-        )["n"]
+        where, params = self._where(**filters)
+        row = self.store.query_one(f"SELECT count(*) AS n FROM trajectories WHERE {where}", params)
+        return row["n"] if row else 0
+
+    @staticmethod
+    def _where(
+        *,
+        status: str | None = None,
+        labelled: bool | None = None,
+        unconsumed: bool = False,
+        since: datetime | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> tuple[str, list[Any]]:
+        clauses, params = ["1=1"], []
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
+        if labelled is not None:
+            clauses.append("success IS NOT NULL" if labelled else "success IS NULL")
+        if unconsumed:
+            clauses.append("consumed_round IS NULL")
+        if since is not None:
+            clauses.append("started_at >= ?")
+            params.append(since.isoformat())
+        for key, value in (labels or {}).items():
+            clauses.append("json_extract(labels, ?) = ?")
+            params += [f"$.{key}", value]
+        return " AND ".join(clauses), params
 
     @staticmethod
     def _summary(row: dict[str, Any]) -> Trajectory:

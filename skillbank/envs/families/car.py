@@ -12,7 +12,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from skillbank.directives import AskFor, CheckFirst, Unavailable, UnknownField
-from skillbank.envs.base import EnvError, Environment, RefStep, Spec, names, no_value_claim, template
+from skillbank.envs.base import (
+    EnvError,
+    Environment,
+    NoArgs,
+    RefStep,
+    Spec,
+    names,
+    no_value_claim,
+    template,
+)
 
 POSITIONS = ("driver", "passenger", "rear_left", "rear_right")
 SEATS = ("driver", "passenger")
@@ -31,9 +40,6 @@ class CarEnv(Environment):
         "behalf, then answer in one or two short sentences."
     )
 
-
-class NoArgs(BaseModel):
-    pass
 
 
 class ClimateArgs(BaseModel):

@@ -10,7 +10,16 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from skillbank.directives import AskFor, CheckFirst, Unavailable, UnknownField
-from skillbank.envs.base import EnvError, Environment, RefStep, Spec, names, no_value_claim, template
+from skillbank.envs.base import (
+    EnvError,
+    Environment,
+    NoArgs,
+    RefStep,
+    Spec,
+    names,
+    no_value_claim,
+    template,
+)
 
 ITEMS = (
     "wireless headphones", "running shoes", "coffee grinder", "desk lamp", "yoga mat",
@@ -32,9 +41,6 @@ class RetailEnv(Environment):
         "their orders using the tools, then answer briefly."
     )
 
-
-class NoArgs(BaseModel):
-    pass
 
 
 class OrderArgs(BaseModel):
