@@ -22,6 +22,7 @@ from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError, NotABankError, SkillBankError
 from skillbank.index import SkillIndex
 from skillbank.models import (
+    GENERAL_TAG,
     Outcome,
     Skill,
     SkillContent,
@@ -328,6 +329,12 @@ class SkillBank:
         candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filtered else 4))
         keep = retrieval.filter_candidates(candidates, exclude=exclude, kinds=kinds, tags=tags, tools=tools)
         return retrieval.select(keep, k=k, min_score=min_score, token_budget=token_budget)
+
+    def general_skills(self) -> list[Skill]:
+        """Active skills tagged ``general`` (lessons generalised across tools), most useful
+        first: the injector adds them to every turn instead of retrieving them."""
+        skills = self.skills.list(status=SkillStatus.active, tag=GENERAL_TAG)
+        return sorted(skills, key=lambda s: (-retrieval.blended_score(s, 0.0), s.name))
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
         return retrieval.render(hits, token_budget=token_budget)

@@ -52,6 +52,9 @@ class DemoConfig:
     validate_budget: int = 600  # validation trials per round; candidates beyond it wait
     k: int = 5  # skills injected per model turn
     min_score: float = 0.0  # relevance floor for injected skills (cosine similarity)
+    # Lessons learned for several tools become general skills (evolution step 6); False is the
+    # ablation that keeps every lesson tool-specific.
+    general_lessons: bool = True
     concurrency: int = 2
     max_train_tasks: int | None = None  # cap on evolution-set tasks (quick mode)
     max_heldout_tasks: int | None = None
@@ -205,6 +208,7 @@ def run_demo(
                                  middleware=[middleware]).success
 
         rounds: list[dict[str, Any]] = []
+        general = {} if config.general_lessons else {"min_general_tools": 0}
         k = baseline.key_k
         progress_points = [_point("baseline\n(without)", baseline, ARM_WITHOUT, "train")]
         for round_no in range(1, config.rounds + 1):
@@ -224,9 +228,9 @@ def run_demo(
                                               seed=seed + 1000 * round_no, k=config.k, middleware_options={"min_score": config.min_score},
                                               max_tasks=config.validate_tasks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
-                                    eval_budget=config.validate_budget)
+                                    eval_budget=config.validate_budget, **general)
                 else:
-                    report = evolve(bank, promote_policy="all")
+                    report = evolve(bank, promote_policy="all", **general)
             row = _round_row(report, {"trials": log.trials, "seconds": log.seconds}
                              if config.gate == "validate" else None)
             row["gate"] = config.gate

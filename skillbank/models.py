@@ -35,6 +35,7 @@ __all__ = [
     "NAME_MAX",
     "DESCRIPTION_MAX",
     "BODY_MAX",
+    "GENERAL_TAG",
 ]
 
 # Limits follow the Agent Skills SKILL.md spec for name and description; the body cap keeps one
@@ -68,6 +69,11 @@ class SkillKind(str, Enum):
     guard = "guard"  # what to do at a capability or budget limit
     policy = "policy"  # a rule that constrains what the agent may do
     pitfall = "pitfall"  # a mistake to avoid
+
+
+# Skills with this tag hold a lesson generalised across tools (``skillbank.evolution.general``):
+# they apply to any request, so the injector adds them to every turn instead of retrieving them.
+GENERAL_TAG = "general"
 
 
 class SkillStatus(str, Enum):

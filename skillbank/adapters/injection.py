@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.recorder import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
-from skillbank.retrieval import FOOTER, HEADER, SkillHit, approx_tokens, render_one
+from skillbank.retrieval import FOOTER, HEADER, Candidate, SkillHit, approx_tokens, filter_candidates, render_one
 
 __all__ = ["SkillInjector", "InjectionResult", "merge_system_message", "inject_skills",
            "INJECTION_METADATA_KEY", "injections_from_messages"]
@@ -93,9 +93,13 @@ def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
 class SkillInjector:
     """Selects and renders skills for a turn.
 
-    ``k`` retrieved skills at most, plus the ``pinned`` ones (ids or names, always first);
+    ``k`` retrieved skills at most, plus the ``pinned`` ones (ids or names, always first), plus
+    up to ``general_k`` *general* skills (tagged ``general``: lessons the bank generalised across
+    tools, such as "ask instead of guessing"), which apply to any request and so are injected on
+    every turn rather than retrieved by similarity; ``general_k=0`` leaves them to retrieval.
     ``token_budget`` caps the whole rendered block; ``kinds``/``tags``/``tools`` filter in the
-    index; ``filter(skill) -> bool`` filters after retrieval; ``min_score`` drops weak matches.
+    index (and the general skills); ``filter(skill) -> bool`` filters after retrieval;
+    ``min_score`` drops weak matches. Pinned and general skills are recorded with score 1.0.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class SkillInjector:
         history: int = 4,
         min_score: float = 0.0,
         pinned: Iterable[str] = (),
+        general_k: int = 4,
         filter: Callable[[Skill], bool] | None = None,
         kinds: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -120,11 +125,12 @@ class SkillInjector:
         self.history = history
         self.min_score = min_score
         self.pinned_refs = tuple(pinned)
+        self.general_k = general_k
         self.filter = filter
         self.kinds = kinds
         self.tags = tags
         self.tools = tools
-        self._pinned_cache: tuple[int, list[Skill]] | None = None
+        self._standing_cache: tuple[int, tuple[list[Skill], list[Skill]]] | None = None
         self._lock = threading.Lock()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> embedding, LRU
         self.cache_hits = 0
@@ -209,35 +215,56 @@ class SkillInjector:
 
     # -- selection ---------------------------------------------------------------------------
 
-    def pinned(self) -> list[Skill]:
-        if not self.pinned_refs:
-            return []
+    def standing(self) -> tuple[list[Skill], list[Skill]]:
+        """The skills injected on every turn: the pinned ones and the general ones."""
+        if not self.pinned_refs and self.general_k <= 0:
+            return [], []
         seq = self.bank.skills.last_event_seq()
         with self._lock:
-            if self._pinned_cache and self._pinned_cache[0] == seq:
-                return self._pinned_cache[1]
-        skills = []
+            if self._standing_cache and self._standing_cache[0] == seq:
+                return self._standing_cache[1]
+        pinned = []
         for ref in self.pinned_refs:
             try:
                 skill = self.bank.skills.get(ref)
             except Exception:
                 continue  # a pinned skill that was deleted or renamed is simply not injected
             if skill.status == SkillStatus.active:
-                skills.append(skill)
+                pinned.append(skill)
+        general: list[Skill] = []
+        if self.general_k > 0:
+            have = {s.id for s in pinned}
+            allowed = filter_candidates([Candidate(s, 1.0, None) for s in self.bank.general_skills()],
+                                        exclude=have, kinds=self.kinds, tags=self.tags, tools=self.tools)
+            general = [c.skill for c in allowed if self._allowed(c.skill)][: self.general_k]
         with self._lock:
-            self._pinned_cache = (seq, skills)
-        return skills
+            self._standing_cache = (seq, (pinned, general))
+        return pinned, general
+
+    def _allowed(self, skill: Skill) -> bool:
+        if self.filter is None:
+            return True
+        try:
+            return bool(self.filter(skill))
+        except Exception:
+            return False
 
     def select(self, query: str | np.ndarray | None) -> list[SkillHit]:
-        """Pinned skills, then up to ``k`` retrieved for ``query`` (a text or a query vector)."""
-        pinned = self.pinned()
-        hits: list[SkillHit] = [SkillHit(s, 1.0) for s in pinned]
+        """Pinned skills, general skills (while the token budget allows), then up to ``k``
+        retrieved for ``query`` (a text or a query vector)."""
+        pinned, general = self.standing()
+        hits: list[SkillHit] = []
         used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
-        for hit in hits:
-            used += approx_tokens(render_one(hit.skill)) + 1
+        general_ids = {s.id for s in general}
+        for skill in pinned + general:
+            cost = approx_tokens(render_one(skill)) + 1
+            if skill.id in general_ids and self.token_budget is not None and used + cost > self.token_budget:
+                continue
+            hits.append(SkillHit(skill, 1.0))
+            used += cost
         if self.k <= 0 or query is None or (isinstance(query, str) and not query.strip()):
             return hits
-        exclude = [s.id for s in pinned]
+        exclude = [h.skill.id for h in hits]
         remaining = None if self.token_budget is None else self.token_budget - used
         if remaining is not None and remaining <= 0:
             return hits
@@ -245,7 +272,7 @@ class SkillInjector:
                              tools=self.tools, exclude=exclude)
         if self.filter is None:
             # The bank's selection counts the header and footer itself: give them back, so only
-            # the pinned skills' share comes off the budget.
+            # the standing skills' share comes off the budget.
             budget = None if remaining is None else remaining + approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
             found = self._search(query, self.k, token_budget=budget, **search_kwargs)
             return hits + list(found)
@@ -254,11 +281,7 @@ class SkillInjector:
         for hit in found:
             if len(chosen) >= self.k:
                 break
-            try:
-                keep = self.filter(hit.skill)
-            except Exception:
-                keep = False
-            if not keep:
+            if not self._allowed(hit.skill):
                 continue
             cost = approx_tokens(render_one(hit.skill)) + 1
             if remaining is not None:

@@ -113,8 +113,10 @@ class SkillBankMiddleware(AgentMiddleware):
 
     Retrieval: ``k`` skills at most within ``token_budget`` tokens, chosen from the task and the
     last ``history`` messages (the gist of each, ``message_chars`` at most: embedding cost grows
-    with length; each text is embedded once and the vectors averaged); ``pinned`` skills (ids or names) always go first; ``kinds``,
-    ``tags``, ``tools``, ``min_score`` and ``filter(skill) -> bool`` narrow the choice.
+    with length; each text is embedded once and the vectors averaged); ``pinned`` skills (ids or
+    names) always go first, then up to ``general_k`` general skills (lessons generalised across
+    tools, injected on every turn; see :class:`~skillbank.adapters.injection.SkillInjector`);
+    ``kinds``, ``tags``, ``tools``, ``min_score`` and ``filter(skill) -> bool`` narrow the choice.
     ``inject=False`` only records.
 
     Outcome: ``verifier(final_state)`` returning a bool, a score in [0, 1] or an ``Outcome``
@@ -145,6 +147,7 @@ class SkillBankMiddleware(AgentMiddleware):
         history: int = 4,
         inject: bool = True,
         pinned: Iterable[str] = (),
+        general_k: int = 4,
         filter: Callable[[Skill], bool] | None = None,
         kinds: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -167,7 +170,7 @@ class SkillBankMiddleware(AgentMiddleware):
         self.bank = bank
         self.inject = inject
         self.injector = SkillInjector(bank, k=k, token_budget=token_budget, history=history,
-                                      min_score=min_score, pinned=pinned, filter=filter,
+                                      min_score=min_score, pinned=pinned, general_k=general_k, filter=filter,
                                       kinds=kinds, tags=tags, tools=tools, message_chars=message_chars)
         self.verifier = verifier
         self.judge = judge

@@ -34,6 +34,7 @@ def skillbank_hook(
     token_budget: int | None = 1200,
     history: int = 4,
     pinned: Iterable[str] = (),
+    general_k: int = 4,
     filter: Callable[[Skill], bool] | None = None,
     kinds: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,
@@ -48,11 +49,11 @@ def skillbank_hook(
     into a leading system message in the conversation if there is one. ``create_react_agent``
     applies its own ``prompt=`` *after* the hook, as a second system message; to keep a single
     system message (some providers want exactly one) pass your prompt here as ``system_prompt``
-    instead of ``prompt=``.
+    instead of ``prompt=``. The options are :class:`SkillInjector`'s.
     """
     injector = SkillInjector(bank, k=k, token_budget=token_budget, history=history, min_score=min_score,
-                             pinned=pinned, filter=filter, kinds=kinds, tags=tags, tools=tools,
-                             message_chars=message_chars)
+                             pinned=pinned, general_k=general_k, filter=filter, kinds=kinds, tags=tags,
+                             tools=tools, message_chars=message_chars)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])

@@ -26,6 +26,9 @@ def demo(
                                                   help="Trials per task and arm.")] = None,
     rounds: Annotated[Optional[int], typer.Option("--rounds", min=1,
                                                   help="Evolution rounds.")] = None,
+    general: Annotated[bool, typer.Option(
+        "--general/--no-general", help="Let evolution turn a lesson learned for several tools "
+        "into one general skill; --no-general keeps every lesson tool-specific (an ablation).")] = True,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bars.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -41,7 +44,7 @@ def demo(
 
     if gate not in ("validate", "policy"):
         fail(f"--gate must be 'validate' or 'policy', not {gate!r}")
-    config = replace(QUICK if quick else FULL, gate=gate)
+    config = replace(QUICK if quick else FULL, gate=gate, general_lessons=general)
     if trials is not None:
         config = replace(config, trials=trials)
     if rounds is not None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from skillbank.consistency import metrics
 from skillbank.consistency.runner import measure
-from skillbank.models import Skill, SkillStatus
+from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
 
 __all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
@@ -59,6 +59,13 @@ class CandidateView:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._bank, name)
+
+    def general_skills(self) -> list[Skill]:
+        """The bank's general skills as they would be with the candidate promoted."""
+        skills = [s for s in self._bank.general_skills() if s.id not in self.hidden]
+        if GENERAL_TAG in self.candidate.tags:
+            skills.append(self.candidate)
+        return skills
 
     def search(self, query: str, k: int = 5, **filters: Any) -> list[SkillHit]:
         """:meth:`SkillBank.search` over the active skills plus the candidate."""

@@ -80,7 +80,12 @@ class SimulatedPolicy(BaseChatModel):
     their order, ``Unavailable`` stops it calling a missing tool and makes it name it,
     ``AskFor`` makes it ask instead of guessing, ``UnknownField`` makes it say a field is unknown,
     ``StepBudget`` stops repeats and makes it answer once it has made that many calls. A wrong
-    skill misleads it just as literally.
+    skill misleads it just as literally. A general directive (no tool named) is read as the
+    specific one for every tool: the general ``CheckFirst`` makes it run every check a tool's
+    description asks for (it never skips one), the general ``Unavailable`` makes it decline and
+    name any tool it lacks, the general ``AskFor`` makes it ask for any missing or ambiguous
+    value, the general ``UnknownField`` makes it say any unknown field is unknown. Each is one
+    directive, followed or not (``adherence``) for the whole run.
 
     Randomness is keyed, not sequential: every decision draws from a hash of
     ``(seed, first user message, decision)``, so a decision is stable across the turns of a run
@@ -328,7 +333,8 @@ class _Turn:
         return AIMessage(content=text)
 
     def _goals(self) -> list[_Goal]:
-        heard = {d.tool: d.tool.replace("_", " ") for d in self.unavailable if d.tool not in self.tools}
+        heard = {d.tool: d.tool.replace("_", " ") for d in self.unavailable
+                 if d.tool is not None and d.tool not in self.tools}
         goals = []
         for clause in split_clauses(self.request):
             if is_question(clause):
@@ -354,7 +360,8 @@ class _Turn:
         view = self.tools[tool]
         texts = self._texts(goal)
         for d in self.ask_for:
-            if d.tool == tool and d.param in view.params and not self.asked and not self._done(tool):
+            if d.tool == tool and d.param is not None and d.param in view.params \
+                    and not self.asked and not self._done(tool):
                 value = extract(d.param, view.params[d.param], texts, self._numeric(view))
                 if value is None or value is AMBIGUOUS:
                     self._emit_question(d.param, tool, _options(view.params[d.param]))
@@ -466,7 +473,7 @@ class _Turn:
 
     def _ask_or_guess(self, tool: str, param: str, prop: dict[str, Any],
                       cands: list[tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
-        told_to_ask = any(d.tool == tool and d.param == param for d in self.ask_for)
+        told_to_ask = any(d.covers(tool, param) for d in self.ask_for)
         if not self.asked and (told_to_ask or self._u("guess", tool, param) >= self.p.p_guess_missing):
             self._emit_question(param, tool, [v for v, _ in cands] or _options(prop))
         return self._guess(tool, param, prop, cands)
@@ -504,10 +511,11 @@ class _Turn:
                 checks += [t for t in d.tools[:i] if t in self.tools and t != tool]
                 after |= set(d.tools[i + 1:])
         checks += [d.check for d in self.check_first if d.action == tool and d.check in self.tools]
+        follow_descriptions = any(d.check is None for d in self.check_first)
         for hinted in self.tools[tool].named_in_description(self.tools):
             if hinted in checks or hinted in after or not self.tools[hinted].lookup:
                 continue
-            if self._u("skip_check", tool, hinted) >= self.p.p_skip_check:
+            if follow_descriptions or self._u("skip_check", tool, hinted) >= self.p.p_skip_check:
                 checks.append(hinted)
         return list(dict.fromkeys(checks))
 
@@ -543,7 +551,7 @@ class _Turn:
     def _unavailable(self, goal: _Goal) -> None:
         tool = goal.tool
         assert tool is not None
-        if any(d.tool == tool for d in self.unavailable) or self._done(tool):
+        if any(d.covers(tool) for d in self.unavailable) or self._done(tool):
             self.notes.append(f"I could not do that part: `{tool}` is unavailable.")
             return
         if self._u("call_unavailable", tool) < self.p.p_call_unavailable:
@@ -606,7 +614,7 @@ class _Turn:
             self.notes.append(f"The {field}{of} is {value}.")
 
     def _unknown(self, tool: str, field: str) -> None:
-        if any(d.field == field and d.tool == tool for d in self.unknown_fields):
+        if any(d.covers(tool, field) for d in self.unknown_fields):
             self.notes.append(f"`{field}` is unknown: the tool returned no value, so I cannot tell you.")
         elif self._u("fabricate", field) < self.p.p_guess_missing:
             self.notes.append(f"The {field} is {_invent(field, self._u('invent', field))}.")

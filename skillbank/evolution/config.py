@@ -12,6 +12,10 @@ class EvolutionConfig:
     # Step 5: a limit event is an explicit observation, not an inferred pattern, so one failure
     # that hit a capability limit is enough for a guard.
     guard_min_support: int = 1
+    # Step 6: a lesson (a check, a missing tool, an unknown field, asking first) learned for this
+    # many different tools becomes one general skill; two is the least that shows a pattern
+    # rather than a fact about one tool, and the gate still has to see it help. 0 turns it off.
+    min_general_tools: int = 2
     # Step 5: a success that used this share of a known budget "came close" to it.
     near_budget_share: float = 0.8
     # Step 4: a one-tool "method" (call `search`) teaches nothing a tool list does not; an

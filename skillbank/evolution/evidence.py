@@ -165,6 +165,7 @@ class Run:
     template: str = ""
     task_id: str | None = None  # for the gate's replay only
     suspect: str | None = None  # why this success looks like an environment exploit
+    questions: tuple[int, ...] = ()  # steps where the model asked the user instead of acting
 
     @cached_property
     def tools(self) -> list[str]:
@@ -178,6 +179,11 @@ class Run:
             if not out or out[-1] != c.tool:
                 out.append(c.tool)
         return tuple(out)
+
+    def asked_before(self, tool: str) -> bool:
+        """Whether the agent asked the user a question before its first call of ``tool``."""
+        first = next((c.step for c in self.calls if c.tool == tool), None)
+        return first is not None and any(q < first for q in self.questions)
 
     @property
     def repeats(self) -> int:
@@ -271,12 +277,15 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
     """A :class:`Run` from plain parts: step dicts (as stored), ``(type, step, detail, tool,
     data)`` limit tuples and ``(skill_id, version)`` injections. Nothing hidden goes in."""
     calls: list[ToolCall] = []
+    questions: list[int] = []
     model_turns = tokens = 0
     for step in steps:
         tokens += (step.get("input_tokens") or 0) + (step.get("output_tokens") or 0)
         kind = step.get("kind")
         if kind == "model":
             model_turns += 1
+            if step.get("asks"):
+                questions.append(step.get("index", 0))
         elif kind == "tool" and step.get("tool"):
             calls.append(ToolCall(step=step.get("index", 0), tool=step["tool"],
                                   args=dict(step.get("args") or {}), result=step.get("result"),
@@ -289,7 +298,13 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
     return Run(id=id, task=task, success=bool(success), calls=calls, answer=answer,
                limits=[h for hit in limits for h in _limit_hits(*hit)], model_turns=model_turns, tokens=tokens,
                skills={k: frozenset(v) for k, v in skills.items()}, started_at=_dt(started_at),
-               group=task_type or template, template=template, task_id=task_id)
+               group=task_type or template, template=template, task_id=task_id,
+               questions=tuple(questions))
+
+
+def asks(content: str | None, tool_calls: Any) -> bool:
+    """A model turn that asked the user something: a question and no tool call."""
+    return not tool_calls and (content or "").rstrip().endswith("?")
 
 
 def to_run(traj: Trajectory) -> Run:
@@ -303,7 +318,8 @@ def to_run(traj: Trajectory) -> Run:
         started_at=traj.started_at, task_id=traj.task_id, task_type=traj.task_type,
         steps=({"index": st.index, "kind": st.kind, "tool": st.tool, "args": st.args,
                 "result": st.result, "error": st.error, "input_tokens": st.input_tokens,
-                "output_tokens": st.output_tokens} for st in traj.steps),
+                "output_tokens": st.output_tokens,
+                "asks": st.kind == "model" and asks(st.content, st.tool_calls)} for st in traj.steps),
         limits=((e.type, e.step, e.detail, e.tool, e.data) for e in traj.limit_events),
         injections=((i.skill_id, i.version) for i in traj.injections),
     )
@@ -476,7 +492,12 @@ def _load_runs(bank: Any, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.tool') END AS tool,"
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.args') END AS args,"
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.result') END AS result,"
-               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.error') END AS error"
+               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.error') END AS error,"
+               # The same test as asks(): no tool call and text ending in a question mark.
+               " CASE WHEN kind = 'model' THEN"
+               "  coalesce(json_array_length(data, '$.tool_calls'), 0) = 0"
+               "  AND rtrim(coalesce(json_extract(data, '$.content'), ''), ' ' || char(9) || char(10) || char(13))"
+               "  LIKE '%?' END AS asks"
                f" FROM steps WHERE trajectory_id IN ({marks}) ORDER BY trajectory_id, idx", ids):
         if r["args"] is not None:
             r["args"] = json.loads(r["args"])

@@ -33,7 +33,7 @@ class Proposal:
     target: str | None = None
     parent: str | None = None  # for a skill split off from another
     absorb: tuple[str, ...] = ()  # merge: skills retired when this is promoted
-    origin: str = ""  # "revise" | "induce" | "guard" | "dedupe" | "harm" | "budget"
+    origin: str = ""  # "revise" | "induce" | "guard" | "generalise" | "dedupe" | "harm" | "budget"
 
     def __post_init__(self) -> None:
         self.kind = ChangeKind(self.kind)

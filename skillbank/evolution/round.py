@@ -7,7 +7,8 @@
 4. Cluster the uncovered pile; induce a skill only from a cluster with ``min_support`` successes.
 5. Limit events become guard skills, one per limit type and situation, unless a used skill owns
    the situation (then its revision gains the lesson).
-6. Evidence is what the agent saw (``evidence.py``).
+6. Evidence is what the agent saw (``evidence.py``). A lesson learned for several different
+   tools also becomes one general skill (``general.py``).
 7. Lint every new or edited version (``lint.py``): rejected ones are recorded, injection-like
    ones are quarantined.
 8. De-duplicate new skills into existing ones (``dedupe.py``).
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
+from skillbank import directives as dx
 from skillbank.errors import DuplicateSkillError, InvalidSkillError, SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
 from skillbank.evolution.cluster import cluster_runs
@@ -36,6 +38,7 @@ from skillbank.evolution.distiller import Distiller, SkillEvidence
 from skillbank.evolution.evidence import Run, current_round, finish_round, instance_literals, load_batch
 from skillbank.evolution.exploit import flag_exploits
 from skillbank.evolution.gate import Gate, GateDecision
+from skillbank.evolution.general import general_proposals
 from skillbank.evolution.guards import Situation, situations
 from skillbank.evolution.harm import assess_harm
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
@@ -296,6 +299,14 @@ class _Round:
         report.clusters, report.recurring_clusters = len(clusters), len(recurring)
         for cluster in recurring:
             proposals.extend(self._call(lambda: self.distiller.induce(cluster, cfg), f"induce {cluster.key}"))
+
+        # Step 6: a lesson learned for several different tools becomes one general skill.
+        if cfg.min_general_tools:
+            live = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)]
+            sources = [(p.content.body, p.evidence) for p in proposals if p.content is not None]
+            sources += [(s.body, [r.id for r in batch.by_skill.get(s.id, ())]) for s in active_start]
+            have = [d for s in live for d in dx.parse(s.body)]
+            proposals.extend(general_proposals(sources, have, cfg.min_general_tools))
 
         # Steps 7, 8: lint and de-duplicate, combining proposals per target.
         pool = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)

@@ -6,8 +6,9 @@
   an earlier tool's result); only values every run passed and that look like enums stay
   literal.
 - **Contrast** of successes and failures gives "common mistakes": a check the successes always
-  did first and the failures skipped (``CheckFirst``), a step every success took and most
-  failures left out, a tool only failures called, repeated identical calls.
+  did first and the failures skipped (``CheckFirst``), a question the successes asked the user
+  before an action that the failures did not (``AskFor`` any value of that tool), a step every
+  success took and most failures left out, a tool only failures called, repeated identical calls.
 - **Guards** come from limit events through templates (see ``guards.py``).
 - **Narrowing**: a skill injected into runs that never touched its tools, and failed there, gets
   a "not for" clause in its description.
@@ -130,6 +131,21 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], seq: tuple[str, ...],
                             f"first; {ok_first} of {len(ok_with_action)} successes checked first"))
                 checks.add(check)
                 break
+    # Asking first: successes asked the user before an action where failures of the same kind of
+    # request (the same template) went ahead; other requests in the cluster may need no question.
+    for action in seq:
+        asked = [r for r in ok if action in r.tools and r.asked_before(action)]
+        templates = {r.template for r in asked}
+        alike = [r for r in ok if action in r.tools and r.template in templates]
+        if len(asked) < 2 or len(asked) < 0.8 * len(alike):
+            continue
+        comparable = [r for r in bad if action in r.tools and r.template in templates]
+        went_ahead = [r for r in comparable if not r.asked_before(action)]
+        if went_ahead and len(went_ahead) * 2 >= len(comparable):
+            out.append((dx.AskFor(None, action).sentence(),
+                        f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
+                        f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
+            break
     # A step every success took and most failures left out.
     for tool in seq:
         if tool in checks or not ok or not all(tool in r.tools for r in ok):
@@ -174,6 +190,14 @@ def _like(templates: Sequence[str]) -> str:
     return pattern if pattern.strip("… ") else ""
 
 
+def _description(templates: Sequence[str], seq: Sequence[str], what: str) -> str:
+    """``When the user asks something like "<pattern>"; <what> `a`, `b`.``"""
+    like = _like(templates)
+    tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(seq))
+    return (f"When the user asks something like \"{like}\"; {what} {tool_list}."
+            if like else f"Requests handled with {tool_list}; {what} {tool_list}.")
+
+
 class RuleDistiller(Distiller):
     """Deterministic rules; no model. See the module docstring."""
 
@@ -185,6 +209,8 @@ class RuleDistiller(Distiller):
         ok, bad = cluster.successes, cluster.failures
         content, support, why = self.procedure(ok, bad, config)
         if content is None:
+            content, support, why = self.pitfalls(ok, bad, config)
+        if content is None:
             return []
         return [Proposal(kind=ChangeKind.add, content=content, origin="induce",
                          reason=why, evidence=tuple(r.id for r in support + bad))]
@@ -195,7 +221,6 @@ class RuleDistiller(Distiller):
         if not seq or len(support) < config.min_support or len(set(seq)) < config.min_procedure_tools:
             return None, [], ""
         templates = [r.template for r in support]
-        like = _like(templates)
         contrast = mistakes(support, bad, seq, limit=config.max_bullets)
         # Counts are written with separators: "3,532 runs" is provenance, not an id to lint away.
         lead = (f"Procedure learned from {len(support):,} successful run(s)"
@@ -205,15 +230,34 @@ class RuleDistiller(Distiller):
         body = B.join_sections(lead, [(B.METHOD, method)])
         if contrast:
             body = B.add_bullets(body, B.MISTAKES, [line for line, _ in contrast])
-        tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(seq))
-        description = (f"When the user asks something like \"{like}\"; the method uses {tool_list}."
-                       if like else f"Requests handled by calling {tool_list} in order.")
         content = SkillContent(
-            name=name or name_for(templates, seq), description=description[: config.max_description_chars],
+            name=name or name_for(templates, seq),
+            description=_description(templates, seq, "the method uses")[: config.max_description_chars],
             body=body, kind=SkillKind.procedure, tools=tuple(dict.fromkeys(seq)), tags=("learned",),
         )
         why = (f"recurring method: {len(support)} successful run(s) followed "
                f"{' > '.join(seq)}" + (f"; {len(contrast)} mistake(s) from {len(bad)} failure(s)" if contrast else ""))
+        return content, list(support), why
+
+    def pitfalls(self, ok: Sequence[Run], bad: Sequence[Run],
+                 config: EvolutionConfig) -> tuple[SkillContent | None, list[Run], str]:
+        """Lessons without a method, for requests whose successes share a method too short to
+        teach (one tool) but whose failures still differ from them (asked first, checked first)."""
+        seq, support = consensus(ok)
+        if not seq or len(support) < config.min_support or not bad:
+            return None, [], ""
+        contrast = mistakes(support, bad, seq, limit=config.max_bullets)
+        if not contrast:
+            return None, [], ""
+        templates = [r.template for r in support]
+        lead = (f"Mistakes learned from {len(support):,} successful and {len(bad):,} failed run(s) "
+                "of the same kind of request.")
+        body = B.add_bullets(lead, B.MISTAKES, [line for line, _ in contrast])
+        content = SkillContent(
+            name=(name_for(templates, seq)[:55] + "-pitfalls").strip("-"),
+            description=_description(templates, seq, "mistakes to avoid")[: config.max_description_chars],
+            body=body, kind=SkillKind.pitfall, tools=tuple(dict.fromkeys(seq)), tags=("learned",))
+        why = f"recurring mistakes: {'; '.join(why for _, why in contrast)}"
         return content, list(support), why
 
     # -- edits to a used skill -----------------------------------------------------------------
