@@ -268,6 +268,13 @@ def run_demo(
 
         # -- 4. report -----------------------------------------------------------------------------
         t0 = time.perf_counter()
+        general_note = (
+            "General lessons: on. A lesson learned for two or more tools became one general skill "
+            "(no tool named), injected on every turn. The simulated policy applies a general "
+            "sentence to every tool by construction, so most of the held-out gain depends on it: "
+            "compare `skillbank demo --no-general`, where every lesson stays tool-specific."
+            if config.general_lessons else
+            "General lessons: off (--no-general): every lesson stays specific to its tool.")
         notes = [
             (f"Command: skillbank demo --seed {seed}. {len(train)} evolution-set (train) tasks "
              f"and {len(heldout)} held-out tasks, {config.trials} trials per task and arm; the "
@@ -280,6 +287,7 @@ def run_demo(
                 f"only for a gain (the mean of the changes in pass^{config.validate_trials} and in "
                 "success rate) with no task getting worse."
                 if config.gate == "validate" else "every lint-clean candidate promoted (policy)."),
+            general_note,
         ]
         notes += [line for line in (verdict(final, split) for split in final.splits) if line]
         html_path, json_path = write_report(
@@ -299,6 +307,7 @@ def run_demo(
     out.print(rich_table(final, title=f"Final: pass^k without and with the bank "
                                       f"({config.trials} trials per task and arm)"))
     _print_verdict(out, final)
+    out.print(escape(general_note))
     out.print(f"[yellow]{escape(SIMULATED_NOTE)}[/]")
     out.print(f"Report: {escape(str(html_path))}  (numbers: {escape(str(json_path))})")
     out.print(f"Bank: {escape(str(bank_path))}  (try: skillbank skills list -d {escape(str(bank_path))})")

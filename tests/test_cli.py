@@ -263,6 +263,18 @@ def test_search_table_json_filters_and_render(seeded: Path):
     assert "decline-missing-tool" not in {h["name"] for h in data["hits"]}
 
 
+def test_search_shows_the_general_skills_injected_whatever_the_query(seeded: Path):
+    run("skills", "add", "-d", seeded, "--name", "ask-instead-of-guessing", "--description",
+        "For any request that leaves a needed value unstated: ask first.", "--body",
+        "Ask the user instead of guessing.", "--kind", "policy", "--tag", "general")
+    data = json.loads(run("search", "-d", seeded, "summarise this long page", "-k", "1", "--json").stdout)
+    assert [(h["name"], h["general"]) for h in data["hits"]][0] == ("ask-instead-of-guessing", True)
+    assert len(data["hits"]) == 2 and not data["hits"][1]["general"]
+    assert "general" in run("search", "-d", seeded, "summarise this long page").stdout
+    off = json.loads(run("search", "-d", seeded, "summarise", "-k", "1", "--no-general", "--json").stdout)
+    assert [h["general"] for h in off["hits"]] == [False]
+
+
 # -- bank-level commands ---------------------------------------------------------------------------
 
 

@@ -90,6 +90,11 @@ def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
     return f"{_role(message)}: {text}"[:limit]
 
 
+# General skills injected per turn at most: one per kind of general lesson the rule distiller
+# writes (``skillbank.evolution.general``), each a few dozen tokens.
+GENERAL_K = 4
+
+
 class SkillInjector:
     """Selects and renders skills for a turn.
 
@@ -111,7 +116,7 @@ class SkillInjector:
         history: int = 4,
         min_score: float = 0.0,
         pinned: Iterable[str] = (),
-        general_k: int = 4,
+        general_k: int = GENERAL_K,
         filter: Callable[[Skill], bool] | None = None,
         kinds: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,

@@ -34,7 +34,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolMessage
 
 from skillbank.adapters._watch import watcher as _get_watcher
-from skillbank.adapters.injection import SkillInjector, merge_system_message
+from skillbank.adapters.injection import GENERAL_K, SkillInjector, merge_system_message
 from skillbank.adapters.limits import (
     Detectors,
     LimitSignal,
@@ -147,7 +147,7 @@ class SkillBankMiddleware(AgentMiddleware):
         history: int = 4,
         inject: bool = True,
         pinned: Iterable[str] = (),
-        general_k: int = 4,
+        general_k: int = GENERAL_K,
         filter: Callable[[Skill], bool] | None = None,
         kinds: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,

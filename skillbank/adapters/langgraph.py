@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Sequence
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.injection import SkillInjector, inject_skills
+from skillbank.adapters.injection import GENERAL_K, SkillInjector, inject_skills
 from skillbank.models import Skill
 
 __all__ = ["skillbank_hook", "inject_skills", "SkillBankCallbackHandler"]
@@ -34,7 +34,7 @@ def skillbank_hook(
     token_budget: int | None = 1200,
     history: int = 4,
     pinned: Iterable[str] = (),
-    general_k: int = 4,
+    general_k: int = GENERAL_K,
     filter: Callable[[Skill], bool] | None = None,
     kinds: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,

@@ -23,19 +23,27 @@ def search(
     token_budget: Annotated[Optional[int], typer.Option(
         "--token-budget", help="Keep the rendered block within this many tokens.", min=1)] = None,
     render: Annotated[bool, typer.Option("--render", help="Print the block injected into the system message.")] = False,
+    general: Annotated[bool, typer.Option(
+        "--general/--no-general", help="Include the general skills, which the adapters inject on "
+        "every turn whatever the query.")] = True,
     as_json: JsonOption = False,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Find the active skills most relevant to a query."""
+    """Find the active skills most relevant to a query: what an adapter would inject for it."""
+    from skillbank.adapters.injection import GENERAL_K, SkillInjector
+
     with open_bank(bank_dir, embedder) as bank:
-        hits = bank.search(query, k, min_score=min_score,
-                           kinds=[x.value for x in kind] if kind else None,
-                           tags=tag or None, tools=tool or None, token_budget=token_budget)
+        injector = SkillInjector(bank, k=k, token_budget=token_budget, min_score=min_score,
+                                 kinds=[x.value for x in kind] if kind else None, tags=tag or None,
+                                 tools=tool or None, general_k=GENERAL_K if general else 0)
+        hits = injector.select(query)
+        general_ids = {s.id for s in injector.standing()[1]}
         block = bank.render(hits, token_budget=token_budget) if render else None
     if as_json:
         data = {"query": query,
-                "hits": [{**skill_json(h.skill, body=False), "score": round(float(h.score), 6)} for h in hits]}
+                "hits": [{**skill_json(h.skill, body=False), "score": round(float(h.score), 6),
+                          "general": h.skill.id in general_ids} for h in hits]}
         if render:
             data["rendered"] = block
         print_json(data)
@@ -53,5 +61,6 @@ def search(
     table.add_column("score", justify="right")
     table.add_column("description")
     for h in hits:
-        table.add_row(escape(h.skill.name), h.skill.kind.value, f"{h.score:.3f}", escape(h.skill.description))
+        score = "general" if h.skill.id in general_ids else f"{h.score:.3f}"
+        table.add_row(escape(h.skill.name), h.skill.kind.value, score, escape(h.skill.description))
     out.print(table)
