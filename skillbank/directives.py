@@ -9,13 +9,13 @@ are ordinary imperative English so the same text serves a real model.
 Each directive renders to one sentence and parses back from it; ``parse`` finds every directive
 in a block of text (e.g. a whole system message).
 
-Four directives also have a *general* form, with the tool (and field or parameter) left out:
+Five directives also have a *general* form, with the tool (and field or parameter) left out:
 the lesson that several specific ones share, which the distiller writes once the specific lesson
 has recurred for different tools (``skillbank.evolution.general``). ``CheckFirst(None, None)``
 says to follow the "call X first" policies that tool descriptions state; ``Unavailable(None)``,
-``UnknownField(None, None)`` and ``AskFor(None, None)`` apply to any tool, and ``AskFor(None,
-tool)`` to any value of one tool. A reader treats a general directive as the specific one for
-every tool it covers.
+``NoParam(None, None)``, ``UnknownField(None, None)`` and ``AskFor(None, None)`` apply to any
+tool, and ``AskFor(None, tool)`` to any value of one tool. A reader treats a general directive
+as the specific one for every tool it covers.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ __all__ = [
     "Order",
     "CheckFirst",
     "Unavailable",
+    "NoParam",
     "AskFor",
     "UnknownField",
     "StepBudget",
@@ -90,6 +91,30 @@ class Unavailable:
 
 
 @dataclass(frozen=True)
+class NoParam:
+    """A capability limit: a tool may lack a parameter the request needs (both ``None``: any
+    tool, any parameter)."""
+
+    tool: str | None
+    param: str | None
+
+    def __post_init__(self) -> None:
+        if (self.tool is None) != (self.param is None):
+            raise ValueError("NoParam takes a tool and a parameter, or neither for the general form")
+
+    def covers(self, tool: str, param: str) -> bool:
+        return self.tool in (None, tool) and self.param in (None, param)
+
+    def sentence(self) -> str:
+        if self.tool is None:
+            return ("If the request needs a setting that the tool has no parameter for, do not "
+                    "pass it: do the rest of the request, then tell the user which parameter is "
+                    "missing, by name.")
+        return (f"If `{self.tool}` has no `{self.param}` parameter, do not pass it: do the rest "
+                f"of the request, then tell the user that `{self.param}` cannot be set.")
+
+
+@dataclass(frozen=True)
 class AskFor:
     """Ask rather than guess when a required value is not given or is ambiguous (``param``
     ``None``: any value of ``tool``; both ``None``: any value of any tool)."""
@@ -147,7 +172,7 @@ class StepBudget:
                 "same arguments, and answer as soon as the needed facts are known.")
 
 
-Directive = Union[Order, CheckFirst, Unavailable, AskFor, UnknownField, StepBudget]
+Directive = Union[Order, CheckFirst, Unavailable, NoParam, AskFor, UnknownField, StepBudget]
 
 _PATTERNS: list[tuple[re.Pattern[str], type]] = [
     (re.compile(r"Call the tools in this order: ((?:`\w+`(?:, then )?)+)\."), Order),
@@ -156,6 +181,9 @@ _PATTERNS: list[tuple[re.Pattern[str], type]] = [
      CheckFirst),
     (re.compile(rf"If {_T} is not among your tools, do not call it"), Unavailable),
     (re.compile(r"If the request needs a tool that is not among your tools, do not call it"), Unavailable),
+    (re.compile(rf"If {_T} has no {_T} parameter, do not pass it"), NoParam),
+    (re.compile(r"If the request needs a setting that the tool has no parameter for, do not pass it"),
+     NoParam),
     (re.compile(rf"If the request does not state {_T} for {_T} unambiguously, ask the user"), AskFor),
     (re.compile(rf"If the request does not state every value (?:{_T}|a tool) needs unambiguously, "
                 r"ask the user"), AskFor),
@@ -169,7 +197,7 @@ def is_general(directive: Directive) -> bool:
     """True for the general form of a directive (no tool named)."""
     if isinstance(directive, CheckFirst):
         return directive.check is None
-    return isinstance(directive, (Unavailable, AskFor, UnknownField)) and directive.tool is None
+    return isinstance(directive, (Unavailable, NoParam, AskFor, UnknownField)) and directive.tool is None
 
 
 def render(directive: Directive) -> str:

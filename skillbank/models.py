@@ -239,6 +239,7 @@ class LimitType(str, Enum):
     rate_limit = "rate_limit"
     # capability limits
     missing_tool = "missing_tool"
+    missing_parameter = "missing_parameter"  # an argument the tool's schema has no parameter for
     invalid_tool_args = "invalid_tool_args"
     unknown_field = "unknown_field"
     tool_error = "tool_error"
@@ -251,6 +252,7 @@ class LimitType(str, Enum):
 
 _CAPABILITY = {
     LimitType.missing_tool,
+    LimitType.missing_parameter,
     LimitType.invalid_tool_args,
     LimitType.unknown_field,
     LimitType.tool_error,

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from skillbank.directives import StepBudget
+from skillbank.directives import NoParam, StepBudget, Unavailable, UnknownField
 from skillbank.envs import (
     FAMILY_NAMES,
     TASK_TYPES,
@@ -35,12 +35,13 @@ def _first(template_id: str, budget: bool = False, **kw) -> Task:
 # ---------------------------------------------------------------------- catalogue and generation
 
 
-def test_three_families_three_types_three_templates_each():
+def test_three_families_three_types_one_held_out_template_each():
     assert set(FAMILY_NAMES) == {"car", "retail", "calendar"}
     for family in FAMILY_NAMES:
         for kind in TASK_TYPES:
             tpls = list_templates([family], [kind])
-            assert len(tpls) == 3, (family, kind)
+            # Capability: two missing tools, a missing parameter and an unknown field.
+            assert len(tpls) == (4 if kind == "capability" else 3), (family, kind)
             assert sum(t.heldout for t in tpls) == 1
 
 
@@ -190,14 +191,19 @@ def test_verifier_rejects_wrong_runs(template_id):
         assert not _mutate(task, ref[:i] + [bad] + ref[i + 1:]), "wrong value"
 
     if task.type == "capability":
-        blocker = next(b for h in task.hints for b in [getattr(h, "field", None) or
-                                                        getattr(h, "tool", None)]
-                       if type(h).__name__ in ("Unavailable", "UnknownField"))
+        limit = next(h for h in task.hints if isinstance(h, (Unavailable, NoParam, UnknownField)))
+        blocker = limit.tool if isinstance(limit, Unavailable) else (
+            limit.param if isinstance(limit, NoParam) else limit.field)
         vague = ref[:-1] + [RefStep("answer", text="I did what I could.")]
         assert not _mutate(task, vague), "did not name the blocker"
-        if any(type(h).__name__ == "Unavailable" for h in task.hints):
+        if isinstance(limit, Unavailable):
             tried = ref[:-1] + [RefStep("call", blocker, {}), ref[-1]]
             assert not _mutate(task, tried), "called the missing tool"
+        elif isinstance(limit, NoParam):
+            # Passing the missing parameter anyway: the tool drops it and the answer claims it.
+            i = next(i for i, s in enumerate(ref) if s.kind == "call" and s.tool == limit.tool)
+            passed = dataclasses.replace(ref[i], args={**ref[i].args, limit.param: 3})
+            assert not _mutate(task, ref[:i] + [passed] + ref[i + 1:]), "passed the missing parameter"
         else:
             invented = ref[:-1] + [RefStep("answer", text=f"The {blocker} is 42. "
                                            f"The {blocker.split('_')[0]} is 2025-05-05.")]

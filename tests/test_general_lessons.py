@@ -19,24 +19,24 @@ from skillbank.models import LimitEvent, SkillStatus, Step
 from test_envs_policy import _rate, _task
 from test_evolution_support import traj, utcnow, window
 
-GENERAL = [dx.CheckFirst(None, None), dx.Unavailable(None), dx.AskFor(None, None),
-           dx.UnknownField(None, None)]
+GENERAL = [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
+           dx.AskFor(None, None), dx.UnknownField(None, None)]
 
 
 # -- the directive language ----------------------------------------------------------------------
 
 
 def test_general_and_tool_level_forms_render_and_parse_back():
-    specific = [dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.AskFor("p", "t"),
+    specific = [dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.NoParam("t", "p"), dx.AskFor("p", "t"),
                 dx.AskFor(None, "t"), dx.UnknownField("t", "f")]
     text = " ".join(d.sentence() for d in GENERAL + specific)
     assert dx.parse(text) == GENERAL + specific
-    assert [dx.is_general(d) for d in GENERAL + specific] == [True] * 4 + [False] * 5
+    assert [dx.is_general(d) for d in GENERAL + specific] == [True] * 5 + [False] * 6
     assert "`" not in " ".join(d.sentence() for d in GENERAL)  # names no tool
 
 
 @pytest.mark.parametrize("make", [lambda: dx.CheckFirst("a", None), lambda: dx.AskFor("p", None),
-                                  lambda: dx.UnknownField(None, "f")])
+                                  lambda: dx.UnknownField(None, "f"), lambda: dx.NoParam("t", None)])
 def test_half_general_directives_are_refused(make):
     with pytest.raises(ValueError):
         make()

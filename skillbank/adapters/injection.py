@@ -92,7 +92,7 @@ def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
 
 # General skills injected per turn at most: one per kind of general lesson the rule distiller
 # writes (``skillbank.evolution.general``), each a few dozen tokens.
-GENERAL_K = 4
+GENERAL_K = 5
 
 
 class SkillInjector:

@@ -42,6 +42,7 @@ from skillbank.adapters.limits import (
     find_unknown_fields,
     is_interrupt,
     limit_from_message,
+    unknown_parameters,
 )
 from skillbank.adapters.recorder import (
     TrajectoryRecorder,
@@ -397,6 +398,8 @@ class SkillBankMiddleware(AgentMiddleware):
             run.recorder.end_tool(turn, result=message, status="error", limit=LimitType.missing_tool)
         else:
             run.recorder.end_tool(turn, result=message)
+            for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
+                run.recorder.add_limit(signal, turn.index)
 
     def _tool_failed(self, run: _Run, turn: Any, error: BaseException) -> None:
         run.recorder.end_tool(turn, error=error)

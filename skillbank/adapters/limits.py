@@ -135,6 +135,29 @@ def classify_tool_exception(exc: BaseException, tool: str | None = None) -> Limi
     return LimitSignal(LimitType.tool_error, describe_exception(exc), tool)
 
 
+def unknown_parameters(args: Any, tool: Any) -> list[LimitSignal]:
+    """Arguments the tool's schema has no parameter for.
+
+    A tool's validation drops them without an error, so the part of the request they carried
+    silently did not happen: a capability limit (the tool lacks that parameter). Schemas that
+    accept extra arguments are left alone.
+    """
+    if not isinstance(args, dict) or not args:
+        return []
+    schema = getattr(tool, "args_schema", None)
+    if isinstance(schema, type) and getattr(schema, "model_config", {}).get("extra") == "allow":
+        return []
+    try:
+        declared = set(tool.args)
+    except Exception:  # a tool whose schema cannot be read: nothing to compare with
+        return []
+    name = getattr(tool, "name", None)
+    return [LimitSignal(LimitType.missing_parameter,
+                        f"`{name}` has no parameter `{param}`; the argument was ignored", name,
+                        {"param": param})
+            for param in args if param not in declared]
+
+
 def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
     """An error ``ToolMessage`` (``status="error"``): which capability limit it reports."""
     if m := _INVALID_TOOL_RE.match(content):

@@ -20,7 +20,7 @@ from typing import Any, Callable, ClassVar, Iterable, Literal, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import StructuredTool, ToolException
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 from skillbank.directives import Directive
 
@@ -41,6 +41,9 @@ __all__ = [
     "names",
     "no_value_claim",
     "attempted_tools",
+    "passed_param",
+    "blocker_named",
+    "param_not_passed",
     "tool_call_count",
     "final_answer",
     "GENERIC_REPLY",
@@ -96,7 +99,8 @@ class ToolDef:
 class Environment:
     """In-memory state, tools over it, a scripted user, and a hidden event log.
 
-    ``removed`` tool names are left out of :meth:`tools` (capability-limit tasks). ``reply`` is
+    ``removed`` tool names are left out of :meth:`tools`, and ``removed_params`` (``(tool,
+    parameter)`` pairs) out of those tools' schemas (capability-limit tasks). ``reply`` is
     what the scripted user answers to the first clarifying question; ``None`` means the task
     needs no clarification and the user answers with :data:`GENERIC_REPLY`. There is at most one
     clarification round: later questions get no reply.
@@ -125,6 +129,7 @@ class Environment:
         state: dict[str, Any],
         *,
         removed: Iterable[str] = (),
+        removed_params: Iterable[tuple[str, str]] = (),
         reply: str | None = None,
     ) -> None:
         self.state = copy.deepcopy(state)
@@ -132,6 +137,10 @@ class Environment:
         unknown = self.removed - set(self.TOOLDEFS)
         if unknown:
             raise ValueError(f"cannot remove unknown tools {sorted(unknown)} from {self.family}")
+        self.removed_params = frozenset(removed_params)
+        for tool, param in self.removed_params:
+            if tool not in self.TOOLDEFS or param not in self.TOOLDEFS[tool].args.model_fields:
+                raise ValueError(f"cannot remove unknown parameter {param!r} of {tool!r} from {self.family}")
         self._reply = reply
         self.log: list[Call | Ask] = []
 
@@ -158,9 +167,17 @@ class Environment:
             func=run,
             name=spec.name,
             description=spec.description,
-            args_schema=spec.args,
+            args_schema=self._schema(spec),
             handle_tool_error=True,
         )
+
+    def _schema(self, spec: ToolDef) -> type[BaseModel]:
+        """The tool's argument model, without the parameters this task removed."""
+        drop = {param for tool, param in self.removed_params if tool == spec.name}
+        if not drop:
+            return spec.args
+        fields = {name: (f.annotation, f) for name, f in spec.args.model_fields.items() if name not in drop}
+        return create_model(spec.args.__name__, __doc__=spec.args.__doc__, **fields)
 
     def user_reply(self, question: str) -> str | None:
         """The scripted user's answer to the agent's question (one round at most)."""
@@ -250,6 +267,24 @@ def attempted_tools(messages: Sequence[BaseMessage]) -> list[str]:
     return out
 
 
+def passed_param(messages: Sequence[BaseMessage], tool: str, param: str) -> bool:
+    """Whether the model passed ``param`` in any call of ``tool`` (even one the schema dropped)."""
+    return any(tc["name"] == tool and param in (tc.get("args") or {})
+               for m in messages or () if isinstance(m, AIMessage) for tc in m.tool_calls)
+
+
+def blocker_named(answer: str, name: str) -> list[str]:
+    """A capability answer names the exact blocker (a tool, parameter or field)."""
+    return [] if names(answer, name) else [f"final answer does not name the blocker `{name}`"]
+
+
+def param_not_passed(messages: Sequence[BaseMessage], tool: str, param: str) -> list[str]:
+    """The model did not pass a parameter the tool lacks (the tool would drop it silently)."""
+    if passed_param(messages, tool, param):
+        return [f"passed `{param}` to `{tool}`, which has no such parameter"]
+    return []
+
+
 def tool_call_count(messages: Sequence[BaseMessage]) -> int:
     return len(attempted_tools(messages))
 
@@ -289,6 +324,7 @@ class Spec:
     check: Checker
     hints: tuple[Directive, ...] = ()
     removed: tuple[str, ...] = ()
+    removed_params: tuple[tuple[str, str], ...] = ()
     reply: str | None = None
 
 

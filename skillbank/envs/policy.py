@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from skillbank.directives import AskFor, CheckFirst, Order, StepBudget, Unavailable, UnknownField, parse
+from skillbank.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
 from skillbank.envs.reading import (
     AMBIGUOUS,
     ToolView,
@@ -35,6 +35,7 @@ from skillbank.envs.reading import (
     is_question,
     match_action,
     rank_lookups,
+    requested_params,
     split_clauses,
     stems,
 )
@@ -66,18 +67,22 @@ class SimulatedPolicy(BaseChatModel):
     * ``p_skip_check`` = 0.35 -- skips a check that an action's description asks for
       ("Policy: call X first").
     * ``p_call_unavailable`` = 0.3 -- calls a tool the user's words suggest but that is not
-      bound (e.g. ``open_window`` for "open the window").
+      bound (e.g. ``open_window`` for "open the window"), or passes a parameter the user's
+      words suggest but the tool's schema lacks (``fan_speed`` for "with fan speed 3",
+      ``skillbank.envs.reading.HEARD_OF_PARAMS``).
     * ``p_guess_missing`` = 0.4 -- guesses a missing or ambiguous value instead of asking, and
       invents a value for a field a tool returned as unknown.
     * ``p_wander`` = 0.25 -- on any turn, repeats its latest lookup instead of moving on (so a
       run can loop until a budget stops it).
     * ``p_name_blocker`` = 0.5 -- when it declines without guidance, names the exact missing
-      tool or unknown field (otherwise it says something vague).
+      tool, parameter or unknown field (otherwise it says something vague, or for a missing
+      parameter nothing at all: it reports the call as done).
 
     Skills in the system message are read with :func:`skillbank.directives.parse` and followed
     literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
     unguided behaviour for that decision): ``CheckFirst`` and ``Order`` add checks and fix
     their order, ``Unavailable`` stops it calling a missing tool and makes it name it,
+    ``NoParam`` stops it passing a missing parameter and makes it name it,
     ``AskFor`` makes it ask instead of guessing, ``UnknownField`` makes it say a field is unknown,
     ``StepBudget`` stops repeats and makes it answer once it has made that many calls. A wrong
     skill misleads it just as literally. A general directive (no tool named) is read as the
@@ -273,6 +278,7 @@ class _Turn:
         self.check_first = [d for d in directives if isinstance(d, CheckFirst)]
         self.orders = [d for d in directives if isinstance(d, Order)]
         self.unavailable = [d for d in directives if isinstance(d, Unavailable)]
+        self.no_param = [d for d in directives if isinstance(d, NoParam)]
         self.ask_for = [d for d in directives if isinstance(d, AskFor)]
         self.unknown_fields = [d for d in directives if isinstance(d, UnknownField)]
         budgets = [d.max_tool_calls for d in directives if isinstance(d, StepBudget)]
@@ -366,6 +372,7 @@ class _Turn:
                 if value is None or value is AMBIGUOUS:
                     self._emit_question(d.param, tool, _options(view.params[d.param]))
         args, rows = self._resolve(view, goal)
+        args.update(self._missing_params(view, goal))
         prior = [c for c in self.history if c.name == tool and _args_match(c.args, args)]
         if prior:
             done = prior[-1]
@@ -385,6 +392,21 @@ class _Turn:
                 self.notes.append(f"I did not call `{tool}`: `{check}` returned {verdict}.")
                 return
         self._emit_call(tool, args, f"`{tool}`")
+
+    def _missing_params(self, view: ToolView, goal: _Goal) -> dict[str, Any]:
+        """Parameters the request asks for that ``view``'s schema lacks: the ones it passes
+        anyway (sloppy); declining the others, named or not, goes into the answer's notes."""
+        passed: dict[str, Any] = {}
+        for param, prop in requested_params(goal.clause, view).items():
+            if any(d.covers(view.name, param) for d in self.no_param):
+                self.notes.append(f"I could not set `{param}`: `{view.name}` has no such parameter.")
+            elif self._u("pass_missing", view.name, param) < self.p.p_call_unavailable:
+                value = extract(param, prop, self._texts(goal))
+                passed[param] = value if value not in (None, AMBIGUOUS) else \
+                    self._guess(view.name, param, prop, [])[0]
+            elif self._u("name_blocker", view.name, param) < self.p.p_name_blocker:
+                self.notes.append(f"I could not set `{param}`: `{view.name}` has no such parameter.")
+        return passed
 
     def _done(self, tool: str) -> bool:
         return any(c.name == tool for c in self.history)

@@ -13,7 +13,9 @@ must never import an environment, a task or a verifier; a test checks the import
   disqualifies a tool (``close_window`` for "open the window").
 * Tools the model has "heard of" but may not have: :data:`HEARD_OF`, a catalogue of common
   assistant tool names. A clause that matches one of them better than any bound tool is a
-  request for a tool the model does not have.
+  request for a tool the model does not have. Likewise :data:`HEARD_OF_PARAMS`, parameters
+  common tools usually take: a clause that asks for one that the bound tool's schema lacks is a
+  request for a parameter the tool does not have.
 * Argument values come from the text: enum values named in it, ids shaped like the example in
   the parameter description (``e.g. ORD-1234``), ISO dates, ``HH:MM`` times, numbers next to a
   word of the parameter's name or description, quoted strings, capitalised names.
@@ -32,6 +34,8 @@ __all__ = [
     "quoted",
     "capitalised_names",
     "HEARD_OF",
+    "HEARD_OF_PARAMS",
+    "requested_params",
     "LOOKUP_PREFIXES",
     "is_lookup",
     "ToolView",
@@ -120,6 +124,15 @@ HEARD_OF: dict[str, str] = {
     "book_hotel": "Book a hotel.",
     "set_alarm": "Set an alarm.",
     "set_reminder": "Set a reminder.",
+}
+
+HEARD_OF_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
+    "set_climate": {"fan_speed": {"type": "integer", "description": "Fan speed, 1 (low) to 5 (high)."}},
+    "cancel_order": {"cancel_reason": {"enum": ["ordered_by_mistake", "found_cheaper", "arrives_too_late"],
+                                       "description": "Why the order is cancelled."}},
+    "create_event": {"attendee_email": {"type": "string", "description": "Email of an invited attendee."}},
+    "open_window": {"percent": {"type": "integer", "description": "How far to open it, in percent."}},
+    "issue_refund": {"amount": {"type": "number", "description": "Amount to refund."}},
 }
 
 LOOKUP_PREFIXES = ("get_", "check_", "list_", "find_", "search_", "lookup_")
@@ -231,6 +244,20 @@ def _score(view: ToolView, raw: set[str], expanded: set[str]) -> int:
     if view.verb not in expanded:
         return 0
     return 2 * len(view.name_stems & expanded) + len(view.topic & expanded)
+
+
+def requested_params(clause: str, view: ToolView) -> dict[str, dict[str, Any]]:
+    """Parameters of :data:`HEARD_OF_PARAMS` that ``clause`` asks ``view``'s tool for but that
+    its schema does not declare, with the schema the model assumes for each."""
+    words = stems(clause)
+    out = {}
+    for param, prop in HEARD_OF_PARAMS.get(view.name, {}).items():
+        if param in view.params:
+            continue
+        cues = (stems(param) | stems(prop.get("description", ""))) - view.name_stems
+        if cues & words:
+            out[param] = prop
+    return out
 
 
 def match_action(

@@ -37,7 +37,7 @@ def list_templates(
 
 
 def _make_env(env_cls: type[Environment], spec: Spec) -> Environment:
-    return env_cls(spec.state, removed=spec.removed, reply=spec.reply)
+    return env_cls(spec.state, removed=spec.removed, removed_params=spec.removed_params, reply=spec.reply)
 
 
 def generate_tasks(

@@ -45,7 +45,7 @@ def section_for(directive: dx.Directive) -> str:
         return B.METHOD
     if isinstance(directive, dx.StepBudget):
         return B.BUDGET
-    if isinstance(directive, (dx.Unavailable, dx.UnknownField, dx.AskFor)):
+    if isinstance(directive, (dx.Unavailable, dx.NoParam, dx.UnknownField, dx.AskFor)):
         return B.CAPABILITY
     return B.MISTAKES
 

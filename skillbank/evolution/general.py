@@ -5,8 +5,8 @@ and the agent apply them to requests about that tool only, and a new tool starts
 When the same kind of lesson has been learned for at least ``min_general_tools`` different tools
 (in active skills and this round's proposals), the round proposes one skill holding the general
 form of its directive (``skillbank.directives``): "If the request needs a tool that is not among
-your tools, ...". Four kinds generalise: checks before an action, missing tools, unknown fields
-and asking instead of guessing. Procedures (tool orders) and step budgets are specific to a task
+your tools, ...". Five kinds generalise: checks before an action, missing tools, missing
+parameters, unknown fields and asking instead of guessing. Procedures (tool orders) and step budgets are specific to a task
 and do not.
 
 A general skill is a proposal like any other: it is linted, de-duplicated and gated, so a
@@ -51,6 +51,12 @@ LESSONS: dict[type, GeneralLesson] = {
         "rest and name the missing tool.",
         "Do not claim the step was done and do not substitute a different tool; the missing "
         "tool's name is the blocker to report."),
+    dx.NoParam: GeneralLesson(
+        "missing-parameter", dx.NoParam(None, None), "when-a-tool-lacks-a-parameter", SkillKind.guard,
+        "For any request that asks for a setting the tool has no parameter for: do the possible "
+        "part, decline the rest and name the missing parameter.",
+        "Do not pass an argument the tool's schema does not declare (it is dropped silently) and "
+        "do not claim that part was done."),
     dx.UnknownField: GeneralLesson(
         "unknown-field", dx.UnknownField(None, None), "when-a-tool-returns-unknown",
         SkillKind.guard,

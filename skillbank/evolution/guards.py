@@ -3,7 +3,8 @@
 A *situation* is what the lesson is about:
 
 - capability limits: the limit type plus the tool and, where recorded, the field or parameter
-  (``missing_tool`` of ``open_window``; ``unknown_field`` ``eta`` of ``track_order``);
+  (``missing_tool`` of ``open_window``; ``missing_parameter`` ``fan_level`` of ``set_climate``;
+  ``unknown_field`` ``eta`` of ``track_order``);
 - budget limits (steps, model or tool calls, recursion, tokens, time): the budget family plus
   the tool the run kept repeating, if any (the usual way a budget is burnt).
 
@@ -48,7 +49,7 @@ def slug(text: str, limit: int = 24) -> str:
 class Situation:
     family: str  # a capability limit type's value, or "budget:steps" / "budget:tokens" / "budget:time"
     tool: str | None
-    detail: str | None  # the field (unknown_field) or parameter (invalid_tool_args)
+    detail: str | None  # the field (unknown_field) or parameter (missing_parameter, invalid_tool_args)
     types: Counter = field(default_factory=Counter)
     failures: list[Run] = field(default_factory=list)
     successes: list[Run] = field(default_factory=list)  # coped with the limit, or came close
@@ -76,6 +77,8 @@ class Situation:
 
     def describe(self) -> str:
         what = {"missing_tool": f"`{self.tool}` was unavailable",
+                "missing_parameter": f"`{self.tool}` has no "
+                + (f"`{self.detail}` parameter" if self.detail else "parameter for an argument given"),
                 "unknown_field": f"`{self.tool}` returned `{self.detail}` as unknown",
                 "invalid_tool_args": f"`{self.tool}` could not take the arguments given"
                 + (f" (`{self.detail}`)" if self.detail else ""),
@@ -131,7 +134,8 @@ def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
                     sit.limits.append(hit.limit)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
-                    hit.param if hit.type == LimitType.invalid_tool_args else None)
+                    hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)
+                    else None)
                 if hit.tool is None and hit.type != LimitType.policy_refusal:
                     continue
                 sit = get(hit.type.value, hit.tool, detail)
@@ -190,6 +194,12 @@ def lesson_lines(sit: Situation) -> list[str]:
         return [dx.Unavailable(t).sentence(),
                 "Do not claim the step was done and do not substitute a different tool for it; "
                 "name the missing capability as the blocker."]
+    if sit.family == "missing_parameter" and sit.detail:
+        return [dx.NoParam(t, sit.detail).sentence(),
+                "Do not claim that part was done; name the missing parameter as the blocker."]
+    if sit.family in ("missing_parameter", "invalid_tool_args") and not sit.detail:
+        return [f"Pass `{t}` only the parameters its schema declares; if the request needs "
+                "something it cannot take, do the possible part and name the missing capability."]
     if sit.family == "unknown_field":
         if sit.detail:
             return [dx.UnknownField(t, sit.detail).sentence(),
@@ -197,12 +207,9 @@ def lesson_lines(sit: Situation) -> list[str]:
         return [f"If `{t}` returns a field as unknown or null, do not invent a value: answer the "
                 "parts that are known and say which field is unknown."]
     if sit.family == "invalid_tool_args":
-        if sit.detail:
-            return [dx.AskFor(sit.detail, t).sentence(),
-                    f"If `{t}` has no way to take `{sit.detail}`, do the part it can do and say "
-                    "which part could not be done."]
-        return [f"Pass `{t}` only the parameters its schema declares; if the request needs "
-                "something it cannot take, do the possible part and name the missing capability."]
+        return [dx.AskFor(sit.detail, t).sentence(),
+                f"If `{t}` has no way to take `{sit.detail}`, do the part it can do and say "
+                "which part could not be done."]
     if sit.family == "tool_error":
         return [f"If `{t}` returns an error, retry at most once with corrected arguments; if it "
                 f"fails again, do the rest of the request and tell the user that `{t}` failed."]
@@ -232,6 +239,7 @@ def guard_name(sit: Situation) -> str:
     d = slug(sit.detail) if sit.detail else None
     name = {
         "missing_tool": f"when-{t}-is-unavailable",
+        "missing_parameter": f"when-{t}-has-no-{d}" if d else f"check-{t}-arguments",
         "unknown_field": f"when-{t}-{d}-is-unknown" if d else f"when-{t}-returns-unknown",
         "invalid_tool_args": f"ask-for-{d}-before-{t}" if d else f"check-{t}-arguments",
         "tool_error": f"when-{t}-fails",
@@ -260,6 +268,9 @@ def guard_content(sit: Situation) -> SkillContent:
         description = {
             "missing_tool": f"When a request needs `{sit.tool}` ({tool_words}) and that tool may "
                             "not be among your tools.",
+            "missing_parameter": f"When a request asks `{sit.tool}` ({tool_words}) for "
+                                 + (f"`{sit.detail}`" if sit.detail else "a setting")
+                                 + ", which it may have no parameter for.",
             "unknown_field": f"When `{sit.tool}` ({tool_words}) may return "
                              + (f"`{sit.detail}`" if sit.detail else "a field") + " as unknown or null.",
             "invalid_tool_args": f"When calling `{sit.tool}` ({tool_words})"

@@ -12,8 +12,17 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, Unavailable, UnknownField
-from skillbank.envs.base import EnvError, Environment, RefStep, Spec, names, no_value_claim, template
+from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
+from skillbank.envs.base import (
+    EnvError,
+    Environment,
+    RefStep,
+    Spec,
+    blocker_named,
+    no_value_claim,
+    param_not_passed,
+    template,
+)
 
 FIRST = ("Dana", "Lee", "Priya", "Tomas", "Aiko", "Marta", "Owen", "Nadia", "Felix", "Rosa",
          "Jonas", "Amara")
@@ -238,9 +247,6 @@ def _move_checked(env: CalendarEnv) -> list[str]:
     return env.require_before("check_availability", "move_event", same)
 
 
-def _blocker(answer: str, name: str) -> list[str]:
-    return [] if names(answer, name) else [f"final answer does not name the blocker `{name}`"]
-
 
 CHECK_CREATE = CheckFirst("check_availability", "create_event")
 CHECK_MOVE = CheckFirst("check_availability", "move_event")
@@ -339,8 +345,29 @@ def _cap_room(rng) -> Spec:
                    RefStep("answer", text=f"{title} is booked. I could not book a room: "
                                           "`book_room` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
-                                      + _create_checked(env) + _blocker(ans, "book_room")),
+                                      + _create_checked(env) + blocker_named(ans, "book_room")),
         hints=(CHECK_CREATE, Unavailable("book_room")),
+    )
+
+
+@template(CalendarEnv, "calendar.capability.invite_missing", "capability")
+def _cap_invite(rng) -> Spec:
+    state = _state(rng)
+    person = rng.choice(state["contacts"])
+    title, date = rng.choice(TITLES), _fresh_date(rng, state)
+    time = _free_slot(rng, state, date)
+    return Spec(
+        input=f'Schedule "{title}" on {date} at {time} with {person["name"]} as an invited attendee.',
+        state=state,
+        removed_params=(("create_event", "attendee_email"),),
+        reference=[_call("check_availability", {"date": date, "time": time}, role="check"),
+                   _call("create_event", {"title": title, "date": date, "time": time}),
+                   RefStep("answer", text=f"{title} is booked. I could not invite {person['name']}: "
+                                          "`create_event` has no `attendee_email` parameter.")],
+        check=lambda env, ans, msgs: (_created(env, title, date, time, None) + _create_checked(env)
+                                      + param_not_passed(msgs, "create_event", "attendee_email")
+                                      + blocker_named(ans, "attendee_email")),
+        hints=(CHECK_CREATE, NoParam("create_event", "attendee_email")),
     )
 
 
@@ -362,7 +389,7 @@ def _cap_duration(rng) -> Spec:
                                           f"for {event['title']}.")],
         check=lambda env, ans, msgs: (
             _created(env, title2, event["date"], time2, None) + _create_checked(env)
-            + _blocker(ans, "duration_min")
+            + blocker_named(ans, "duration_min")
             + no_value_claim(ans, "duration_min", ["duration", "long", "minutes"], _NUMBER)),
         hints=(UnknownField("list_events", "duration_min"), CHECK_CREATE),
     )
@@ -387,7 +414,7 @@ def _cap_move(rng) -> Spec:
                    RefStep("answer", text=f"{title2} is on your calendar. I could not move "
                                           f"{event['title']}: `move_event` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title2, event["date"], time3, None)
-                                      + _create_checked(env) + _blocker(ans, "move_event")),
+                                      + _create_checked(env) + blocker_named(ans, "move_event")),
         hints=(Unavailable("move_event"), CHECK_CREATE),
     )
 

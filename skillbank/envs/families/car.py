@@ -7,19 +7,20 @@ Policies (stated in the action tools' descriptions, enforced by the verifiers):
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, Unavailable, UnknownField
+from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
 from skillbank.envs.base import (
     EnvError,
     Environment,
     NoArgs,
     RefStep,
     Spec,
-    names,
+    blocker_named,
     no_value_claim,
+    param_not_passed,
     template,
 )
 
@@ -44,6 +45,7 @@ class CarEnv(Environment):
 
 class ClimateArgs(BaseModel):
     temperature_c: float = Field(description="Target cabin temperature in degrees Celsius, 16 to 28.")
+    fan_speed: Optional[int] = Field(None, description="Fan speed, 1 (low) to 5 (high).")
 
 
 class OpenWindowArgs(BaseModel):
@@ -89,11 +91,16 @@ def get_vehicle_status(env: CarEnv) -> dict:
     "Policy: call get_vehicle_status first to check the battery.",
     ClimateArgs,
 )
-def set_climate(env: CarEnv, temperature_c: float) -> dict:
+def set_climate(env: CarEnv, temperature_c: float, fan_speed: int | None = None) -> dict:
     if not 16 <= temperature_c <= 28:
         raise EnvError(f"temperature_c must be between 16 and 28, got {temperature_c}")
+    if fan_speed is not None and not 1 <= fan_speed <= 5:
+        raise EnvError(f"fan_speed must be between 1 and 5, got {fan_speed}")
     env.state["climate"] = {"on": True, "temperature_c": temperature_c}
-    return {"climate": "on", "temperature_c": temperature_c}
+    if fan_speed is None:
+        return {"climate": "on", "temperature_c": temperature_c}
+    env.state["fan_speed"] = fan_speed
+    return {"climate": "on", "temperature_c": temperature_c, "fan_speed": fan_speed}
 
 
 @CarEnv.tool("open_window", "Open a window.", OpenWindowArgs)
@@ -225,8 +232,6 @@ def _route_checked(env: CarEnv) -> list[str]:
     )
 
 
-def _blocker(answer: str, name: str) -> list[str]:
-    return [] if names(answer, name) else [f"final answer does not name the blocker `{name}`"]
 
 
 CHECK_CLIMATE = CheckFirst("get_vehicle_status", "set_climate")
@@ -297,7 +302,7 @@ def _cap_window(rng) -> Spec:
                    _answer(f"The climate is on at {t} degrees. I could not open the window: "
                            "`open_window` is unavailable.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
-                                      + _windows(env, None) + _blocker(ans, "open_window")),
+                                      + _windows(env, None) + blocker_named(ans, "open_window")),
         hints=(CHECK_CLIMATE, Unavailable("open_window")),
     )
 
@@ -313,13 +318,31 @@ def _cap_range(rng) -> Spec:
                    _answer(f"The climate is on at {t} degrees. `range_km` is unknown, so I cannot "
                            "tell you your range.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
-                                      + _blocker(ans, "range_km")
+                                      + blocker_named(ans, "range_km")
                                       + no_value_claim(ans, "range_km", ["range"], _NUMBER)),
         hints=(CHECK_CLIMATE, UnknownField("get_vehicle_status", "range_km")),
     )
 
 
-@template(CarEnv, "car.capability.seat_missing", "capability", heldout=True)
+@template(CarEnv, "car.capability.fan_missing", "capability", heldout=True)
+def _cap_fan(rng) -> Spec:
+    t, fan = rng.randint(18, 26), rng.randint(1, 5)
+    return Spec(
+        input=f"Set the climate to {t} degrees with fan speed {fan}.",
+        state=_state(rng),
+        removed_params=(("set_climate", "fan_speed"),),
+        reference=[_call("get_vehicle_status", role="check"),
+                   _call("set_climate", {"temperature_c": t}),
+                   _answer(f"The climate is on at {t} degrees. I could not set the fan: "
+                           "`set_climate` has no `fan_speed` parameter.")],
+        check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
+                                      + param_not_passed(msgs, "set_climate", "fan_speed")
+                                      + blocker_named(ans, "fan_speed")),
+        hints=(CHECK_CLIMATE, NoParam("set_climate", "fan_speed")),
+    )
+
+
+@template(CarEnv, "car.capability.seat_missing", "capability")
 def _cap_seat(rng) -> Spec:
     state = _state(rng)
     seat, level = rng.choice(SEATS), rng.randint(1, 3)
@@ -333,7 +356,7 @@ def _cap_seat(rng) -> Spec:
                    _answer(f"Navigating to {place}. I could not change the seat heater: "
                            "`set_seat_heater` is unavailable.")],
         check=lambda env, ans, msgs: (_navigation(env, place) + _route_checked(env)
-                                      + _blocker(ans, "set_seat_heater")),
+                                      + blocker_named(ans, "set_seat_heater")),
         hints=(CHECK_ROUTE, Unavailable("set_seat_heater")),
     )
 

@@ -7,17 +7,20 @@ Policies (stated in the action tools' descriptions, enforced by the verifiers):
 
 from __future__ import annotations
 
+from typing import Literal, Optional
+
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, Unavailable, UnknownField
+from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
 from skillbank.envs.base import (
     EnvError,
     Environment,
     NoArgs,
     RefStep,
     Spec,
-    names,
+    blocker_named,
     no_value_claim,
+    param_not_passed,
     template,
 )
 
@@ -45,6 +48,16 @@ class RetailEnv(Environment):
 
 class OrderArgs(BaseModel):
     order_id: str = Field(description="Order id, e.g. ORD-1234.")
+
+
+class CancelArgs(BaseModel):
+    order_id: str = Field(description="Order id, e.g. ORD-1234.")
+    cancel_reason: Optional[Literal["ordered_by_mistake", "found_cheaper", "arrives_too_late"]] = Field(
+        None, description="Why the order is cancelled, if the customer said.")
+
+
+REASONS = {"ordered_by_mistake": "ordered it by mistake", "found_cheaper": "found it cheaper",
+           "arrives_too_late": "it arrives too late"}
 
 
 class AddressArgs(BaseModel):
@@ -93,15 +106,18 @@ def issue_refund(env: RetailEnv, order_id: str) -> dict:
 @RetailEnv.tool(
     "cancel_order",
     "Cancel an order that has not shipped yet. Policy: call get_order first to confirm its status.",
-    OrderArgs,
+    CancelArgs,
 )
-def cancel_order(env: RetailEnv, order_id: str) -> dict:
+def cancel_order(env: RetailEnv, order_id: str, cancel_reason: str | None = None) -> dict:
     o = _order(env, order_id)
     if o["status"] != "processing":
         raise EnvError(f"{o['order_id']} has status {o['status']} and cannot be cancelled")
     o["status"] = "cancelled"
     env.state["cancelled"].append(o["order_id"])
-    return {"order_id": o["order_id"], "status": "cancelled"}
+    if cancel_reason is None:
+        return {"order_id": o["order_id"], "status": "cancelled"}
+    o["cancel_reason"] = cancel_reason
+    return {"order_id": o["order_id"], "status": "cancelled", "cancel_reason": cancel_reason}
 
 
 @RetailEnv.tool(
@@ -185,9 +201,6 @@ def _was_called(env: RetailEnv, tool: str, **args) -> list[str]:
     return [f"never called `{tool}` for {args}"]
 
 
-def _blocker(answer: str, name: str) -> list[str]:
-    return [] if names(answer, name) else [f"final answer does not name the blocker `{name}`"]
-
 
 CHECK_REFUND = CheckFirst("check_refund_eligibility", "issue_refund")
 CHECK_CANCEL = CheckFirst("get_order", "cancel_order")
@@ -269,7 +282,7 @@ def _cap_refund(rng) -> Spec:
                                           "I cannot refund: `issue_refund` is unavailable.")],
         check=lambda env, ans, msgs: (
             ([] if other["status"] in ans.lower() else [f"answer lacks the status {other['status']!r}"])
-            + _refunded(env, []) + _blocker(ans, "issue_refund")),
+            + _refunded(env, []) + blocker_named(ans, "issue_refund")),
         hints=(Unavailable("issue_refund"),),
     )
 
@@ -289,9 +302,30 @@ def _cap_delivery(rng) -> Spec:
                                           f"for {oid}.")],
         check=lambda env, ans, msgs: (
             _cancelled(env, [oid2]) + _order_checked(env, "cancel_order")
-            + _blocker(ans, "estimated_delivery")
+            + blocker_named(ans, "estimated_delivery")
             + no_value_claim(ans, "estimated_delivery", ["delivery", "arrive"], _WHEN)),
         hints=(UnknownField("get_order", "estimated_delivery"), CHECK_CANCEL),
+    )
+
+
+@template(RetailEnv, "retail.capability.reason_missing", "capability")
+def _cap_reason(rng) -> Spec:
+    state = _state(rng, ["processing", "delivered", "shipped"])
+    oid = state["orders"][0]["order_id"]
+    rng.shuffle(state["orders"])
+    reason = rng.choice(sorted(REASONS))
+    return Spec(
+        input=f"Cancel order {oid} and note the cancel reason: I {REASONS[reason]}.",
+        state=state,
+        removed_params=(("cancel_order", "cancel_reason"),),
+        reference=[_call("get_order", {"order_id": oid}, role="check"),
+                   _call("cancel_order", {"order_id": oid}),
+                   RefStep("answer", text=f"{oid} is cancelled. I could not record why: "
+                                          "`cancel_order` has no `cancel_reason` parameter.")],
+        check=lambda env, ans, msgs: (_cancelled(env, [oid]) + _order_checked(env, "cancel_order")
+                                      + param_not_passed(msgs, "cancel_order", "cancel_reason")
+                                      + blocker_named(ans, "cancel_reason")),
+        hints=(CHECK_CANCEL, NoParam("cancel_order", "cancel_reason")),
     )
 
 
@@ -309,7 +343,7 @@ def _cap_cancel(rng) -> Spec:
                    RefStep("answer", text=f"{oid2} is refunded. I cannot cancel {oid}: "
                                           "`cancel_order` is unavailable.")],
         check=lambda env, ans, msgs: (_refunded(env, [oid2]) + _refund_checked(env)
-                                      + _blocker(ans, "cancel_order")),
+                                      + blocker_named(ans, "cancel_order")),
         hints=(Unavailable("cancel_order"), CHECK_REFUND),
     )
 
