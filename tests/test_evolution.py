@@ -27,7 +27,7 @@ from skillbank.evolution.evidence import (
     to_run,
 )
 from skillbank.evolution.exploit import claimed_actions, flag_exploits
-from skillbank.models import SkillStatus, utcnow
+from skillbank.models import LimitEvent, SkillStatus, utcnow
 from test_evolution_support import eta, injected, refund, search_budget, traj, window
 
 REFUND_BODY = "Look the order up, then refund it."
@@ -612,3 +612,25 @@ def test_bank_budget_holds_from_the_first_round_when_promoting(bank):
     assert bank.skills.count(SkillStatus.active) == 2
     waiting = [d for d in report.gate if d.decision == "waiting"]
     assert len(waiting) == 1 and "bank budget full" in waiting[0].detail
+
+
+def test_a_token_budget_lesson_counts_calls_not_tokens(bank):
+    def run(i, *, success, calls, tokens_limit=None):
+        t = search_budget(i, success=success, calls_made=calls)
+        if not success:
+            t.limit_events = [LimitEvent(type="token_budget", step=len(t.steps) - 1,
+                                         detail="token budget of 3,000 exhausted",
+                                         data={"limit": tokens_limit, "used": 3100})]
+        return t
+
+    # Failures burn 3,000 tokens in 6 repeated searches; one success came close (2,800 tokens
+    # in 3 calls), another was comfortable (1,300 tokens in 1 call).
+    save(bank, run(0, success=False, calls=6, tokens_limit=3000), run(1, success=False, calls=6, tokens_limit=3000))
+    close, easy = run(2, success=True, calls=3), run(3, success=True, calls=1)
+    close.steps[-1].input_tokens = 1100  # 3 calls x 430 + 1,160 = 2,450 tokens: within 80%
+    save(bank, close, easy)
+    evolve(bank)
+    guard = by_name(bank, "finish-within-tokens-budget-stop-repeating-search")
+    assert [d for d in dx.parse(guard.body) if isinstance(d, dx.StepBudget)] == [dx.StepBudget(3)]
+    assert close.id in bank.history(guard.id)[0].provenance
+    assert easy.id not in bank.history(guard.id)[0].provenance

@@ -17,7 +17,7 @@ from skillbank.evolution.general import general_proposals
 from skillbank.evolution.rule import RuleDistiller, mistakes
 from skillbank.models import LimitEvent, SkillStatus, Step
 from test_envs_policy import _rate, _task
-from test_evolution_support import traj, utcnow, window
+from test_evolution_support import refund, traj, utcnow, window
 
 GENERAL = [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
            dx.AskFor(None, None), dx.UnknownField(None, None)]
@@ -251,3 +251,16 @@ def test_the_gate_sees_a_general_candidate_as_it_would_be_injected(bank):
     hits = SkillInjector(view, k=0).inject([HumanMessage(content="Refund my order")]).hits
     assert {h.skill.name for h in hits} == set(names)
     assert candidate.name not in [s.name for s in bank.general_skills()]  # the bank itself is unchanged
+
+
+def test_a_general_skill_is_not_revised_with_tool_specific_mistakes(bank):
+    general, _ = _general_bank(bank)
+    plain = bank.add_skill(name="refund-notes", description="Refunding orders",
+                           body="Refund the order.", kind="procedure",
+                           tools=["find_order", "check_refund_policy", "issue_refund"])
+    for i in range(6):  # both skills were injected; the failures skipped the policy check
+        for skill in (general, plain):
+            bank.trajectories.save(refund(i, success=i % 2 == 0, skip_check=i % 2 == 1, skill=skill))
+    report = evolve(bank, dry_run=True)
+    assert general.name not in {c.skill for c in report.changes}
+    assert plain.name in {c.skill for c in report.changes if c.kind == "update"}

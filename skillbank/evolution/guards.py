@@ -101,11 +101,17 @@ def _most_repeated(run: Run) -> str | None:
     return tool if n >= 2 else None
 
 
-def _budget_usage(run: Run, hit_type: LimitType) -> int:
+def _budget_usage(run: Run, hit_type: LimitType) -> int | None:
+    """How much of a budget of ``hit_type`` the run used, in that budget's unit (``None``:
+    not recorded per run, as for time or a per-call context window)."""
     if hit_type == LimitType.model_call_limit:
         return run.model_turns
     if hit_type in (LimitType.recursion_limit, LimitType.step_limit):
         return run.model_turns + len(run.calls)
+    if hit_type == LimitType.token_budget:
+        return run.tokens
+    if hit_type in (LimitType.time_budget, LimitType.context_overflow):
+        return None
     return len(run.calls)
 
 
@@ -152,9 +158,10 @@ def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
         hit_type = sit.types.most_common(1)[0][0]
         have = set(sit.evidence)
         for run in runs:
-            if (run.success and not run.suspect and run.id not in have
-                    and _budget_usage(run, hit_type) >= near_share * limit
-                    and (sit.tool is None or sit.tool in run.tools)):
+            if not run.success or run.suspect or run.id in have:
+                continue
+            used = _budget_usage(run, hit_type)
+            if used is not None and used >= near_share * limit and (sit.tool is None or sit.tool in run.tools):
                 sit.successes.append(run)
     return [s for s in found.values() if s.failures or (s.is_budget and s.successes)]
 
@@ -165,8 +172,9 @@ def step_budget(sit: Situation, near_share: float = 0.8) -> int:
     Successes that came close to the limit are evidence that the budget is tight, not a model
     of how many calls to make, so the comfortable successes set the number when there are any.
     """
-    limit = sit.limit
     hit_type = sit.types.most_common(1)[0][0] if sit.types else LimitType.tool_call_limit
+    # A token or time limit is not a number of calls: only the runs' own calls can set it.
+    limit = sit.limit if BUDGET_FAMILY.get(hit_type) == "steps" else None
     ok = [len(r.calls) for r in sit.successes if r.calls]
     if limit is not None:
         # The most tool calls the limit allows: all of them for a tool-call limit; one model

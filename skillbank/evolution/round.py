@@ -53,7 +53,7 @@ from skillbank.evolution.review import (
     remember_rejection,
     save_pending,
 )
-from skillbank.models import Skill, SkillContent, SkillStatus, utcnow
+from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
 
 FLAG = ChangeKind.flag.value
 
@@ -281,6 +281,10 @@ class _Round:
                                                  f"{len(suspects) + len(honest)} successes look like "
                                                  f"shortcuts ({suspects[0].suspect})",
                                           evidence=tuple(r.id for r in suspects)))
+                continue
+            if GENERAL_TAG in skill.tags:
+                # Injected into every run, so its runs contrast everything with everything: a
+                # revision would only add tool-specific bullets to a lesson meant to have none.
                 continue
             evidence = SkillEvidence(skill=skill, runs=runs, situations=owned.get(sid, []))
             proposals.extend(self._call(lambda: self.distiller.revise(evidence, cfg), f"revise {skill.name}"))
