@@ -208,7 +208,7 @@ def run_demo(
                                  middleware=[middleware]).success
 
         rounds: list[dict[str, Any]] = []
-        general = {} if config.general_lessons else {"min_general_tools": 0}
+        general_options = {} if config.general_lessons else {"min_general_tools": 0}
         k = baseline.key_k
         progress_points = [_point("baseline\n(without)", baseline, ARM_WITHOUT, "train")]
         for round_no in range(1, config.rounds + 1):
@@ -228,9 +228,9 @@ def run_demo(
                                               seed=seed + 1000 * round_no, k=config.k, middleware_options={"min_score": config.min_score},
                                               max_tasks=config.validate_tasks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
-                                    eval_budget=config.validate_budget, **general)
+                                    eval_budget=config.validate_budget, **general_options)
                 else:
-                    report = evolve(bank, promote_policy="all", **general)
+                    report = evolve(bank, promote_policy="all", **general_options)
             row = _round_row(report, {"trials": log.trials, "seconds": log.seconds}
                              if config.gate == "validate" else None)
             row["gate"] = config.gate

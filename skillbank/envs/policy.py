@@ -88,9 +88,10 @@ class SimulatedPolicy(BaseChatModel):
     skill misleads it just as literally. A general directive (no tool named) is read as the
     specific one for every tool: the general ``CheckFirst`` makes it run every check a tool's
     description asks for (it never skips one), the general ``Unavailable`` makes it decline and
-    name any tool it lacks, the general ``AskFor`` makes it ask for any missing or ambiguous
-    value, the general ``UnknownField`` makes it say any unknown field is unknown. Each is one
-    directive, followed or not (``adherence``) for the whole run.
+    name any tool it lacks, the general ``NoParam`` makes it decline and name any parameter a
+    tool lacks, the general ``AskFor`` makes it ask for any missing or ambiguous value, the
+    general ``UnknownField`` makes it say any unknown field is unknown. Each is one directive,
+    followed or not (``adherence``) for the whole run.
 
     Randomness is keyed, not sequential: every decision draws from a hash of
     ``(seed, first user message, decision)``, so a decision is stable across the turns of a run

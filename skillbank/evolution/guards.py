@@ -3,7 +3,7 @@
 A *situation* is what the lesson is about:
 
 - capability limits: the limit type plus the tool and, where recorded, the field or parameter
-  (``missing_tool`` of ``open_window``; ``missing_parameter`` ``fan_level`` of ``set_climate``;
+  (``missing_tool`` of ``open_window``; ``missing_parameter`` ``fan_speed`` of ``set_climate``;
   ``unknown_field`` ``eta`` of ``track_order``);
 - budget limits (steps, model or tool calls, recursion, tokens, time): the budget family plus
   the tool the run kept repeating, if any (the usual way a budget is burnt).

@@ -195,7 +195,7 @@ def _description(templates: Sequence[str], seq: Sequence[str], what: str) -> str
     like = _like(templates)
     tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(seq))
     return (f"When the user asks something like \"{like}\"; {what} {tool_list}."
-            if like else f"Requests handled with {tool_list}; {what} {tool_list}.")
+            if like else f"Requests handled with {tool_list}.")
 
 
 class RuleDistiller(Distiller):
