@@ -632,3 +632,78 @@ def test_abandoned_stream_is_stored_incomplete(bank):
     traj = bank.trajectories.get(mw.last_trajectory_id)
     assert traj.status == "incomplete" and traj.error.startswith("GeneratorExit")
     assert traj.steps and traj.steps[0].kind == "model"
+
+
+# -- with a SkillBankCallbackHandler on the same run -------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_middleware_and_callback_handler_on_one_run_record_it_once(bank, tmp_path, mode):
+    import uuid
+
+    from skillbank.adapters.callbacks import SkillBankCallbackHandler
+
+    other = SkillBank.open(tmp_path / "other", embedder="hash")
+    try:
+        handler = SkillBankCallbackHandler(bank, labels={"via": "handler"})
+        elsewhere = SkillBankCallbackHandler(other)  # another bank: records its own copy
+        mw = SkillBankMiddleware(bank, inject=False)
+        agent = agent_with(ScriptedChatModel([tool_call("turn_on_ac", temperature=21), "The AC is on."]),
+                           [turn_on_ac], mw)
+        run_id = uuid.uuid4()
+        config = {"callbacks": [handler, elsewhere], "run_id": run_id}
+        inputs = {"messages": [("user", "turn on the AC")]}
+        result = asyncio.run(agent.ainvoke(inputs, config=config)) if mode == "async" \
+            else agent.invoke(inputs, config=config)
+
+        tid = result["skillbank_trajectory_id"]
+        runs = bank.trajectories.list(with_steps=True)
+        assert [t.id for t in runs] == [tid]  # once, by the middleware
+        assert runs[0].status == "complete" and "via" not in runs[0].labels
+        assert [(s.kind, s.tool) for s in runs[0].steps] == [("model", None), ("tool", "turn_on_ac"),
+                                                            ("model", None)]
+        assert handler.last_trajectory_id == tid and handler.trajectory_id_for(run_id) == tid
+        assert list(handler.trajectory_ids) == [tid]
+        copy = other.trajectories.get(elsewhere.last_trajectory_id)
+        assert copy.status == "complete" and len(copy.steps) == 3
+    finally:
+        other.close()
+
+
+def test_callback_handler_leaves_a_nested_agent_to_its_middleware(bank):
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from skillbank.adapters.callbacks import SkillBankCallbackHandler
+
+    mw = SkillBankMiddleware(bank, inject=False)
+    agent = agent_with(ScriptedChatModel([tool_call("ping"), "pong received"]), [ping], mw)
+    summary_model = ScriptedChatModel(["all done"])
+
+    class State(TypedDict, total=False):
+        messages: list
+        summary: str
+
+    def call_agent(state):
+        return {"messages": agent.invoke({"messages": state["messages"]})["messages"]}
+
+    def summarise(state):
+        return {"summary": summary_model.invoke("summarise").content}
+
+    graph = StateGraph(State)
+    graph.add_node("agent", call_agent)
+    graph.add_node("summarise", summarise)
+    graph.add_edge(START, "agent")
+    graph.add_edge("agent", "summarise")
+    graph.add_edge("summarise", END)
+    handler = SkillBankCallbackHandler(bank)
+    graph.compile().invoke({"messages": [("user", "ping it")]}, config={"callbacks": [handler]})
+
+    inner = bank.trajectories.get(mw.last_trajectory_id)
+    outer = bank.trajectories.get(handler.last_trajectory_id)
+    assert inner.id != outer.id
+    assert [(s.kind, s.tool) for s in inner.steps] == [("model", None), ("tool", "ping"), ("model", None)]
+    # the outer run keeps what the middleware does not see (the summary call), not the agent's part
+    assert [(s.kind, s.content) for s in outer.steps] == [("model", "all done")]
+    assert outer.status == "complete"

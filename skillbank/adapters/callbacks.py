@@ -10,7 +10,13 @@ result or error, latency), the final answer from its output, and the limits met 
 model call whose system message was built by :func:`~skillbank.adapters.injection.inject_skills`
 or :func:`~skillbank.adapters.langgraph.skillbank_hook` is recorded with the skill versions it
 carried. Use it for ``create_react_agent``, custom ``StateGraph``s and plain chains; for
-``create_agent`` use ``SkillBankMiddleware`` instead (not both: the run would be recorded twice).
+``create_agent`` use ``SkillBankMiddleware`` instead. Attaching both is harmless: a middleware
+on the same bank tells the handler when it starts recording a graph run (:meth:`leave`), and the
+handler drops that run (or, for an agent nested in a bigger graph, the agent's part of it), so
+the run is recorded once, by the middleware.
+
+Each trajectory's row is written as ``running`` when its top-level run starts, so a process that
+dies at any point leaves a row saying the run started and never finished.
 
 The handler is shared safely between threads and asyncio tasks: state is keyed by run id, and
 it runs inline (``run_inline``), never in an executor, so events arrive in order.
@@ -155,6 +161,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         self._owner: dict[UUID, UUID] = {}  # any live run -> its top-level run
         self._turns: dict[UUID, Any] = {}  # live model / tool run -> its recorder turn
         self._by_run: OrderedDict[UUID, str] = OrderedDict()
+        self._parent: dict[UUID, UUID] = {}  # live child run -> its parent run
+        self._muted: set[UUID] = set()  # live runs a SkillBankMiddleware records (and their children)
         self._lock = threading.RLock()
 
     # -- lookup ------------------------------------------------------------------------------
@@ -166,13 +174,20 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             return self._by_run.get(key)
 
     def _root_of(self, run_id: UUID, parent_run_id: UUID | None, inputs: Any = None,
-                 metadata: dict[str, Any] | None = None) -> _Root:
+                 metadata: dict[str, Any] | None = None) -> _Root | None:
+        """The root a starting run belongs to (a new one for a top-level run); ``None``: muted."""
         with self._lock:
+            if parent_run_id is not None and parent_run_id in self._muted:
+                self._muted.add(run_id)
+                return None
             if parent_run_id is not None and parent_run_id in self._owner:
                 root_id = self._owner[parent_run_id]
                 self._owner[run_id] = root_id
-                return self._roots[root_id]
-            return self._new_root(run_id, inputs, metadata or {})
+                self._parent[run_id] = parent_run_id
+                return self._roots.get(root_id)
+            root = self._new_root(run_id, inputs, metadata or {})
+        root.recorder.start()  # outside the lock: concurrent runs must not queue behind one write
+        return root
 
     def _new_root(self, run_id: UUID, inputs: Any, metadata: dict[str, Any]) -> _Root:
         labels = {**self.labels, **{str(k): str(v) for k, v in (metadata.get("skillbank_labels") or {}).items()}}
@@ -201,6 +216,48 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         with self._lock:
             self._owner.pop(run_id, None)
             self._turns.pop(run_id, None)
+            self._parent.pop(run_id, None)
+            self._muted.discard(run_id)
+
+    def _ended_muted(self, run_id: UUID) -> bool:
+        """True (and forgotten) if ``run_id`` is a run a middleware records: its end is not ours."""
+        with self._lock:
+            muted = run_id in self._muted
+        if muted:
+            self._forget(run_id)
+        return muted
+
+    # -- sharing a run with SkillBankMiddleware ----------------------------------------------
+
+    def leave(self, node_run_id: UUID, trajectory_id: str | None = None) -> bool:
+        """Hand the graph run of ``node_run_id`` (one of its nodes, now running) over to a middleware.
+
+        Called by a ``SkillBankMiddleware`` on this bank from its first hook in a graph run. The
+        graph run and everything that starts in it from now on is ignored; if it is a top-level
+        run, its trajectory (written when it started) is deleted, and ``trajectory_id`` (the
+        middleware's) is what :meth:`trajectory_id_for` and ``last_trajectory_id`` report.
+        Returns False if this handler does not see that run.
+        """
+        with self._lock:
+            graph_run = self._parent.get(node_run_id)
+            if graph_run is None:
+                return False
+            self._muted.update((graph_run, node_run_id))
+            root = self._roots.pop(graph_run, None)
+            if root is not None and trajectory_id:
+                self._point(graph_run, root.recorder.id, trajectory_id)
+        if root is not None:
+            root.recorder.discard()
+        return True
+
+    def _point(self, run_id: UUID, old: str, new: str) -> None:
+        self._by_run[run_id] = new
+        if self.last_trajectory_id == old:
+            self.last_trajectory_id = new
+        try:
+            self.trajectory_ids[self.trajectory_ids.index(old)] = new
+        except ValueError:
+            pass
 
     # -- chains ------------------------------------------------------------------------------
 
@@ -208,7 +265,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                        parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
         root = self._root_of(run_id, parent_run_id, inputs, metadata)
-        if parent_run_id is not None:
+        if root is not None and parent_run_id is not None:
             self._mark_known(root, inputs)
 
     @staticmethod
@@ -255,6 +312,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                 root.recorder.add_limit(signal)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if self._ended_muted(run_id):
+            return
         with self._lock:
             root = self._roots.pop(run_id, None)
             if root is None:
@@ -285,6 +344,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         self._label(root, outputs)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        if self._ended_muted(run_id):
+            return
         with self._lock:
             root = self._roots.pop(run_id, None)
             if root is None and is_interrupt(error):
@@ -313,6 +374,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     def _begin_model(self, run_id: UUID, parent_run_id: UUID | None, serialized: Any,
                      messages: list[Any], n_in: int, kwargs: dict[str, Any]) -> None:
         root = self._root_of(run_id, parent_run_id, {"messages": messages}, kwargs.get("metadata"))
+        if root is None:
+            return
         recorder = root.recorder
         recorder.set_model(_model_name(serialized, kwargs))
         turn = recorder.begin_model(n_in, injections_from_messages(messages))
@@ -379,6 +442,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                       parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
         root = self._root_of(run_id, parent_run_id, input_str, kwargs.get("metadata"))
+        if root is None:
+            return
         name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
         call_id = kwargs.get("tool_call_id")
         if call_id:

@@ -34,6 +34,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolMessage
 
 from skillbank.adapters._watch import watcher as _get_watcher
+from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.injection import GENERAL_K, SkillInjector, merge_system_message
 from skillbank.adapters.limits import (
     Detectors,
@@ -254,6 +255,8 @@ class SkillBankMiddleware(AgentMiddleware):
             self._runs[recorder.id] = run
             self.last_trajectory_id = recorder.id
             self.trajectory_ids.append(recorder.id)
+        # The row exists from now on: a process killed at any later point leaves it 'running'.
+        recorder.start()
         self._link(run)
         return {TRAJECTORY_KEY: recorder.id}
 
@@ -267,11 +270,35 @@ class SkillBankMiddleware(AgentMiddleware):
             return {}
 
     def _link(self, run: _Run) -> None:
-        if run.graph_run is None and self._watcher is not None:
+        """Called from each node hook: on the first in a graph run (a start, a resume), claim it."""
+        if run.graph_run is not None:
+            return
+        self._claim(run)
+        if self._watcher is not None:
             graph_run = self._watcher.current_graph_run()
             if graph_run is not None:
                 run.graph_run = graph_run
                 self._watcher.watch(graph_run, self, run.recorder.id)
+
+    def _claim(self, run: _Run) -> None:
+        # A SkillBankCallbackHandler on this bank in the same run's callbacks would record the
+        # run a second time, less precisely: tell it this graph run is ours. The handlers this
+        # node's callback manager carries are exactly the ones that see this run.
+        try:
+            from langgraph.config import get_config
+
+            callbacks = get_config().get("callbacks")
+        except Exception:
+            return
+        node_run = getattr(callbacks, "parent_run_id", None)
+        if node_run is None:
+            return
+        for handler in getattr(callbacks, "handlers", None) or ():
+            if isinstance(handler, SkillBankCallbackHandler) and _same_bank(handler.bank, self.bank):
+                try:
+                    handler.leave(node_run, run.recorder.id)
+                except Exception:
+                    log.warning("skillbank: could not tell a callback handler to leave this run", exc_info=True)
 
     def _release(self, run: _Run) -> None:
         with self._lock:
@@ -550,6 +577,13 @@ class SkillBankMiddleware(AgentMiddleware):
                 return None
             self._store_outcome(run, value, source)
         return None
+
+
+def _same_bank(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    path_a, path_b = getattr(a, "path", None), getattr(b, "path", None)
+    return path_a is not None and str(path_a) == str(path_b)
 
 
 def _as_text(value: Any) -> str:

@@ -227,6 +227,8 @@ class TrajectoryRecorder:
         self._lock = threading.RLock()
         self._pending = _Pending()
         self._inserted = resume_index is not None  # a resumed run already has its row
+        self._model_unsaved = False  # named after the row was written: goes with the next write
+        self._discarded = False
         self._next = resume_index or 0
         self._last_index: int | None = (resume_index - 1) if resume_index else None
         self._seen_errors: set[int] = set()
@@ -256,10 +258,12 @@ class TrajectoryRecorder:
         return time.monotonic() - self.t0
 
     def set_model(self, name: str | None) -> None:
-        # The row is inserted lazily with the first completed step, by which time the model
-        # has answered once and its name is known.
-        if name and not self.trajectory.model and not self._inserted:
-            self.trajectory.model = name
+        # The row is usually written when the run starts, before the first model call names
+        # the model: then the name goes with the next write instead of a write of its own.
+        with self._lock:
+            if name and not self.trajectory.model:
+                self.trajectory.model = name
+                self._model_unsaved = self._inserted
 
     def _s(self, text: str | None) -> str | None:
         if text is None:
@@ -438,15 +442,18 @@ class TrajectoryRecorder:
 
     def flush(self) -> None:
         with self._lock:
-            if self.closed and not self._pending:
+            if self._discarded or (self.closed and not self._pending):
                 return
             t0 = time.perf_counter()
             try:
                 self._ensure_inserted()
                 if self._pending:
                     pending, self._pending = self._pending, _Pending()
+                    model = self.trajectory.model if self._model_unsaved else None
                     try:
-                        self.bank.trajectories.append(self.id, pending.steps, pending.limits, pending.injections)
+                        self.bank.trajectories.append(self.id, pending.steps, pending.limits, pending.injections,
+                                                      model=model)
+                        self._model_unsaved = False
                     except Exception:
                         # Keep what could not be written for the next attempt.
                         pending.steps.extend(self._pending.steps)
@@ -460,13 +467,34 @@ class TrajectoryRecorder:
                 self.write_seconds += time.perf_counter() - t0
 
     def start(self) -> "TrajectoryRecorder":
-        """Write the trajectory row now (otherwise it is written with the first step)."""
+        """Write the trajectory row now, as ``running`` (otherwise it is written with the first step).
+
+        The adapters call this when a run begins, so a process killed at any later point (even
+        inside the first model call) leaves a row saying the run started and never finished.
+        """
         with self._lock:
+            t0 = time.perf_counter()
             try:
                 self._ensure_inserted()
             except Exception:
                 log.warning("skillbank: could not start trajectory %s", self.id, exc_info=True)
+            finally:
+                self.write_seconds += time.perf_counter() - t0
         return self
+
+    def discard(self) -> None:
+        """Stop recording and delete what was written: the run turned out to be another's to record."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = self._discarded = True
+            self._pending = _Pending()
+            if not self._inserted:
+                return
+            try:
+                self.bank.trajectories.discard(self.id)
+            except Exception:
+                log.warning("skillbank: could not discard trajectory %s", self.id, exc_info=True)
 
     def finish(self, final_answer: str | None = None, *, status: str = "complete",
                error: str | None = None) -> None:

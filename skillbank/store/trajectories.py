@@ -78,11 +78,21 @@ class TrajectoryRepo:
         steps: Iterable[Step] = (),
         limit_events: Iterable[LimitEvent] = (),
         injections: Iterable[Injection] = (),
+        *,
+        model: str | None = None,
     ) -> None:
+        """Add steps, limit events and injections; ``model`` names the model if the row has none.
+
+        A live run's row is written when it starts, before its model has said who it is: the
+        name rides along with the first write after that, in the same transaction.
+        """
         steps, limit_events, injections = list(steps), list(limit_events), list(injections)
         if not (steps or limit_events or injections):
             return
         with self.store.transaction() as conn:
+            if model:
+                conn.execute("UPDATE trajectories SET model = coalesce(model, ?) WHERE id = ?",
+                             _utf8((model, trajectory_id)))
             conn.executemany(
                 "INSERT OR REPLACE INTO steps (trajectory_id, idx, kind, data) VALUES (?, ?, ?, ?)",
                 [(trajectory_id, s.index, _utf8(s.kind), _json(_clip_step(s))) for s in steps],
@@ -123,6 +133,17 @@ class TrajectoryRepo:
                  "ended": ended_at.isoformat(), "id": trajectory_id},
             )
             self.skills.bump_usage(conn, self._injected(conn, trajectory_id), ended_at, uses=1)
+
+    def discard(self, trajectory_id: str) -> None:
+        """Delete an unfinished run and what it wrote (a recorder that learned the run is not its own)."""
+        with self.store.transaction() as conn:
+            # A finished run has counted in its skills' statistics: it stays.
+            if conn.execute("SELECT 1 FROM trajectories WHERE id = ? AND status = 'running'",
+                            (trajectory_id,)).fetchone() is None:
+                return
+            for table in ("steps", "limit_events", "injections"):
+                conn.execute(f"DELETE FROM {table} WHERE trajectory_id = ?", (trajectory_id,))
+            conn.execute("DELETE FROM trajectories WHERE id = ?", (trajectory_id,))
 
     def save(self, traj: Trajectory) -> str:
         """Store a whole trajectory at once (runners and imports); returns its id."""
