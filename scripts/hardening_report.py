@@ -3,6 +3,7 @@
 
     HF_HUB_OFFLINE=1 python scripts/hardening_report.py            # about 2-4 minutes on 2 cores
     HF_HUB_OFFLINE=1 python scripts/hardening_report.py --quick    # a smoke run
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only scrub   # secrets / false positives only (~1 s)
 
 Figures: agent processes x trajectories written and found; kill -9 points tried (during
 skill/trajectory writes and during evolution rounds) and the problems found after them; inputs
@@ -106,13 +107,19 @@ def scrub_corpus() -> tuple[dict, bool]:
     return fig, caught == len(CASES) and false_pos == 0
 
 
+CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--per", type=int, default=None, help="trajectories per agent process")
     ap.add_argument("--seed", type=int, default=20261130)
+    ap.add_argument("--only", action="append", choices=CHECKS, metavar="CHECK",
+                    help=f"run only this check (repeatable): {', '.join(CHECKS)}")
     args = ap.parse_args()
+    only = set(args.only or CHECKS)
     per = args.per or (50 if args.quick else 400)
     write_kills, evolve_kills, examples = (5, 4, 50) if args.quick else (40, 30, 1000)
 
@@ -120,11 +127,15 @@ def main() -> int:
     results, all_ok = {}, True
     with tempfile.TemporaryDirectory(prefix="skillbank-hardening-") as tmp:
         tmp_path = Path(tmp)
-        for name, fn in [("many writers (real agents + evolve + search)", lambda: many_writers(tmp_path, args.processes, per)),
-                         ("kill -9 during skill/trajectory writes", lambda: kill_during_writes(tmp_path, write_kills, args.seed)),
-                         ("kill -9 during evolution rounds", lambda: kill_during_evolution(tmp_path, evolve_kills, args.seed)),
-                         ("fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
-                         ("scrub corpus", scrub_corpus)]:
+        for check, name, fn in [
+            ("writers", "many writers (real agents + evolve + search)", lambda: many_writers(tmp_path, args.processes, per)),
+            ("write-kills", "kill -9 during skill/trajectory writes", lambda: kill_during_writes(tmp_path, write_kills, args.seed)),
+            ("evolve-kills", "kill -9 during evolution rounds", lambda: kill_during_evolution(tmp_path, evolve_kills, args.seed)),
+            ("fuzz", "fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
+            ("scrub", "scrub corpus", scrub_corpus),
+        ]:
+            if check not in only:
+                continue
             t0 = time.monotonic()
             fig, ok = fn()
             all_ok &= ok
@@ -134,20 +145,26 @@ def main() -> int:
                 print(f"    {key}: {value}")
             sys.stdout.flush()
 
-    w, k1, k2 = results["many writers (real agents + evolve + search)"], \
-        results["kill -9 during skill/trajectory writes"], results["kill -9 during evolution rounds"]
-    f, s = results["fuzzed record parsers (hypothesis)"], results["scrub corpus"]
+    w = results.get("many writers (real agents + evolve + search)")
+    k1 = results.get("kill -9 during skill/trajectory writes")
+    k2 = results.get("kill -9 during evolution rounds")
+    f, s = results.get("fuzzed record parsers (hypothesis)"), results.get("scrub corpus")
     print("\nSummary for the closing note:")
-    print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
-          f"{w['found']} found ({w['complete_with_outcome']} complete with steps and outcome), "
-          f"with {w['evolve_rounds']} evolve rounds and {w['searches']} searches running alongside; "
-          f"{w['worker_errors']} worker errors; history chain ok: {w['history_ok']}")
-    print(f"- kill -9 points tried: {k1['kill_points'] + k2['kill_points']} "
-          f"({k1['kill_points']} during writes, {k2['kill_points']} during evolution rounds); "
-          f"failures found: {k1['failures'] + k2['failures']}")
-    print(f"- inputs fuzzed: {f['inputs_fuzzed']} hypothesis examples; failures: {f['failures']}")
-    print(f"- scrub corpus: {s['caught']}/{s['secrets']} secrets caught across {s['kinds']} kinds; "
-          f"{s['lookalikes']} look-alikes, {s['false_positives']} false positives")
+    if w:
+        print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
+              f"{w['found']} found ({w['complete_with_outcome']} complete with steps and outcome), "
+              f"with {w['evolve_rounds']} evolve rounds and {w['searches']} searches running alongside; "
+              f"{w['worker_errors']} worker errors; history chain ok: {w['history_ok']}")
+    if k1 or k2:
+        kills = [k for k in (k1, k2) if k]
+        print(f"- kill -9 points tried: {sum(k['kill_points'] for k in kills)} "
+              f"({k1['kill_points'] if k1 else 0} during writes, {k2['kill_points'] if k2 else 0} during evolution rounds); "
+              f"failures found: {sum(k['failures'] for k in kills)}")
+    if f:
+        print(f"- inputs fuzzed: {f['inputs_fuzzed']} hypothesis examples; failures: {f['failures']}")
+    if s:
+        print(f"- scrub corpus: {s['caught']}/{s['secrets']} secrets caught across {s['kinds']} kinds; "
+              f"{s['lookalikes']} look-alikes, {s['false_positives']} false positives")
     print(f"- total time: {time.monotonic() - start:.0f}s; all checks passed: {all_ok}")
     return 0 if all_ok else 1
 

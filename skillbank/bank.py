@@ -54,6 +54,41 @@ class PruneAction:
     detail: str
 
 
+@dataclass(frozen=True)
+class SearchFilters:
+    """The keyword-only options of a skill search, in one place.
+
+    :meth:`SkillBank.search` and :meth:`SkillBank.search_vector` spell them out as explicit
+    keywords (for users, IDEs and the CLI) and hand them on as one of these; a view that searches
+    differently (the evolution gate's ``CandidateView``) overrides
+    :meth:`SkillBank.search_filtered` alone and keeps both public signatures.
+
+    ``min_score`` bounds raw similarity; ``kinds``/``tags``/``tools`` keep skills of those kinds, with
+    one of those tags, or naming one of those tools; ``token_budget`` caps the rendered size of the
+    hits; ``exclude`` drops skills by id.
+    """
+
+    min_score: float = 0.0
+    kinds: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    tools: Sequence[str] | None = None
+    token_budget: int | None = None
+    exclude: Iterable[str] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude", frozenset(self.exclude))  # an iterator is read once
+
+    @property
+    def narrows(self) -> bool:
+        """Whether kinds/tags/tools filter (a search then reads more candidates to fill ``k``)."""
+        return bool(self.kinds or self.tags or self.tools)
+
+    def allow(self, candidates: Iterable[Candidate]) -> list[Candidate]:
+        """The candidates ``exclude``/``kinds``/``tags``/``tools`` let through."""
+        return retrieval.filter_candidates(candidates, exclude=self.exclude, kinds=self.kinds,
+                                           tags=self.tags, tools=self.tools)
+
+
 def default_bank_dir() -> Path:
     return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
 
@@ -303,12 +338,14 @@ class SkillBank:
         token_budget: int | None = None,
         exclude: Iterable[str] = (),
     ) -> list[SkillHit]:
-        """The top ``k`` active skills for ``query`` as ``(skill, score)`` pairs, best first."""
+        """The top ``k`` active skills for ``query`` as ``(skill, score)`` pairs, best first.
+
+        The keyword options are those of :class:`SearchFilters`.
+        """
         if k <= 0 or not query.strip():
             return []
         vector = self.embedder.embed_query(self.scrubber(query))
-        return self.search_vector(vector, k, min_score=min_score, kinds=kinds, tags=tags,
-                                  tools=tools, token_budget=token_budget, exclude=exclude)
+        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude))
 
     def search_vector(
         self,
@@ -323,12 +360,16 @@ class SkillBank:
         exclude: Iterable[str] = (),
     ) -> list[SkillHit]:
         """:meth:`search` for a query already embedded (a normalised vector)."""
+        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude))
+
+    def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
+        """What :meth:`search` and :meth:`search_vector` run: the top ``k`` skills for an embedded
+        query under ``filters``."""
         if k <= 0:
             return []
-        filtered = bool(kinds or tags or tools)
-        candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filtered else 4))
-        keep = retrieval.filter_candidates(candidates, exclude=exclude, kinds=kinds, tags=tags, tools=tools)
-        return retrieval.select(keep, k=k, min_score=min_score, token_budget=token_budget)
+        candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filters.narrows else 4))
+        return retrieval.select(filters.allow(candidates), k=k, min_score=filters.min_score,
+                                token_budget=filters.token_budget)
 
     def general_skills(self) -> list[Skill]:
         """Active skills tagged ``general`` (lessons generalised across tools), most useful

@@ -9,6 +9,12 @@ Design rules
   label (``password=``, ``Authorization: Bearer``, ``AccountKey=``...), requires the right length
   and character classes, and checks token boundaries on both sides, so words like ``task-force``,
   ``sk-learn``, uuids, git SHAs, "password reset link" or "Bearer of bad news" survive.
+* **Unlabelled secrets need their partner id.** A bare AWS secret access key (40 base64
+  characters) or Twilio auth token / API key secret (32 characters) has no shape of its own, so it
+  is caught only on the same or the next line as the id it belongs to (``AKIA...``/``ASIA...``,
+  ``AC...``, ``SK...``, or that id's placeholder), and must look random (both letter cases and a
+  digit), so git SHAs, md5s and uuids next to an id survive. Those branches are tried only in a
+  short window around each such id (see :data:`_NEAR`).
 * **Only the secret goes.** Where a pattern has named groups ``secret`` / ``secret_*`` only those
   spans are replaced: ``postgres://admin:[REDACTED:url_password]@db:5432`` keeps user and host,
   ``DB_PASSWORD=[REDACTED:password]`` keeps the label.
@@ -180,6 +186,36 @@ _BEARER_TOKEN = (
     + r"{16,}=*"
 )
 
+# Context-anchored secrets: a value with no prefix of its own, caught only next to the id it
+# belongs to. The id may already be a placeholder (its own rule runs first). Boundaries accept an
+# escaped newline/tab before the value (JSON inside JSON). Gaps are bounded (48 characters of the
+# same line), so each id costs a constant amount of work.
+_ESC_LEFT = r"(?<=\\[nrt])"
+# the end of a line: closing quotes or separators, then a newline or the end of the text
+_EOL = r"""[ \t\r,;|"']{0,8}(?:\n|$)"""
+_LEFT_AN = r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9]))"
+_AWS_ID = r"(?:" + _LEFT_AN + r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])|\[REDACTED:aws_access_key_id\])"
+# 40 base64 characters as a whole token, with both letter cases and a digit, '/' or '+' (so git
+# SHA-1s, words and lower-case paths do not count); not followed by more base64 or by '.ext'.
+_AWS_SECRET = (
+    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9/+_.-]))"
+    r"(?=[a-z0-9/+]{0,39}[A-Z])(?=[A-Z0-9/+]{0,39}[a-z])(?=[A-Za-z]{0,39}[0-9/+])"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-]|\.[A-Za-z0-9])"
+)
+# Twilio: only punctuation between the SID and the value (an md5 elsewhere on the line is no token)
+_TW_SEP = r"""(?:[ \t\r"',:;|=()]|\\[nrt"'])"""
+_TW_GAP = _TW_SEP + r"{0,8}(?:\n" + _TW_SEP + r"{0,8})?"  # at most one line break
+_TW_ACCOUNT_SID = _LEFT_AN + r"AC[0-9a-f]{32}(?![A-Za-z0-9])"
+_TW_KEY_SID = r"(?:" + _LEFT_AN + r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])|\[REDACTED:twilio_key\])"
+_TW_AUTH_TOKEN = (
+    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9_-]))"
+    r"(?=[a-f]{0,31}[0-9])(?=[0-9]{0,31}[a-f])[0-9a-f]{32}(?![A-Za-z0-9_-])"
+)
+_TW_KEY_SECRET = (
+    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9_-]))"
+    r"(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}(?![A-Za-z0-9_-])"
+)
+
 # (kind, regex, anchors). Most patterns begin with a case-sensitive literal (``sk-``, ``AIza``),
 # which the regex engine finds as fast as a substring search. The others (case-insensitive
 # labels, character-class prefixes) carry ``anchors``: lower-case strings one of which every match
@@ -231,12 +267,23 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
         None,
     ),
     ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("sk_", "pk_", "rk_")),
-    ("aws_access_key_id", _tok(r"A(?:KIA|SIA|BIA|CCA)", 4, r"[A-Z0-9]{16}", left=_AN, right=_AN), None),
+    (
+        "aws_access_key_id",
+        # like _tok(..., left=_AN, right=_AN), but also right after an escaped newline (JSON inside JSON)
+        r"A(?:KIA|SIA|BIA|CCA)(?:(?<=\\[nrt][\s\S]{4})|(?<!" + _AN + r"[\s\S]{4}))[A-Z0-9]{16}(?!" + _AN + r")",
+        None,
+    ),
     (
         "aws_secret_key",
         r"(?i:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)"
         + _ASSIGN
-        + r"""\\?["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+        + r"""\\?["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
+        # unlabelled, next to its access key id: "AKIA... <secret>", CSV rows, or on adjacent lines
+        # when the id ends one line and the secret ends the other
+        + r"|" + _AWS_ID + r"[^\n]{0,48}?(?P<secret_after_id>" + _AWS_SECRET + r")"
+        + r"|" + _AWS_ID + _EOL + r"[^\n]{0,48}?(?P<secret_after_id_nl>" + _AWS_SECRET + r")(?=" + _EOL + r")"
+        + r"|(?P<secret_before_id>" + _AWS_SECRET + r")(?=[^\n]{0,48}?" + _AWS_ID + r")"
+        + r"|(?P<secret_before_id_nl>" + _AWS_SECRET + r")(?=" + _EOL + r"[^\n]{0,48}?" + _AWS_ID + _EOL + r")",
         ("aws", "secret"),
     ),
     (
@@ -247,6 +294,15 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
         None,
     ),
     ("twilio_key", _tok("SK", 2, r"[0-9a-fA-F]{32}", left=_AN, right=_AN), None),
+    (
+        "twilio_secret",
+        # an auth token right after or before an account SID: Client("AC...", "<token>"), -u AC...:<token>
+        _TW_ACCOUNT_SID + _TW_GAP + r"(?P<secret_after_sid>" + _TW_AUTH_TOKEN + r")"
+        + r"|(?P<secret_before_sid>" + _TW_AUTH_TOKEN + r")(?=" + _TW_GAP + _TW_ACCOUNT_SID + r")"
+        # an API key secret right after its key SID: Client("SK...", "<secret>", "AC...")
+        + r"|" + _TW_KEY_SID + _TW_GAP + r"(?P<secret_after_key>" + _TW_KEY_SECRET + r")",
+        (),  # only where an SID occurs, see _NEAR
+    ),
     ("sendgrid_key", _tok(r"SG\.", 3, r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), None),
     ("npm_token", _tok("npm_", 4, r"[A-Za-z0-9]{36}", right=r"[A-Za-z0-9_]"), None),
     ("groq_key", _tok("gsk_", 4, _HAS_DIGIT_AN + r"[A-Za-z0-9]{40,}"), None),
@@ -294,6 +350,16 @@ DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = types.MappingProxyType(
 )
 _DEFAULT_ANCHORS: dict[str, tuple[str, ...] | None] = {kind: anchors for kind, _, anchors in _SPECS}
 
+#: Rules whose matches may also start away from their anchors, next to an id: kind -> (a regex
+#: that finds every id the rule's context branches accept, and how far before the start of such an
+#: id a match may begin). The rule is tried at its anchors and at every position in those windows.
+_NEAR: dict[str, tuple[re.Pattern[str], int]] = {
+    # secret (40) + same-line gap (48), or secret + line end (8 + 1) + gap (48)
+    "aws_secret_key": (re.compile(r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}|\[REDACTED:aws_access_key_id\]", _FLAGS), 100),
+    # token (32) + gap (2 x 8 separators of up to 2 characters + a newline)
+    "twilio_secret": (re.compile(r"AC[0-9a-f]{32}|SK[0-9a-fA-F]{32}|\[REDACTED:twilio_key\]", _FLAGS), 70),
+}
+
 
 # ---------------------------------------------------------------------------------------------
 # Scrubber
@@ -301,12 +367,19 @@ _DEFAULT_ANCHORS: dict[str, tuple[str, ...] | None] = {kind: anchors for kind, _
 
 
 class _Rule:
-    __slots__ = ("kind", "regex", "anchors", "groups", "mark")
+    __slots__ = ("kind", "regex", "anchors", "near", "groups", "mark")
 
-    def __init__(self, kind: str, regex: re.Pattern[str], anchors: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        regex: re.Pattern[str],
+        anchors: tuple[str, ...] | None = None,
+        near: tuple[re.Pattern[str], int] | None = None,
+    ) -> None:
         self.kind = kind
         self.regex = regex
         self.anchors = anchors
+        self.near = near
         self.mark = placeholder(kind)
         self.groups = tuple(
             idx for name, idx in regex.groupindex.items() if name == "secret" or name.startswith("secret_")
@@ -357,6 +430,20 @@ def _find_all(haystack: str, needles: tuple[str, ...]) -> list[int]:
             found.add(i)
             i = haystack.find(needle, i + 1)
     return sorted(found)
+
+
+def _near_starts(near: tuple[re.Pattern[str], int], text: str, starts: list[int]) -> list[int]:
+    """``starts`` plus every position from ``lead`` characters before each id ``near`` finds up to it."""
+    regex, lead = near
+    windows = [(max(0, m.start() - lead), m.start() + 1) for m in regex.finditer(text)]
+    if not windows:
+        return starts
+    positions: set[int] = set(starts)
+    end = 0
+    for lo, hi in windows:  # in order, so overlapping windows add each position once
+        positions.update(range(max(lo, end), hi))
+        end = max(end, hi)
+    return sorted(positions)
 
 
 def _apply(rule: _Rule, text: str, starts: list[int] | None) -> tuple[str, int]:
@@ -421,7 +508,9 @@ class Scrubber:
         self._counts: Counter[str] = Counter()
         rules: list[_Rule] = []
         if defaults:
-            rules = [_Rule(kind, rx, _DEFAULT_ANCHORS[kind]) for kind, rx in DEFAULT_PATTERNS.items()]
+            rules = [
+                _Rule(kind, rx, _DEFAULT_ANCHORS[kind], _NEAR.get(kind)) for kind, rx in DEFAULT_PATTERNS.items()
+            ]
         self._rules: tuple[_Rule, ...] = tuple(rules)
         for kind, regex in (patterns or {}).items():
             self.add_pattern(kind, regex)
@@ -515,9 +604,13 @@ class Scrubber:
                 if len(lowered) == len(text):
                     # lower() never shrinks a character, so equal lengths mean equal offsets
                     starts = _find_all(lowered, rule.anchors)
-                    if not starts:
-                        continue
-                elif not any(a in lowered for a in rule.anchors):
+                elif any(a in lowered for a in rule.anchors):
+                    starts = None  # the whole text
+                else:
+                    starts = []
+                if starts is not None and rule.near is not None:
+                    starts = _near_starts(rule.near, text, starts)
+                if starts == []:
                     continue
             new, hits = _apply(rule, text, starts)
             if hits:

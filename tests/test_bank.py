@@ -376,3 +376,46 @@ def test_real_minilm_model_and_chroma_directory(tmp_path):
         assert hits[0].skill.name == "refund-after-eligibility"
         assert (tmp_path / "bank" / "index" / "chroma.sqlite3").exists()
         assert bank.verify().ok
+
+
+def test_search_signatures_share_one_set_of_filter_keywords():
+    """search, search_vector and the evolution gate's CandidateView take the same explicit
+    keyword-only options, the fields of SearchFilters (names, defaults and annotations)."""
+    import dataclasses
+    import inspect
+
+    from skillbank.bank import SearchFilters
+    from skillbank.consistency.validation import CandidateView
+
+    fields = [(f.name, f.default) for f in dataclasses.fields(SearchFilters)]
+    for fn in (SkillBank.search, SkillBank.search_vector, CandidateView.search, CandidateView.search_vector):
+        params = inspect.signature(fn).parameters.values()
+        assert not any(p.kind == p.VAR_KEYWORD for p in params), fn  # explicit keywords, no **kwargs
+        keywords = [(p.name, p.default) for p in params if p.kind == p.KEYWORD_ONLY]
+        assert keywords == fields, fn
+    search = inspect.signature(SkillBank.search).parameters
+    vector = inspect.signature(SkillBank.search_vector).parameters
+    assert [str(search[n]) for n, _ in fields] == [str(vector[n]) for n, _ in fields]
+
+
+def test_search_and_search_vector_apply_filters_alike(bank):
+    add_sample_skills(bank)
+    query = "the car climate"
+    vector = bank.embedder.embed_query(query)
+    everything = bank.search(query, k=10)
+    assert everything and bank.search_vector(vector, 10) == everything
+    first = everything[0].skill
+    options = [
+        {"exclude": iter([first.id])},  # an iterator is read once but applied everywhere
+        {"kinds": [first.kind.value]},
+        {"min_score": everything[0].score + 1e-6},
+        {"token_budget": 1},
+    ]
+    for opts in options:
+        again = dict(opts, exclude=[first.id]) if "exclude" in opts else opts
+        hits = bank.search(query, k=10, **opts)
+        assert hits == bank.search_vector(vector, 10, **again), opts
+    assert first.id not in [h.skill.id for h in bank.search(query, k=10, exclude=iter([first.id]))]
+    assert bank.search(query, k=10, min_score=everything[0].score + 1e-6) == []
+    with pytest.raises(TypeError):
+        bank.search(query, kind=["guard"])  # a misspelt keyword is an error, not ignored

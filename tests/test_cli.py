@@ -168,6 +168,40 @@ def test_add_list_show_edit_history_diff_rollback(seeded: Path):
         "reason"] == "too wordy"
 
 
+def test_skills_list_fits_80_columns_and_wide_shows_everything(seeded: Path, monkeypatch: pytest.MonkeyPatch):
+    long_names = [f"finish-within-steps-budget-stop-repeating-{tool}" for tool in
+                  ("check-eligibility", "get-vehicle-status", "list-events")]
+    for name in long_names:
+        add(seeded, name, "Use when the step budget runs low.", "Stop repeating the call.",
+            "--kind", "guard", "--tag", "budget", "--tool", "check_refund_eligibility")
+    run("skills", "pin", "-d", seeded, long_names[0])
+    by_name = skills_json(seeded)
+    monkeypatch.setenv("COLUMNS", "80")
+
+    lines = run("skills", "list", "-d", seeded).stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    rows = [line for line in lines if line.split() and line.split()[-1] in ("-", "0%", "100%")]
+    assert len(rows) == len(by_name)  # one line per skill: nothing wraps
+    for name in long_names:  # shortened in the middle: the distinguishing end stays visible
+        row = next(line for line in rows if line.startswith("finish-within") and name[-8:] in line)
+        assert "…" in row and "guard" in row and "active" in row
+    assert "decline-missing-tool" in "\n".join(rows)  # short names in full
+    assert "yes" in next(line for line in rows if "check-eligibility" in line)  # pinned
+    assert not any(s["id"] in line for s in by_name.values() for line in lines)  # ids only with --wide
+    assert "--wide" in lines[-1]
+
+    wide = run("skills", "list", "-d", seeded, "--wide").stdout
+    for name, skill in by_name.items():
+        line = next(line for line in wide.splitlines() if skill["id"] in line)
+        assert f" {name} " in line and "…" not in line  # full name on the id's line
+        assert ", ".join(skill["tags"]) in line
+    assert "check_refund_eligibility" in wide
+
+    # --json is not a table: same records whatever the width or --wide
+    assert json.loads(run("skills", "list", "-d", seeded, "--json").stdout) == list(by_name.values())
+    assert json.loads(run("skills", "list", "-d", seeded, "--json", "--wide").stdout) == list(by_name.values())
+
+
 def test_add_reads_body_from_stdin_and_rejects_bad_input(bank: Path):
     run("skills", "add", "-d", bank, "--name", "from-stdin", "--description", "Stdin body.",
         "--body-file", "-", input="Body from stdin.\n")

@@ -93,14 +93,26 @@ class Case:
     template: str
     kind: str
     secret: str
+    # other secrets the template holds (slot, kind, value), e.g. the id an unlabelled key sits next to
+    context: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def text(self) -> str:
-        return self.template.replace("{S}", self.secret)
+        out = self.template
+        for slot, _, value in self.context:
+            out = out.replace(slot, value)
+        return out.replace("{S}", self.secret)
 
     @property
     def expected(self) -> str:
-        return self.template.replace("{S}", placeholder(self.kind))
+        out = self.template
+        for slot, kind, _ in self.context:
+            out = out.replace(slot, placeholder(kind))
+        return out.replace("{S}", placeholder(self.kind))
+
+    @property
+    def report(self) -> Counter:
+        return Counter([self.kind] + [kind for _, kind, _ in self.context])
 
     def __repr__(self) -> str:  # readable pytest ids without leaking (fake) values
         return f"{self.kind}:{self.template[:50]!r}"
@@ -313,6 +325,49 @@ CASES: list[Case] = [
 ]
 
 
+def aws_key_id(prefix: str = "AKIA") -> tuple[str, str, str]:
+    return ("{K}", "aws_access_key_id", prefix + rand(UP + DG, 16))
+
+
+def twilio_sid(prefix: str) -> str:
+    return prefix + rand(HEX, 32, mixed=False)
+
+
+def twilio_auth_token() -> str:
+    return rand(HEX, 32)  # has a digit and a letter
+
+
+# Unlabelled secrets caught next to the id they belong to (the id itself may or may not be redacted).
+CASES += [
+    # AWS secret access key without a label
+    Case("creds: {K} {S}", "aws_secret_key", rand(B64, 40), (aws_key_id(),)),
+    Case("Access key ID,Secret access key\n{K},{S}\n", "aws_secret_key", rand(B64, 40), (aws_key_id(),)),
+    Case("new key pair:\n{K}\n{S}\n", "aws_secret_key", rand(B64, 40), (aws_key_id("ASIA"),)),
+    Case("{S}\n{K}", "aws_secret_key", rand(B64, 40), (aws_key_id(),)),
+    Case(
+        "AWS Access Key ID [None]: {K}\nAWS Secret Access Key [None]: {S}\nDefault region name [None]: us-east-1",
+        "aws_secret_key",
+        rand(B64, 40),
+        (aws_key_id(),),
+    ),
+    Case('session = boto3.Session("{K}", "{S}")', "aws_secret_key", rand(B64, 40), (aws_key_id(),)),
+    # Twilio auth token next to the account SID, API key secret next to the API key SID
+    Case(f'client = Client("{twilio_sid("AC")}", "{{S}}")', "twilio_secret", twilio_auth_token()),
+    Case(
+        f"curl -X POST https://api.twilio.com/2010-04-01/Accounts/x/Messages.json -u {twilio_sid('AC')}:{{S}}",
+        "twilio_secret",
+        twilio_auth_token(),
+    ),
+    Case(f"{{S}}\n{twilio_sid('AC')}", "twilio_secret", twilio_auth_token()),
+    Case(
+        f"client = Client('{{K}}', '{{S}}', '{twilio_sid('AC')}')",
+        "twilio_secret",
+        rand(AN, 32),
+        (("{K}", "twilio_key", twilio_sid("SK")),),
+    ),
+]
+
+
 # ---------------------------------------------------------------------------------------------
 # Look-alikes that must survive unchanged
 # ---------------------------------------------------------------------------------------------
@@ -376,6 +431,16 @@ LOOKALIKES: list[str] = [
     "self._tokenKey = tokenKey",
     "    api_key: Explicitly-provided API key, or None if not set by the caller.",
     'raise CLIError("--container-registry-password requires --container-registry-username.")',
+    # ids next to values that are not their secret
+    "[REDACTED:aws_access_key_id] rotated in commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "[REDACTED:aws_access_key_id]\nsha1 9FCEB02D0AE598E95DC970B74767F19372D61AF8, run 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b",
+    "[REDACTED:aws_access_key_id] uploaded data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "[REDACTED:aws_access_key_id] wrote /data/runs/Agent2/checkpoints/step1000/model.safetensors",
+    "[REDACTED:aws_access_key_id] and the word IncomprehensibilitiesAreNotSecretKeys",
+    "account AC9fceb02d0ae598e95dc970b74767f193 has md5 d41d8cd98f00b204e9800998ecf8427e on file",
+    '{"account_sid": "AC9fceb02d0ae598e95dc970b74767f193", "sid": "SM3f2a9c1e8b7d4e6f9a0b1c2d3e4f5a6b"}',
+    "AC9fceb02d0ae598e95dc970b74767f193, 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b",
+    "[REDACTED:twilio_key] api_key_secret_from_the_environment",
 ]
 
 
@@ -397,7 +462,7 @@ def test_secret_is_caught_with_the_right_kind(case: Case):
     out, report = scrubber.scrub_with_report(case.text)
     assert case.secret not in out
     assert out == case.expected
-    assert report == Counter({case.kind: 1})
+    assert report == case.report
 
 
 def test_whole_corpus_caught():
@@ -423,7 +488,7 @@ def test_corpus_joined_in_one_document():
     text, expected = "\n\n".join(parts_in), "\n\n".join(parts_out)
     out, report = Scrubber().scrub_with_report(text)
     assert out == expected
-    assert report == Counter(c.kind for c in CASES)
+    assert report == sum((c.report for c in CASES), Counter())
 
 
 def test_corpus_inside_json_document():
@@ -434,6 +499,29 @@ def test_corpus_inside_json_document():
         doc = json.dumps({"tool": "shell", "args": {"cmd": case.text}, "result": "ok"})
         out = Scrubber().scrub(doc)
         assert json.dumps(case.secret)[1:-1] not in out, case
+
+
+def test_unlabelled_secrets_need_their_id_nearby():
+    aws, token = rand(B64, 40), twilio_auth_token()
+    key_id, sid = "AKIA" + rand(UP + DG, 16), twilio_sid("AC")
+    s = Scrubber()
+    # alone, or two lines away from the id, they are just random-looking strings
+    for text in (f"value {aws} here", f"{key_id}\n\n{aws}", f"{token} alone", f"{sid}\n\n{token}",
+                 f"{sid} is the account; its md5 is {token}"):
+        out = s.scrub(text)
+        assert (aws in out) if aws in text else (token in out), text
+    # already-scrubbed text (the id is a placeholder) still gives the secret up, and a second pass is a no-op
+    once = "[REDACTED:aws_access_key_id]\n" + aws
+    assert s.scrub(once) == "[REDACTED:aws_access_key_id]\n[REDACTED:aws_secret_key]"
+    # a user pattern replacing the id detector does not stop the pair from being caught
+    narrow = Scrubber({"aws_access_key_id": r"\bAKIA[A-Z0-9]{16}\b"})
+    asia = "ASIA" + rand(UP + DG, 16)
+    assert narrow.scrub(f"{asia} {aws}") == f"{asia} [REDACTED:aws_secret_key]"
+    # several pairs in one CSV export
+    rows = [("AKIA" + rand(UP + DG, 16), rand(B64, 40)) for _ in range(3)]
+    out, report = s.scrub_with_report("\n".join(f"{i},{k}" for i, k in rows))
+    assert report == Counter({"aws_access_key_id": 3, "aws_secret_key": 3})
+    assert all(k not in out for _, k in rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -763,6 +851,10 @@ def test_100kb_is_fast():
         "--" * 50_000,
         ("://" + "u" * 250 + ":" + "p" * 250) * 190,
         "AKIA" * 25_000,
+        ("AKIAABCDEFGHIJKLMNOP " + "Ab1/" * 10 + "x\n") * 1_500,  # ids next to 41-char runs
+        ("AKIAABCDEFGHIJKLMNOP" + " word" * 9 + "\n") * 1_500,
+        ("AC" + "0a" * 16 + ":" + "b1" * 17 + " ") * 1_200,
+        "[REDACTED:twilio_key] " + "Ab1" * 33_000,
         "\u0130 password=hunter2hunter2 " * 4_000,  # lower() changes the length here
     ],
     ids=lambda t: repr(t[:24]),
@@ -782,6 +874,9 @@ FRAGMENTS = [c.secret for c in CASES[::3]] + [
     "=", ":", ": ", "=>", '"', "'", "\\", '\\"', "://", "@", "/", "?", "&", "sig=", "AccountKey=",
     "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "\n", " ", "--", "$", "${", "(",
     "[REDACTED:", "]", "[REDACTED:jwt]", "0123456789", "ABCDEFGHIJKLMNOP", "abcdefghijklmnop", "\u0130",
+    # ids that unlabelled secrets are caught next to, and such secrets
+    "AKIA" + rand(UP + DG, 16), "[REDACTED:aws_access_key_id]", rand(B64, 40), "AC" + rand(HEX, 32, mixed=False),
+    "SK" + rand(HEX, 32, mixed=False), "[REDACTED:twilio_key]", rand(HEX, 32), rand(AN, 32),
 ]
 texts_with_fragments = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=40
@@ -839,7 +934,8 @@ def test_prose_without_digits_is_unchanged(words: list[str], seps: list[str]):
 
 STANDALONE = [c for c in CASES if "{S}" in c.template and c.kind not in {"password", "secret", "url_password",
                                                                             "bearer_token", "basic_auth",
-                                                                            "aws_secret_key", "account_key"}]
+                                                                            "aws_secret_key", "account_key",
+                                                                            "twilio_secret"}]
 
 
 @settings(max_examples=200, deadline=None)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Markdown
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -51,16 +54,42 @@ def _status(value: str) -> Text:
 # -- reading -------------------------------------------------------------------------------------
 
 
+class _Shortened:
+    """A one-line cell that, when its column is narrower than the text, keeps both ends and puts
+    ``…`` in the middle: skill names that share a long prefix stay told apart."""
+
+    def __init__(self, text: str, style: str = "", min_width: int = 16) -> None:
+        self.text, self.style, self.min_width = text, style, min_width
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(len(self.text), self.min_width), len(self.text))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(_shorten_middle(self.text, options.max_width), style=self.style, no_wrap=True, overflow="crop")
+
+
+def _shorten_middle(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+
+
 @app.command("list")
 def list_skills(
     status: Annotated[Optional[SkillStatus], typer.Option("--status", help="Only this status.")] = None,
     kind: Annotated[Optional[SkillKind], typer.Option("--kind", help="Only this kind.")] = None,
     tag: Annotated[Optional[str], typer.Option("--tag", help="Only skills with this tag.")] = None,
+    wide: Annotated[
+        bool, typer.Option("--wide", "-w", help="Also show ids, tags and tools, and names in full.")
+    ] = False,
     as_json: JsonOption = False,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """List skills with their status, version and success rate."""
+    """List skills with their status, version and success rate (--wide: ids, tags, tools too)."""
     with open_bank(bank_dir, embedder) as bank:
         skills = bank.list_skills(status=status, kind=kind.value if kind else None, tag=tag)
     if as_json:
@@ -70,20 +99,39 @@ def list_skills(
         console().print("No skills" + (" match those filters." if (status or kind or tag) else " yet; add one "
                         "with `skillbank skills add`."))
         return
-    table = Table(title=f"{len(skills)} skill{'s' if len(skills) != 1 else ''}")
-    table.add_column("id", no_wrap=True, style="dim")
-    # Names must stay readable in an 80-column terminal: they never wrap; short headers.
-    table.add_column("name", style="bold", overflow="fold", min_width=24)
+    # One line per skill. By default it fits an 80-column terminal: no borders, no ids, long
+    # names shortened in the middle (skills commands take a name or an id). --wide shows
+    # everything in full, as wide as it takes.
+    table = Table(title=f"{len(skills)} skill{'s' if len(skills) != 1 else ''}", box=box.SIMPLE_HEAD,
+                  show_edge=False, pad_edge=False, collapse_padding=True,
+                  caption=None if wide else "--wide for ids, tags and tools", caption_style="dim")
+    if wide:
+        table.add_column("id", no_wrap=True, style="dim")
+        table.add_column("name", style="bold", no_wrap=True)
+    else:
+        table.add_column("name", style="bold", ratio=1)
     table.add_column("kind", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("ver", justify="right", no_wrap=True)
     table.add_column("pin", justify="center", no_wrap=True)
     table.add_column("uses", justify="right", no_wrap=True)
     table.add_column("ok", justify="right", no_wrap=True)
+    if wide:
+        table.add_column("tags", no_wrap=True)
+        table.add_column("tools", no_wrap=True)
     for s in skills:
-        table.add_row(s.id, s.name, s.kind.value, _status(s.status.value), f"v{s.version}",
-                      "yes" if s.pinned else "", str(s.stats.uses), rate(s.stats.success_rate))
-    console().print(table)
+        cells: list[Any] = [s.id, escape(s.name)] if wide else [_Shortened(s.name)]
+        cells += [s.kind.value, _status(s.status.value), f"v{s.version}", "yes" if s.pinned else "",
+                  str(s.stats.uses), rate(s.stats.success_rate)]
+        if wide:
+            cells += [escape(", ".join(s.tags)), escape(", ".join(s.tools))]
+        table.add_row(*cells)
+    out = console()
+    if wide:
+        needed = Measurement.get(out, out.options.update(width=10**6), table).maximum
+        if needed > out.width:  # rich would drop the columns that do not fit
+            out = Console(highlight=False, width=needed)
+    out.print(table)
 
 
 @app.command("show")

@@ -17,15 +17,16 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from skillbank.bank import SearchFilters, SkillBank
 from skillbank.consistency import metrics
 from skillbank.consistency.runner import measure
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
+from skillbank.retrieval import Candidate, SkillHit, TokenBudget
 
 __all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
 
@@ -67,31 +68,25 @@ class CandidateView:
             skills.append(self.candidate)
         return skills
 
-    def search(self, query: str, k: int = 5, **filters: Any) -> list[SkillHit]:
-        """:meth:`SkillBank.search` over the active skills plus the candidate."""
-        if k <= 0 or not query.strip():
-            return []
-        vector = self._bank.embedder.embed_query(self._bank.scrubber(query))
-        return self.search_vector(np.asarray(vector, dtype=np.float32), k, **filters)
+    # The public searches are the bank's own (same keywords, and ``search`` embeds with the bank's
+    # embedder); both end in :meth:`search_filtered`, which adds the candidate.
+    search = SkillBank.search
+    search_vector = SkillBank.search_vector
 
-    def search_vector(self, vector: np.ndarray, k: int = 5, *, min_score: float = 0.0,
-                      kinds: Sequence[str] | None = None, tags: Sequence[str] | None = None,
-                      tools: Sequence[str] | None = None, token_budget: int | None = None,
-                      exclude: Iterable[str] = ()) -> list[SkillHit]:
-        """The search for an embedded query (what the injector calls), candidate included."""
+    def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
+        """:meth:`SkillBank.search_filtered` over the active skills plus the candidate."""
         if k <= 0:
             return []
-        excluded = set(exclude)
-        hits = list(self._bank.search_vector(vector, k + len(self.hidden), min_score=min_score,
-                                             kinds=kinds, tags=tags, tools=tools,
-                                             exclude=excluded | self.hidden))
-        similarity = float(np.dot(self._vector, np.asarray(vector, dtype=np.float32)))
-        if similarity >= min_score and filter_candidates([Candidate(self.candidate, similarity, None)],
-                                                         exclude=excluded, kinds=kinds, tags=tags, tools=tools):
+        vector = np.asarray(vector, dtype=np.float32)
+        # the budget applies to the merged hits, below
+        around = replace(filters, token_budget=None, exclude={*filters.exclude, *self.hidden})
+        hits = list(self._bank.search_filtered(vector, k + len(self.hidden), around))
+        similarity = float(np.dot(self._vector, vector))
+        if similarity >= filters.min_score and filters.allow([Candidate(self.candidate, similarity, None)]):
             hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
         chosen: list[SkillHit] = []
-        budget = TokenBudget(token_budget)
+        budget = TokenBudget(filters.token_budget)
         for hit in hits:
             if len(chosen) >= k:
                 break
