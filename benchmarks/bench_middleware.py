@@ -50,6 +50,7 @@ from langchain_core.tools import tool  # noqa: E402
 from skillbank import SkillBank  # noqa: E402
 from skillbank.adapters.langchain import SkillBankMiddleware  # noqa: E402
 from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
+from skillbank.models import GENERAL_TAG  # noqa: E402
 
 DOMAINS = ["car", "home", "retail", "travel", "banking", "calendar", "email", "support", "weather",
            "music", "fitness", "recipes", "shipping", "insurance", "hr", "it-helpdesk", "billing",
@@ -138,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm", help="minilm (default) or hash")
     parser.add_argument("--turns-per-run", type=int, default=10, help="model turns per agent run (default 10)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per arm first (default 3)")
+    parser.add_argument("--general", type=int, default=5,
+                        help="skills tagged general, injected on every turn as an evolved bank's "
+                             "general lessons are (default 5, the injector's general_k)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke test")
     parser.add_argument("--json", action="store_true", help="also print the report as one JSON line")
     parser.add_argument("--dir", help="bank folder to use and keep (default: a temporary one); "
@@ -152,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     existing = {s.name for s in bank.list_skills()}  # a reused --dir keeps its skills
     with bank.store.transaction():
-        for spec in synthetic_skills(args.skills):
+        for i, spec in enumerate(synthetic_skills(args.skills)):
+            if i < args.general:
+                spec = {**spec, "tags": [*spec["tags"], GENERAL_TAG]}
             if spec["name"] not in existing:
                 bank.add_skill(**spec)
     built = time.perf_counter() - t0
@@ -262,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
     a = report["added"]
     print(f"\n{report['turns']} model turns per arm ({runs} runs x {args.turns_per_run} turns), "
-          f"{args.skills} skills, embedder {report['embedder']}, {wall:.1f}s total")
+          f"{args.skills} skills ({args.general} general), embedder {report['embedder']}, {wall:.1f}s total")
     if "load_average" in report:
         print(f"machine: {report['cpus']} CPUs, load average {report['load_average'][0]} at the end "
               f"(other processes inflate wall times; CPU times are the cost itself)")
