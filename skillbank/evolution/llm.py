@@ -24,6 +24,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
+from skillbank import directives as dx
 from skillbank.errors import MissingExtraError
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
@@ -61,13 +62,19 @@ class NewSkill(BaseModel):
 
 # -- prompts ---------------------------------------------------------------------------------------
 
-DIRECTIVE_GUIDE = """\
-- Call the tools in this order: `a`, then `b`, then `c`.
-- Always call `check_tool` before `action_tool`.
-- If `tool` is not among your tools, do not call it: do the rest of the request, then tell the user that `tool` is unavailable.
-- If the request does not state `param` for `tool` unambiguously, ask the user for `param` instead of guessing.
-- If `tool` returns `field` as unknown or null, do not invent a value: tell the user that `field` is unknown.
-- Finish within N tool calls: never repeat a call with the same arguments, and answer as soon as the needed facts are known."""
+# The specific directive forms, written from the directives themselves so the guide cannot drift
+# from what ``skillbank.directives.parse`` reads. The general forms are left to the round
+# (``general.py``), which writes them once a lesson has recurred for several tools.
+DIRECTIVE_GUIDE = "\n".join("- " + d.sentence() for d in (
+    dx.Order(("a", "b", "c")),
+    dx.CheckFirst("check_tool", "action_tool"),
+    dx.Unavailable("tool"),
+    dx.NoParam("tool", "param"),
+    dx.AskFor("param", "tool"),
+    dx.AskFor(None, "tool"),
+    dx.UnknownField("tool", "field"),
+)) + "\n- Finish within N tool calls: never repeat a call with the same arguments, and answer as " \
+    "soon as the needed facts are known."
 
 SYSTEM_PROMPT = """\
 You curate a bank of reusable skills for a tool-using AI agent. A skill is short markdown advice \
