@@ -419,3 +419,12 @@ def test_search_and_search_vector_apply_filters_alike(bank):
     assert bank.search(query, k=10, min_score=everything[0].score + 1e-6) == []
     with pytest.raises(TypeError):
         bank.search(query, kind=["guard"])  # a misspelt keyword is an error, not ignored
+
+
+def test_listing_by_tag_matches_whole_tags_in_any_case(bank):
+    bank.add_skill(name="a", description="a", body="b", tags=["car", "general"])
+    bank.add_skill(name="b", description="b", body="b", tags=["carpool"])
+    bank.add_skill(name="c", description="c", body="b", tags=["general"], status="retired")
+    assert [s.name for s in bank.skills.list(tag="CAR")] == ["a"]
+    assert [s.name for s in bank.skills.list(tag="general")] == ["a", "c"]
+    assert [s.name for s in bank.general_skills()] == ["a"]

@@ -125,11 +125,12 @@ class SkillRepo:
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        rows = self.store.query(sql + " ORDER BY name", params)
-        skills = [skill_from_row(r) for r in rows]
         if tag is not None:
-            skills = [s for s in skills if tag.lower() in s.tags]
-        return skills
+            # In SQL, so a tag shared by a few skills is found without building every skill.
+            sql += " AND EXISTS (SELECT 1 FROM json_each(skills.tags) WHERE json_each.value = ?)"
+            params.append(tag.lower())
+        rows = self.store.query(sql + " ORDER BY name", params)
+        return [skill_from_row(r) for r in rows]
 
     def count(self, status: SkillStatus | str | None = None) -> int:
         if status is None:
