@@ -254,10 +254,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         self._by_run[run_id] = new
         if self.last_trajectory_id == old:
             self.last_trajectory_id = new
-        try:
+        if old in self.trajectory_ids:
             self.trajectory_ids[self.trajectory_ids.index(old)] = new
-        except ValueError:
-            pass
 
     # -- chains ------------------------------------------------------------------------------
 

@@ -310,6 +310,19 @@ class RefStep:
     text: str = ""
     role: Literal["check", "lookup", "action", ""] = ""
 
+    @classmethod
+    def call(cls, tool: str, args: dict[str, Any] | None = None,
+             role: Literal["check", "lookup", "action", ""] = "action") -> "RefStep":
+        return cls("call", tool, dict(args or {}), role=role)
+
+    @classmethod
+    def ask(cls, text: str) -> "RefStep":
+        return cls("ask", text=text)
+
+    @classmethod
+    def answer(cls, text: str) -> "RefStep":
+        return cls("answer", text=text)
+
 
 Checker = Callable[[Environment, str, Sequence[BaseMessage]], list[str]]
 

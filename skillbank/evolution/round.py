@@ -304,17 +304,16 @@ class _Round:
         for cluster in recurring:
             proposals.extend(self._call(lambda: self.distiller.induce(cluster, cfg), f"induce {cluster.key}"))
 
+        live = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)]
         # Step 6: a lesson learned for several different tools becomes one general skill.
         if cfg.min_general_tools:
-            live = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)]
             sources = [(p.content.body, p.evidence) for p in proposals if p.content is not None]
             sources += [(s.body, [r.id for r in batch.by_skill.get(s.id, ())]) for s in active_start]
             have = [d for s in live for d in dx.parse(s.body)]
             proposals.extend(general_proposals(sources, have, cfg.min_general_tools))
 
         # Steps 7, 8: lint and de-duplicate, combining proposals per target.
-        pool = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)
-                and not (pending_info(bank, s.id) or {}).get("target")]
+        pool = [s for s in live if not (pending_info(bank, s.id) or {}).get("target")]
         self.deduper = Deduper(bank, pool, threshold=cfg.dedupe_threshold,
                                structural_threshold=cfg.structural_threshold)
         self.deduper.prime(p.content for p in proposals if p.target is None)

@@ -207,10 +207,6 @@ def _fresh_date(rng, state: dict) -> str:
     return _date(rng, state["month"])
 
 
-def _call(tool: str, args: dict | None = None, role: str = "action") -> RefStep:
-    return RefStep("call", tool, dict(args or {}), role=role)
-
-
 def _created(env: CalendarEnv, title: str, date: str, time: str, email: str | None) -> list[str]:
     made = [e for e in env.state["events"] if e["created"]]
     want = {"title": title, "date": date, "time": time, "attendees": [email] if email else []}
@@ -247,7 +243,6 @@ def _move_checked(env: CalendarEnv) -> list[str]:
     return env.require_before("check_availability", "move_event", same)
 
 
-
 CHECK_CREATE = CheckFirst("check_availability", "create_event")
 CHECK_MOVE = CheckFirst("check_availability", "move_event")
 
@@ -264,11 +259,11 @@ def _base_meeting(rng) -> Spec:
     return Spec(
         input=f'Schedule "{title}" with {person["name"]} on {date} at {time}.',
         state=state,
-        reference=[_call("find_contact", {"name": person["name"]}, role="lookup"),
-                   _call("check_availability", {"date": date, "time": time}, role="check"),
-                   _call("create_event", {"title": title, "date": date, "time": time,
+        reference=[RefStep.call("find_contact", {"name": person["name"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": date, "time": time}, role="check"),
+                   RefStep.call("create_event", {"title": title, "date": date, "time": time,
                                           "attendee_email": person["email"]}),
-                   RefStep("answer", text=f"{title} is booked with {person['name']}.")],
+                   RefStep.answer(f"{title} is booked with {person['name']}.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env)),
         hints=(CHECK_CREATE,),
@@ -286,12 +281,12 @@ def _base_solo(rng) -> Spec:
         date = _fresh_date(rng, state)
         time = _free_slot(rng, state, date)
     title = rng.choice(["Focus time", "Gym", "Dentist", "Deep work", "Lunch break"])
-    steps = [_call("check_availability", {"date": date, "time": time}, role="check")]
+    steps = [RefStep.call("check_availability", {"date": date, "time": time}, role="check")]
     if busy:
-        steps.append(RefStep("answer", text="That slot is taken, so I did not add it."))
+        steps.append(RefStep.answer("That slot is taken, so I did not add it."))
     else:
-        steps += [_call("create_event", {"title": title, "date": date, "time": time}),
-                  RefStep("answer", text=f"{title} is on your calendar.")]
+        steps += [RefStep.call("create_event", {"title": title, "date": date, "time": time}),
+                  RefStep.answer(f"{title} is on your calendar.")]
     return Spec(
         input=f'Add "{title}" to my calendar on {date} at {time}.',
         state=state,
@@ -315,10 +310,11 @@ def _base_reschedule(rng) -> Spec:
     return Spec(
         input=f'Move "{event["title"]}" on {event["date"]} to {new_time}.',
         state=state,
-        reference=[_call("list_events", {"date": event["date"]}, role="lookup"),
-                   _call("check_availability", {"date": event["date"], "time": new_time}, role="check"),
-                   _call("move_event", {"event_id": event["event_id"], "time": new_time}),
-                   RefStep("answer", text=f"{event['title']} now starts at {new_time}.")],
+        reference=[RefStep.call("list_events", {"date": event["date"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": event["date"], "time": new_time},
+                                role="check"),
+                   RefStep.call("move_event", {"event_id": event["event_id"], "time": new_time}),
+                   RefStep.answer(f"{event['title']} now starts at {new_time}.")],
         check=lambda env, ans, msgs: (_moved(env, event["event_id"], new_time, others)
                                       + _move_checked(env)),
         hints=(CHECK_MOVE,),
@@ -338,11 +334,11 @@ def _cap_room(rng) -> Spec:
         input=f'Schedule "{title}" with {person["name"]} on {date} at {time} and book a meeting room.',
         state=state,
         removed=("book_room",),
-        reference=[_call("find_contact", {"name": person["name"]}, role="lookup"),
-                   _call("check_availability", {"date": date, "time": time}, role="check"),
-                   _call("create_event", {"title": title, "date": date, "time": time,
+        reference=[RefStep.call("find_contact", {"name": person["name"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": date, "time": time}, role="check"),
+                   RefStep.call("create_event", {"title": title, "date": date, "time": time,
                                           "attendee_email": person["email"]}),
-                   RefStep("answer", text=f"{title} is booked. I could not book a room: "
+                   RefStep.answer(f"{title} is booked. I could not book a room: "
                                           "`book_room` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env) + blocker_named(ans, "book_room")),
@@ -360,9 +356,9 @@ def _cap_invite(rng) -> Spec:
         input=f'Schedule "{title}" on {date} at {time} with {person["name"]} as an invited attendee.',
         state=state,
         removed_params=(("create_event", "attendee_email"),),
-        reference=[_call("check_availability", {"date": date, "time": time}, role="check"),
-                   _call("create_event", {"title": title, "date": date, "time": time}),
-                   RefStep("answer", text=f"{title} is booked. I could not invite {person['name']}: "
+        reference=[RefStep.call("check_availability", {"date": date, "time": time}, role="check"),
+                   RefStep.call("create_event", {"title": title, "date": date, "time": time}),
+                   RefStep.answer(f"{title} is booked. I could not invite {person['name']}: "
                                           "`create_event` has no `attendee_email` parameter.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, None) + _create_checked(env)
                                       + param_not_passed(msgs, "create_event", "attendee_email")
@@ -382,10 +378,10 @@ def _cap_duration(rng) -> Spec:
         input=(f'What is the duration of "{event["title"]}" on {event["date"]}? '
                f'Also add "{title2}" on {event["date"]} at {time2}.'),
         state=state,
-        reference=[_call("list_events", {"date": event["date"]}, role="lookup"),
-                   _call("check_availability", {"date": event["date"], "time": time2}, role="check"),
-                   _call("create_event", {"title": title2, "date": event["date"], "time": time2}),
-                   RefStep("answer", text=f"{title2} is on your calendar. `duration_min` is unknown "
+        reference=[RefStep.call("list_events", {"date": event["date"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": event["date"], "time": time2}, role="check"),
+                   RefStep.call("create_event", {"title": title2, "date": event["date"], "time": time2}),
+                   RefStep.answer(f"{title2} is on your calendar. `duration_min` is unknown "
                                           f"for {event['title']}.")],
         check=lambda env, ans, msgs: (
             _created(env, title2, event["date"], time2, None) + _create_checked(env)
@@ -409,9 +405,9 @@ def _cap_move(rng) -> Spec:
                f'{event["date"]} at {time3}.'),
         state=state,
         removed=("move_event",),
-        reference=[_call("check_availability", {"date": event["date"], "time": time3}, role="check"),
-                   _call("create_event", {"title": title2, "date": event["date"], "time": time3}),
-                   RefStep("answer", text=f"{title2} is on your calendar. I could not move "
+        reference=[RefStep.call("check_availability", {"date": event["date"], "time": time3}, role="check"),
+                   RefStep.call("create_event", {"title": title2, "date": event["date"], "time": time3}),
+                   RefStep.answer(f"{title2} is on your calendar. I could not move "
                                           f"{event['title']}: `move_event` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title2, event["date"], time3, None)
                                       + _create_checked(env) + blocker_named(ans, "move_event")),
@@ -438,12 +434,12 @@ def _dis_contact(rng) -> Spec:
         input=f'Schedule "{title}" with {first} on {date} at {time}.',
         state=state,
         reply=f"I mean {person['name']}.",
-        reference=[RefStep("ask", text=f"Which {first} do you mean?"),
-                   _call("find_contact", {"name": person["name"]}, role="lookup"),
-                   _call("check_availability", {"date": date, "time": time}, role="check"),
-                   _call("create_event", {"title": title, "date": date, "time": time,
+        reference=[RefStep.ask(f"Which {first} do you mean?"),
+                   RefStep.call("find_contact", {"name": person["name"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": date, "time": time}, role="check"),
+                   RefStep.call("create_event", {"title": title, "date": date, "time": time,
                                           "attendee_email": person["email"]}),
-                   RefStep("answer", text=f"{title} is booked with {person['name']}.")],
+                   RefStep.answer(f"{title} is booked with {person['name']}.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env)
                                       + env.require_asked_before("create_event")),
@@ -461,12 +457,12 @@ def _dis_time(rng) -> Spec:
         input=f'Schedule "{title}" with {person["name"]} on {date}.',
         state=state,
         reply=f"At {time}, please.",
-        reference=[RefStep("ask", text="What time should it start?"),
-                   _call("find_contact", {"name": person["name"]}, role="lookup"),
-                   _call("check_availability", {"date": date, "time": time}, role="check"),
-                   _call("create_event", {"title": title, "date": date, "time": time,
+        reference=[RefStep.ask("What time should it start?"),
+                   RefStep.call("find_contact", {"name": person["name"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": date, "time": time}, role="check"),
+                   RefStep.call("create_event", {"title": title, "date": date, "time": time,
                                           "attendee_email": person["email"]}),
-                   RefStep("answer", text=f"{title} is booked at {time}.")],
+                   RefStep.answer(f"{title} is booked at {time}.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env)
                                       + env.require_asked_before("create_event")),
@@ -491,12 +487,12 @@ def _dis_move(rng) -> Spec:
         input=f'Move my "{first["title"]}" meeting to {new_time}.',
         state=state,
         reply=f"The one on {target['date']}.",
-        reference=[RefStep("ask", text=f"You have two {first['title']} meetings; which date?"),
-                   _call("list_events", {"date": target["date"]}, role="lookup"),
-                   _call("check_availability", {"date": target["date"], "time": new_time},
+        reference=[RefStep.ask(f"You have two {first['title']} meetings; which date?"),
+                   RefStep.call("list_events", {"date": target["date"]}, role="lookup"),
+                   RefStep.call("check_availability", {"date": target["date"], "time": new_time},
                          role="check"),
-                   _call("move_event", {"event_id": target["event_id"], "time": new_time}),
-                   RefStep("answer", text=f"Moved to {new_time}.")],
+                   RefStep.call("move_event", {"event_id": target["event_id"], "time": new_time}),
+                   RefStep.answer(f"Moved to {new_time}.")],
         check=lambda env, ans, msgs: (_moved(env, target["event_id"], new_time, others)
                                       + _move_checked(env) + env.require_asked_before("move_event")),
         hints=(AskFor("event_id", "move_event"), CHECK_MOVE),

@@ -42,7 +42,6 @@ class CarEnv(Environment):
     )
 
 
-
 class ClimateArgs(BaseModel):
     temperature_c: float = Field(description="Target cabin temperature in degrees Celsius, 16 to 28.")
     fan_speed: Optional[int] = Field(None, description="Fan speed, 1 (low) to 5 (high).")
@@ -185,18 +184,6 @@ def _say(position: str) -> str:
     return position.replace("_", " ")
 
 
-def _call(tool: str, args: dict | None = None, role: str = "action") -> RefStep:
-    return RefStep("call", tool, dict(args or {}), role=role)
-
-
-def _answer(text: str) -> RefStep:
-    return RefStep("answer", text=text)
-
-
-def _ask(text: str) -> RefStep:
-    return RefStep("ask", text=text)
-
-
 def _climate(env: CarEnv, t: float) -> list[str]:
     c = env.state["climate"]
     if not c["on"] or c["temperature_c"] is None or float(c["temperature_c"]) != float(t):
@@ -232,8 +219,6 @@ def _route_checked(env: CarEnv) -> list[str]:
     )
 
 
-
-
 CHECK_CLIMATE = CheckFirst("get_vehicle_status", "set_climate")
 CHECK_ROUTE = CheckFirst("get_route", "start_navigation")
 
@@ -248,9 +233,9 @@ def _base_climate(rng) -> Spec:
     return Spec(
         input=f"{lead}{'set' if lead else 'Set'} the climate to {t} degrees.",
         state=_state(rng),
-        reference=[_call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _answer(f"The climate is on at {t} degrees.")],
+        reference=[RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.answer(f"The climate is on at {t} degrees.")],
         check=lambda env, ans, msgs: _climate(env, t) + _climate_checked(env),
         hints=(CHECK_CLIMATE,),
     )
@@ -263,10 +248,10 @@ def _base_comfort(rng) -> Spec:
         input=(f"It's freezing in here: set the climate to {t} degrees and turn the {seat} seat "
                f"heater to level {level}."),
         state=_state(rng),
-        reference=[_call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _call("set_seat_heater", {"seat": seat, "level": level}),
-                   _answer(f"Climate on at {t} degrees and the {seat} seat heater at level {level}.")],
+        reference=[RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.call("set_seat_heater", {"seat": seat, "level": level}),
+                   RefStep.answer(f"Climate on at {t} degrees and the {seat} seat heater at level {level}.")],
         check=lambda env, ans, msgs: _climate(env, t) + _seat(env, seat, level) + _climate_checked(env),
         hints=(CHECK_CLIMATE,),
     )
@@ -279,9 +264,9 @@ def _base_navigate(rng) -> Spec:
     return Spec(
         input=f'Navigate to "{place}", please.',
         state=state,
-        reference=[_call("get_route", {"destination": place}, role="check"),
-                   _call("start_navigation", {"destination": place}),
-                   _answer(f"Navigating to {place}.")],
+        reference=[RefStep.call("get_route", {"destination": place}, role="check"),
+                   RefStep.call("start_navigation", {"destination": place}),
+                   RefStep.answer(f"Navigating to {place}.")],
         check=lambda env, ans, msgs: _navigation(env, place) + _route_checked(env),
         hints=(CHECK_ROUTE,),
     )
@@ -297,9 +282,9 @@ def _cap_window(rng) -> Spec:
         input=f"Open the {_say(pos)} window and set the climate to {t} degrees.",
         state=_state(rng),
         removed=("open_window",),
-        reference=[_call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _answer(f"The climate is on at {t} degrees. I could not open the window: "
+        reference=[RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.answer(f"The climate is on at {t} degrees. I could not open the window: "
                            "`open_window` is unavailable.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + _windows(env, None) + blocker_named(ans, "open_window")),
@@ -313,9 +298,9 @@ def _cap_range(rng) -> Spec:
     return Spec(
         input=f"What is my driving range right now? Also set the climate to {t} degrees.",
         state=_state(rng, range_known=False),
-        reference=[_call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _answer(f"The climate is on at {t} degrees. `range_km` is unknown, so I cannot "
+        reference=[RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.answer(f"The climate is on at {t} degrees. `range_km` is unknown, so I cannot "
                            "tell you your range.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + blocker_named(ans, "range_km")
@@ -331,9 +316,9 @@ def _cap_fan(rng) -> Spec:
         input=f"Set the climate to {t} degrees with fan speed {fan}.",
         state=_state(rng),
         removed_params=(("set_climate", "fan_speed"),),
-        reference=[_call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _answer(f"The climate is on at {t} degrees. I could not set the fan: "
+        reference=[RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.answer(f"The climate is on at {t} degrees. I could not set the fan: "
                            "`set_climate` has no `fan_speed` parameter.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + param_not_passed(msgs, "set_climate", "fan_speed")
@@ -351,9 +336,9 @@ def _cap_seat(rng) -> Spec:
         input=f'Turn the {seat} seat heater to level {level} and navigate to "{place}".',
         state=state,
         removed=("set_seat_heater",),
-        reference=[_call("get_route", {"destination": place}, role="check"),
-                   _call("start_navigation", {"destination": place}),
-                   _answer(f"Navigating to {place}. I could not change the seat heater: "
+        reference=[RefStep.call("get_route", {"destination": place}, role="check"),
+                   RefStep.call("start_navigation", {"destination": place}),
+                   RefStep.answer(f"Navigating to {place}. I could not change the seat heater: "
                            "`set_seat_heater` is unavailable.")],
         check=lambda env, ans, msgs: (_navigation(env, place) + _route_checked(env)
                                       + blocker_named(ans, "set_seat_heater")),
@@ -371,9 +356,9 @@ def _dis_window(rng) -> Spec:
         input=rng.choice(["Please open the window.", "Open the window, it's stuffy in here."]),
         state=_state(rng),
         reply=f"The {_say(pos)} window.",
-        reference=[_ask("Which window should I open: driver, passenger, rear_left or rear_right?"),
-                   _call("open_window", {"position": pos}),
-                   _answer(f"The {_say(pos)} window is open.")],
+        reference=[RefStep.ask("Which window should I open: driver, passenger, rear_left or rear_right?"),
+                   RefStep.call("open_window", {"position": pos}),
+                   RefStep.answer(f"The {_say(pos)} window is open.")],
         check=lambda env, ans, msgs: _windows(env, pos) + env.require_asked_before("open_window"),
         hints=(AskFor("position", "open_window"),),
     )
@@ -386,9 +371,9 @@ def _dis_seat(rng) -> Spec:
         input=f"Turn the seat heater to level {level}.",
         state=_state(rng),
         reply=f"The {seat} seat, please.",
-        reference=[_ask("Which seat: driver or passenger?"),
-                   _call("set_seat_heater", {"seat": seat, "level": level}),
-                   _answer(f"The {seat} seat heater is at level {level}.")],
+        reference=[RefStep.ask("Which seat: driver or passenger?"),
+                   RefStep.call("set_seat_heater", {"seat": seat, "level": level}),
+                   RefStep.answer(f"The {seat} seat heater is at level {level}.")],
         check=lambda env, ans, msgs: _seat(env, seat, level) + env.require_asked_before("set_seat_heater"),
         hints=(AskFor("seat", "set_seat_heater"),),
     )
@@ -401,10 +386,10 @@ def _dis_climate(rng) -> Spec:
         input=rng.choice(["Turn on the climate, please.", "Please turn on the climate."]),
         state=_state(rng),
         reply=f"{t} degrees, please.",
-        reference=[_ask("What temperature would you like?"),
-                   _call("get_vehicle_status", role="check"),
-                   _call("set_climate", {"temperature_c": t}),
-                   _answer(f"The climate is on at {t} degrees.")],
+        reference=[RefStep.ask("What temperature would you like?"),
+                   RefStep.call("get_vehicle_status", role="check"),
+                   RefStep.call("set_climate", {"temperature_c": t}),
+                   RefStep.answer(f"The climate is on at {t} degrees.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + env.require_asked_before("set_climate")),
         hints=(AskFor("temperature_c", "set_climate"), CHECK_CLIMATE),

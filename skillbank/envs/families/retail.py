@@ -45,13 +45,11 @@ class RetailEnv(Environment):
     )
 
 
-
 class OrderArgs(BaseModel):
     order_id: str = Field(description="Order id, e.g. ORD-1234.")
 
 
-class CancelArgs(BaseModel):
-    order_id: str = Field(description="Order id, e.g. ORD-1234.")
+class CancelArgs(OrderArgs):
     cancel_reason: Optional[Literal["ordered_by_mistake", "found_cheaper", "arrives_too_late"]] = Field(
         None, description="Why the order is cancelled, if the customer said.")
 
@@ -60,8 +58,7 @@ REASONS = {"ordered_by_mistake": "ordered it by mistake", "found_cheaper": "foun
            "arrives_too_late": "it arrives too late"}
 
 
-class AddressArgs(BaseModel):
-    order_id: str = Field(description="Order id, e.g. ORD-1234.")
+class AddressArgs(OrderArgs):
     address: str = Field(description="The new shipping address.")
 
 
@@ -165,10 +162,6 @@ def _state(rng, statuses: list[str], *, eligible: list[bool] | None = None) -> d
     return {"customer": "signed-in customer", "orders": orders, "refunded": [], "cancelled": []}
 
 
-def _call(tool: str, args: dict | None = None, role: str = "action") -> RefStep:
-    return RefStep("call", tool, dict(args or {}), role=role)
-
-
 def _refunded(env: RetailEnv, want: list[str]) -> list[str]:
     got = env.state["refunded"]
     return [] if sorted(got) == sorted(want) else [f"refunded {got}, expected {want}"]
@@ -201,7 +194,6 @@ def _was_called(env: RetailEnv, tool: str, **args) -> list[str]:
     return [f"never called `{tool}` for {args}"]
 
 
-
 CHECK_REFUND = CheckFirst("check_refund_eligibility", "issue_refund")
 CHECK_CANCEL = CheckFirst("get_order", "cancel_order")
 CHECK_ADDRESS = CheckFirst("get_order", "update_address")
@@ -216,12 +208,12 @@ def _base_refund(rng) -> Spec:
     state = _state(rng, ["delivered", "shipped", "processing"], eligible=[eligible, False, False])
     oid = state["orders"][0]["order_id"]
     rng.shuffle(state["orders"])
-    steps = [_call("check_refund_eligibility", {"order_id": oid}, role="check")]
+    steps = [RefStep.call("check_refund_eligibility", {"order_id": oid}, role="check")]
     if eligible:
-        steps += [_call("issue_refund", {"order_id": oid}),
-                  RefStep("answer", text=f"{oid} has been refunded.")]
+        steps += [RefStep.call("issue_refund", {"order_id": oid}),
+                  RefStep.answer(f"{oid} has been refunded.")]
     else:
-        steps += [RefStep("answer", text=f"{oid} is not eligible for a refund.")]
+        steps += [RefStep.answer(f"{oid} is not eligible for a refund.")]
     return Spec(
         input=f"Order {oid} arrived damaged, please refund it.",
         state=state,
@@ -241,9 +233,9 @@ def _base_cancel(rng) -> Spec:
         input=rng.choice([f"Cancel order {oid}, I don't need it any more.",
                           f"Please cancel order {oid}."]),
         state=state,
-        reference=[_call("get_order", {"order_id": oid}, role="check"),
-                   _call("cancel_order", {"order_id": oid}),
-                   RefStep("answer", text=f"{oid} is cancelled.")],
+        reference=[RefStep.call("get_order", {"order_id": oid}, role="check"),
+                   RefStep.call("cancel_order", {"order_id": oid}),
+                   RefStep.answer(f"{oid} is cancelled.")],
         check=lambda env, ans, msgs: _cancelled(env, [oid]) + _order_checked(env, "cancel_order"),
         hints=(CHECK_CANCEL,),
     )
@@ -257,9 +249,9 @@ def _base_address(rng) -> Spec:
     return Spec(
         input=f'Change the shipping address of order {oid} to "{address}".',
         state=state,
-        reference=[_call("get_order", {"order_id": oid}, role="check"),
-                   _call("update_address", {"order_id": oid, "address": address}),
-                   RefStep("answer", text=f"{oid} will ship to {address}.")],
+        reference=[RefStep.call("get_order", {"order_id": oid}, role="check"),
+                   RefStep.call("update_address", {"order_id": oid, "address": address}),
+                   RefStep.answer(f"{oid} will ship to {address}.")],
         check=lambda env, ans, msgs: (_address_is(env, oid, address)
                                       + _order_checked(env, "update_address")),
         hints=(CHECK_ADDRESS,),
@@ -277,8 +269,8 @@ def _cap_refund(rng) -> Spec:
         input=f"Refund order {oid} and tell me the status of order {other['order_id']}.",
         state=state,
         removed=("issue_refund",),
-        reference=[_call("get_order", {"order_id": other["order_id"]}, role="lookup"),
-                   RefStep("answer", text=f"The status of {other['order_id']} is {other['status']}. "
+        reference=[RefStep.call("get_order", {"order_id": other["order_id"]}, role="lookup"),
+                   RefStep.answer(f"The status of {other['order_id']} is {other['status']}. "
                                           "I cannot refund: `issue_refund` is unavailable.")],
         check=lambda env, ans, msgs: (
             ([] if other["status"] in ans.lower() else [f"answer lacks the status {other['status']!r}"])
@@ -295,10 +287,10 @@ def _cap_delivery(rng) -> Spec:
     return Spec(
         input=f"What is the estimated delivery date of order {oid}? Also cancel order {oid2}.",
         state=state,
-        reference=[_call("get_order", {"order_id": oid}, role="lookup"),
-                   _call("get_order", {"order_id": oid2}, role="check"),
-                   _call("cancel_order", {"order_id": oid2}),
-                   RefStep("answer", text=f"{oid2} is cancelled. `estimated_delivery` is unknown "
+        reference=[RefStep.call("get_order", {"order_id": oid}, role="lookup"),
+                   RefStep.call("get_order", {"order_id": oid2}, role="check"),
+                   RefStep.call("cancel_order", {"order_id": oid2}),
+                   RefStep.answer(f"{oid2} is cancelled. `estimated_delivery` is unknown "
                                           f"for {oid}.")],
         check=lambda env, ans, msgs: (
             _cancelled(env, [oid2]) + _order_checked(env, "cancel_order")
@@ -318,9 +310,9 @@ def _cap_reason(rng) -> Spec:
         input=f"Cancel order {oid} and note the cancel reason: I {REASONS[reason]}.",
         state=state,
         removed_params=(("cancel_order", "cancel_reason"),),
-        reference=[_call("get_order", {"order_id": oid}, role="check"),
-                   _call("cancel_order", {"order_id": oid}),
-                   RefStep("answer", text=f"{oid} is cancelled. I could not record why: "
+        reference=[RefStep.call("get_order", {"order_id": oid}, role="check"),
+                   RefStep.call("cancel_order", {"order_id": oid}),
+                   RefStep.answer(f"{oid} is cancelled. I could not record why: "
                                           "`cancel_order` has no `cancel_reason` parameter.")],
         check=lambda env, ans, msgs: (_cancelled(env, [oid]) + _order_checked(env, "cancel_order")
                                       + param_not_passed(msgs, "cancel_order", "cancel_reason")
@@ -338,9 +330,9 @@ def _cap_cancel(rng) -> Spec:
         input=f"Cancel order {oid} and refund order {oid2}.",
         state=state,
         removed=("cancel_order",),
-        reference=[_call("check_refund_eligibility", {"order_id": oid2}, role="check"),
-                   _call("issue_refund", {"order_id": oid2}),
-                   RefStep("answer", text=f"{oid2} is refunded. I cannot cancel {oid}: "
+        reference=[RefStep.call("check_refund_eligibility", {"order_id": oid2}, role="check"),
+                   RefStep.call("issue_refund", {"order_id": oid2}),
+                   RefStep.answer(f"{oid2} is refunded. I cannot cancel {oid}: "
                                           "`cancel_order` is unavailable.")],
         check=lambda env, ans, msgs: (_refunded(env, [oid2]) + _refund_checked(env)
                                       + blocker_named(ans, "cancel_order")),
@@ -360,10 +352,10 @@ def _dis_refund(rng) -> Spec:
         input=rng.choice(["I'd like a refund for my order, please.", "Please refund my order."]),
         state=state,
         reply=f"Order {oid}, the {target['item']}.",
-        reference=[RefStep("ask", text="Which order would you like refunded?"),
-                   _call("check_refund_eligibility", {"order_id": oid}, role="check"),
-                   _call("issue_refund", {"order_id": oid}),
-                   RefStep("answer", text=f"{oid} has been refunded.")],
+        reference=[RefStep.ask("Which order would you like refunded?"),
+                   RefStep.call("check_refund_eligibility", {"order_id": oid}, role="check"),
+                   RefStep.call("issue_refund", {"order_id": oid}),
+                   RefStep.answer(f"{oid} has been refunded.")],
         check=lambda env, ans, msgs: (_refunded(env, [oid]) + _refund_checked(env)
                                       + env.require_asked_before("issue_refund")),
         hints=(AskFor("order_id", "issue_refund"), CHECK_REFUND),
@@ -380,10 +372,10 @@ def _dis_cancel(rng) -> Spec:
         input="Please cancel my order.",
         state=state,
         reply=f"Order {oid}.",
-        reference=[RefStep("ask", text="Which order should I cancel?"),
-                   _call("get_order", {"order_id": oid}, role="check"),
-                   _call("cancel_order", {"order_id": oid}),
-                   RefStep("answer", text=f"{oid} is cancelled.")],
+        reference=[RefStep.ask("Which order should I cancel?"),
+                   RefStep.call("get_order", {"order_id": oid}, role="check"),
+                   RefStep.call("cancel_order", {"order_id": oid}),
+                   RefStep.answer(f"{oid} is cancelled.")],
         check=lambda env, ans, msgs: (_cancelled(env, [oid]) + _order_checked(env, "cancel_order")
                                       + env.require_asked_before("cancel_order")),
         hints=(AskFor("order_id", "cancel_order"), CHECK_CANCEL),
@@ -399,10 +391,10 @@ def _dis_address(rng) -> Spec:
         input=f"Please change the shipping address of order {oid}.",
         state=state,
         reply=f'Ship it to "{address}".',
-        reference=[RefStep("ask", text="What is the new address?"),
-                   _call("get_order", {"order_id": oid}, role="check"),
-                   _call("update_address", {"order_id": oid, "address": address}),
-                   RefStep("answer", text=f"{oid} will ship to {address}.")],
+        reference=[RefStep.ask("What is the new address?"),
+                   RefStep.call("get_order", {"order_id": oid}, role="check"),
+                   RefStep.call("update_address", {"order_id": oid, "address": address}),
+                   RefStep.answer(f"{oid} will ship to {address}.")],
         check=lambda env, ans, msgs: (_address_is(env, oid, address)
                                       + _order_checked(env, "update_address")
                                       + env.require_asked_before("update_address")),
