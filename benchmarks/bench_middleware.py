@@ -19,6 +19,9 @@ the per-run start and finish writes. The added time per turn is an arm's median 
 the baseline's. Retrieval is timed directly around search + render (query embedding included);
 logging is the rest of the added time, with the part spent inside SQLite writes shown apart.
 
+It also measures how much of each turn's prompt repeats the previous turn's prefix (what a
+prompt cache keeps); the target is at least 90% with the bank.
+
 Queries change every turn (the tool answers something different each time, and tasks differ
 between runs). The middleware embeds the task and each recent message's gist separately (each
 text once, cached) and averages them, so each turn embeds only what is new, in one batch; the
@@ -96,13 +99,35 @@ def task_texts(n: int, seed: int = 11) -> list[str]:
 
 
 class Clock:
-    """Timestamps of model calls, per run (the scripted model stamps each call)."""
+    """Timestamps of model calls and the prompts they got, per run (the scripted model stamps
+    each call)."""
 
     def __init__(self) -> None:
         self.stamps: list[float] = []
+        self.prompts: list[str] = []
 
-    def stamp(self) -> None:
+    def stamp(self, messages: list[Any]) -> None:
         self.stamps.append(time.perf_counter())
+        self.prompts.append(prompt_text(messages))
+
+
+def prompt_text(messages: list[Any]) -> str:
+    """The prompt as a provider or a chat template would lay it out: every message in order."""
+    return "\n".join(f"<{m.type}>{m.text}{json.dumps(getattr(m, 'tool_calls', None) or [])}" for m in messages)
+
+
+def prefix_reuse(prompts: list[str]) -> tuple[int, int]:
+    """(characters of turns 2+ that repeat the previous turn's prompt prefix, all their characters).
+
+    A prompt cache (OpenAI's and Anthropic's prompt caching, llama.cpp's KV cache) reuses the
+    longest prefix a prompt shares with the previous one; the rest is processed again.
+    Characters stand in for tokens (both grow with the text alike).
+    """
+    reused = total = 0
+    for before, after in zip(prompts, prompts[1:]):
+        reused += len(os.path.commonprefix([before, after]))
+        total += len(after)
+    return reused, total
 
 
 def make_agent(turns_per_run: int, middleware: list[Any], clock: Clock) -> Any:
@@ -116,7 +141,7 @@ def make_agent(turns_per_run: int, middleware: list[Any], clock: Clock) -> Any:
                 f"{ACTIONS[(k * 3) % len(ACTIONS)]}-pending, field {k % 13} unknown")
 
     def respond(messages: list[Any]) -> Any:
-        clock.stamp()
+        clock.stamp(messages)
         done = sum(1 for m in messages if m.type == "tool")
         if done < turns_per_run - 1:
             return tool_call("lookup", query=f"step {done} of {messages[-1].content[:40] if done else 'task'}")
@@ -175,13 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         clock = Clock()
         mw = [SkillBankMiddleware(bank, **options)] if options is not None else []
         arms[name] = {"agent": make_agent(args.turns_per_run, mw, clock), "clock": clock, "mw": mw,
-                      "turns": [], "retrieval": [], "embedding": [], "cpu": []}
+                      "turns": [], "retrieval": [], "embedding": [], "cpu": [], "reuse": [0, 0]}
         inj = arms[name]
         if mw and mw[0].inject:
             original = mw[0].injector.inject
 
-            def timed(messages: Any, task: Any = None, _orig: Any = original, _arm: Any = inj) -> Any:
-                result = _orig(messages, task)
+            def timed(messages: Any, task: Any = None, *, block: Any = None, _orig: Any = original,
+                      _arm: Any = inj) -> Any:
+                result = _orig(messages, task, block=block)
                 _arm["retrieval"].append(result.seconds)
                 _arm["embedding"].append(result.embed_seconds)
                 return result
@@ -191,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def one_run(arm: dict[str, Any], task: str, timed: bool) -> None:
         clock = arm["clock"]
-        clock.stamps = []
+        clock.stamps, clock.prompts = [], []
         cpu0 = time.process_time()
         start = time.perf_counter()
         arm["agent"].invoke({"messages": [("user", task)]})
@@ -202,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             arm["cpu"].append(cpu * 1000 / max(1, len(clock.stamps)))
             marks = [start, *clock.stamps[1:], end]
             arm["turns"].extend((b - a) * 1000 for a, b in zip(marks, marks[1:]))
+            reused, total = prefix_reuse(clock.prompts)
+            arm["reuse"][0] += reused
+            arm["reuse"][1] += total
 
     for i in range(args.warmup):
         for arm in arms.values():
@@ -232,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         writes = (sum(m.logging_seconds for m in arm["mw"]) - write_before[name]) * 1000 / max(1, len(turns))
         report[name] = {"median_ms": round(statistics.median(turns), 3), "p95_ms": round(pct(turns, 0.95), 3),
                         "mean_ms": round(statistics.fmean(turns), 3), "writes_ms_per_turn": round(writes, 3),
-                        "cpu_ms_per_turn": round(statistics.median(arm["cpu"]), 3)}
+                        "cpu_ms_per_turn": round(statistics.median(arm["cpu"]), 3),
+                        "prefix_reuse": round(arm["reuse"][0] / arm["reuse"][1], 4) if arm["reuse"][1] else None}
         if arm["retrieval"]:
             r = [s * 1000 for s in arm["retrieval"]]
             report[name]["retrieval_median_ms"] = round(statistics.median(r), 3)
@@ -264,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                              "hit_rate": round(hits / (hits + misses), 3) if hits + misses else None,
                              "embed_batches": batches,
                              "embed_batches_per_turn": round(batches / max(1, len(arms["injection"]["turns"])), 3)}
-    report["targets"] = {"injection_under_15ms": added_inj < 15.0, "logging_only_under_2ms": added_log < 2.0}
+    report["targets"] = {"injection_under_15ms": added_inj < 15.0, "logging_only_under_2ms": added_log < 2.0,
+                         "prefix_reuse_at_least_90pct": (report["injection"]["prefix_reuse"] or 0) >= 0.9}
 
     a = report["added"]
     print(f"\n{report['turns']} model turns per arm ({runs} runs x {args.turns_per_run} turns), "
@@ -291,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
           f"(SQLite writes alone {a['sqlite_writes_ms']:.2f} ms)")
     print(f"added CPU per turn (median of runs): injection off {a['logging_only_cpu_ms']:.2f} ms, "
           f"injection on {a['injection_cpu_ms']:.2f} ms")
+    reuse = {name: report[name]["prefix_reuse"] or 0.0 for name in ("baseline", "injection")}
+    print(f"prompt prefix reused on turns 2+ (what a prompt cache keeps): without the bank "
+          f"{reuse['baseline']:.1%}, with it {reuse['injection']:.1%}  target >= 90%: "
+          f"{'MET' if report['targets']['prefix_reuse_at_least_90pct'] else 'NOT MET'}")
     q = report["query_cache"]
     print(f"query texts: {q['texts']}, cache hits {q['hits']} ({(q['hit_rate'] or 0):.1%}); "
           f"{q['embed_batches']} embedding passes ({q['embed_batches_per_turn']:.2f} per turn)")

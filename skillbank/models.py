@@ -285,6 +285,9 @@ class Step(BaseModel):
     input_messages: int | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    # The tools the model was offered, recorded when they differ from the previous model turn
+    # (``None``: the same as before): which toolset the run's lessons were learned with.
+    tools_offered: list[str] | None = None
     # tool calls
     tool: str | None = None
     args: dict[str, Any] | None = None

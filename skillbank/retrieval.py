@@ -70,15 +70,24 @@ class TokenBudget:
         self.limit = limit
         self.used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
 
+    @staticmethod
+    def cost(skill: Skill, block: str | None = None) -> int:
+        """Tokens ``skill`` adds to the block (``block``: its rendering, if already made)."""
+        return approx_tokens(block if block is not None else render_one(skill)) + 1
+
     def take(self, skill: Skill, block: str | None = None) -> bool:
         """Count ``skill``'s block (``block`` if already rendered) in if it fits; always fits without a limit."""
         if self.limit is None:
             return True
-        cost = approx_tokens(block if block is not None else render_one(skill)) + 1
+        cost = self.cost(skill, block)
         if self.used + cost > self.limit:
             return False
         self.used += cost
         return True
+
+    def spend(self, skill: Skill) -> None:
+        """Count ``skill`` in whether or not it fits (a pinned skill, or one a run was already shown)."""
+        self.used += self.cost(skill)
 
 
 def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:

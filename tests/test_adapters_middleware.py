@@ -139,12 +139,15 @@ def test_run_is_recorded_with_steps_tokens_injections_and_skills_reach_the_model
     for inj in traj.injections:
         by_step.setdefault(inj.step, []).append(inj)
     assert sorted(by_step) == [0, 2, 4]
+    assert 1 <= len(by_step[0]) <= 2  # k on the first turn, best first
+    assert [i.score for i in by_step[0]] == sorted((i.score for i in by_step[0]), reverse=True)
+    assert by_step[0][0].skill_id == skills["ac"].id and by_step[0][0].version == 1
+    for before, after in ((0, 2), (2, 4)):
+        # the block is stable: a later turn keeps every skill in its place and only appends
+        kept = [(i.skill_id, i.version, i.score) for i in by_step[before]]
+        assert [(i.skill_id, i.version, i.score) for i in by_step[after]][: len(kept)] == kept
     for injs in by_step.values():
-        assert 1 <= len(injs) <= 2
         assert [i.rank for i in injs] == list(range(len(injs)))
-        assert [i.score for i in injs] == sorted((i.score for i in injs), reverse=True)
-        assert by_step[0][0].version == 1
-    assert by_step[0][0].skill_id == skills["ac"].id
 
     # the model really saw them: the user's prompt first, then the rendered skills
     for received, step in zip(model.received, (0, 2, 4)):
@@ -172,7 +175,7 @@ def test_run_is_recorded_with_steps_tokens_injections_and_skills_reach_the_model
 
 def test_injection_follows_the_conversation(bank, skills):
     # The task says nothing about refunds; the tool result does, so the refund skill comes in
-    # on the second turn only.
+    # on the second turn, appended after the first turn's skill (the block stays stable).
     model = ScriptedChatModel([tool_call("ping"), "done"])
 
     @tool
@@ -184,8 +187,10 @@ def test_injection_follows_the_conversation(bank, skills):
     mw = SkillBankMiddleware(bank, k=1, history=2)
     agent_with(model, [lookup], mw).invoke({"messages": [("user", "please handle my car request")]})
     traj = bank.trajectories.get(mw.last_trajectory_id)
-    second = [i for i in traj.injections if i.step == 2]
-    assert second and second[0].skill_id == skills["refund"].id
+    first = [i.skill_id for i in traj.injections if i.step == 0]
+    second = [i.skill_id for i in traj.injections if i.step == 2]
+    assert skills["refund"].id not in first
+    assert second == first + [skills["refund"].id]
 
 
 def test_inject_false_logs_only(bank, skills):

@@ -1,8 +1,9 @@
 """Adapters that connect skillbank to agents.
 
 - :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``.
-- :mod:`skillbank.adapters.langgraph` -- ``skillbank_hook`` for ``create_react_agent`` and
+- :mod:`skillbank.adapters.langgraph` -- ``skillbank_prompt`` for ``create_react_agent`` and
   ``inject_skills`` for a custom graph's model node.
+- :mod:`skillbank.adapters.config` -- ``InjectionConfig`` and ``RecordingConfig``, shared by all.
 - :mod:`skillbank.adapters.callbacks` -- ``SkillBankCallbackHandler``: records any runnable.
 - :mod:`skillbank.adapters.judge` -- ``LLMJudge``: an outcome from any chat model.
 - :mod:`skillbank.adapters.recorder` -- ``TrajectoryRecorder``, the framework-neutral core.
@@ -19,7 +20,11 @@ from typing import Any
 _EXPORTS = {
     "SkillBankMiddleware": "skillbank.adapters.langchain",
     "SkillBankState": "skillbank.adapters.langchain",
+    "skillbank_prompt": "skillbank.adapters.langgraph",
     "skillbank_hook": "skillbank.adapters.langgraph",
+    "InjectionConfig": "skillbank.adapters.config",
+    "RecordingConfig": "skillbank.adapters.config",
+    "Block": "skillbank.adapters.injection",
     "inject_skills": "skillbank.adapters.injection",
     "SkillInjector": "skillbank.adapters.injection",
     "InjectionResult": "skillbank.adapters.injection",

@@ -7,9 +7,10 @@ LangGraph reports every run's end or error to the callback handlers configured f
 
 :class:`GraphWatcher` is one process-wide callback handler that LangChain adds to every
 callback manager it configures, through ``register_configure_hook`` (the mechanism LangSmith
-tracing uses). It ignores everything except chain starts of the nodes it was told about (to
-learn which graph run a hook is executing in) and the end or error of graph runs that a hook
-asked it to watch. Its cost for everything else is one method call that returns at once.
+tracing uses). It notes which chain run each live chain run was started by (to learn which
+graph run a hook is executing in, from the node it runs inside) and calls back at the end or
+error of the graph runs an adapter asked it to watch. Its cost per chain run is a dictionary
+entry while the run runs; it ignores model, tool and retriever events.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ class GraphWatcher(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self._node_names: frozenset[str] = frozenset()
-        self._node_graph: dict[UUID, UUID] = {}  # node run -> graph run, while the node runs
+        # Live chain runs -> their parent, and the live runs of known nodes -> their graph run.
+        # Kept only while the runs run, so a code path inside a node (a wrapper, a prompt
+        # function nested a few runnables deep) can find the graph run it belongs to.
+        self._parent: dict[UUID, UUID] = {}
+        self._node_graph: dict[UUID, UUID] = {}
         self._watched: dict[UUID, list[tuple[GraphListener, str]]] = {}
         self._lock = threading.Lock()
 
@@ -57,8 +62,10 @@ class GraphWatcher(BaseCallbackHandler):
 
     def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, name: str | None = None, **kwargs: Any) -> None:
-        if parent_run_id is not None and name in self._node_names:
-            self._node_graph[run_id] = parent_run_id
+        if parent_run_id is not None:
+            self._parent[run_id] = parent_run_id
+            if name in self._node_names:
+                self._node_graph[run_id] = parent_run_id
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._chain_over(run_id, "graph_ended", outputs, "end")
@@ -68,6 +75,7 @@ class GraphWatcher(BaseCallbackHandler):
 
     def _chain_over(self, run_id: UUID, method: str, result: Any, what: str) -> None:
         """A chain run ended or failed: one path for both, so they forget and notify alike."""
+        self._parent.pop(run_id, None)
         if self._node_graph:
             self._node_graph.pop(run_id, None)
         if self._watched:
@@ -82,15 +90,22 @@ class GraphWatcher(BaseCallbackHandler):
     # -- used by hooks -----------------------------------------------------------------------
 
     def current_graph_run(self) -> UUID | None:
-        """The graph run the calling node belongs to (call from inside a known node)."""
+        """The graph run whose known node (see :meth:`add_node_names`) the caller runs inside."""
         try:
             from langgraph.config import get_config
 
             callbacks = get_config().get("callbacks")
         except Exception:
             return None
-        node_run = getattr(callbacks, "parent_run_id", None)
-        return self._node_graph.get(node_run) if node_run is not None else None
+        run = getattr(callbacks, "parent_run_id", None)
+        for _ in range(16):  # a node's own runnables nest a few levels at most
+            if run is None:
+                return None
+            graph = self._node_graph.get(run)
+            if graph is not None:
+                return graph
+            run = self._parent.get(run)
+        return None
 
     def watch(self, graph_run: UUID, listener: GraphListener, key: str) -> None:
         with self._lock:

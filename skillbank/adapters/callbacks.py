@@ -34,20 +34,14 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
+from skillbank.adapters.config import RecordingConfig, split_options
 from skillbank.adapters.injection import injections_from_messages
-from skillbank.adapters.limits import (
-    Detectors,
-    detect_refusal,
-    find_unknown_fields,
-    is_interrupt,
-    limit_from_message,
-)
+from skillbank.adapters.limits import is_interrupt, limit_from_message
 from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text
 
 __all__ = ["SkillBankCallbackHandler"]
 
 log = logging.getLogger("skillbank.adapters")
-_DEFAULT = object()
 _KEEP_IDS = 10_000
 _INTERRUPTED = "interrupted: waiting for human input (a resumed run is recorded as a new trajectory)"
 
@@ -59,6 +53,12 @@ class _Root:
     seen_tool_calls: set[str] = field(default_factory=set)
     seen_messages: set[Any] = field(default_factory=set)
     known_ids: set[str] = field(default_factory=set)  # messages already in some run's input
+    state: dict[str, Any] = field(default_factory=dict)  # the last full state a node was given
+    tail: list[Any] = field(default_factory=list)  # messages nodes returned since
+
+    def last_state(self) -> dict[str, Any]:
+        """What a verifier gets when the graph raised before returning a final state."""
+        return {**self.state, "messages": list(self.state.get("messages") or ()) + self.tail}
 
 
 def _messages_in(obj: Any, depth: int = 0) -> Iterable[Any]:
@@ -115,11 +115,12 @@ def _model_name(serialized: Any, kwargs: dict[str, Any]) -> str | None:
 class SkillBankCallbackHandler(BaseCallbackHandler):
     """Records each top-level run into ``bank``; see the module docstring.
 
-    ``verifier(final_output)`` labels the run when it ends (a bool, a score in [0, 1], an
-    ``Outcome`` or an :class:`~skillbank.adapters.judge.LLMJudge`); ``scrubber`` defaults to
-    ``bank.scrubber``; ``task_id``/``task_type``/``labels`` are stored on every trajectory (or
-    per run: ``skillbank_task_id``/``skillbank_task_type``/``skillbank_labels`` in the
-    invocation's ``config["metadata"]``).
+    Options are :class:`~skillbank.adapters.config.RecordingConfig`'s (``recording=`` takes a
+    whole one): ``verifier(final_output)`` labels the run when it ends (a run that ends at a
+    limit is labelled even when the graph raised), ``scrubber`` defaults to ``bank.scrubber``,
+    ``task_id``/``task_type``/``labels`` are stored on every trajectory (or per run:
+    ``skillbank_task_id``/``skillbank_task_type``/``skillbank_labels`` in the invocation's
+    ``config["metadata"]``). The token and time budgets are the middleware's; here they are ignored.
     """
 
     run_inline = True
@@ -127,34 +128,11 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     ignore_retriever = True
     ignore_custom_event = True
 
-    def __init__(
-        self,
-        bank: Any,
-        *,
-        verifier: Callable[[Any], Any] | None = None,
-        judge: Any = None,
-        scrubber: Callable[[str], str] | None = None,
-        labels: dict[str, str] | None = None,
-        task_id: str | None = None,
-        task_type: str | None = None,
-        model_name: str | None = None,
-        unknown_field_detector: Any = _DEFAULT,
-        refusal_detector: Any = _DEFAULT,
-        flush_every: int = 1,
-    ):
+    def __init__(self, bank: Any, *, recording: RecordingConfig | None = None, **options: Any):
         self.bank = bank
-        self.verifier = verifier
-        self.judge = judge
-        self.scrubber = scrubber
-        self.labels = dict(labels or {})
-        self.task_id = task_id
-        self.task_type = task_type
-        self.model_name = model_name
-        self.detectors = Detectors(
-            unknown_fields=find_unknown_fields if unknown_field_detector is _DEFAULT else unknown_field_detector,
-            refusal=detect_refusal if refusal_detector is _DEFAULT else refusal_detector,
-        )
-        self.flush_every = flush_every
+        _, self.recording = split_options(options, recording=recording, accept=("recording",),
+                                          owner="SkillBankCallbackHandler")
+        self.detectors = self.recording.detectors()
         self.last_trajectory_id: str | None = None
         self.trajectory_ids: deque[str] = deque(maxlen=_KEEP_IDS)  # latest runs, oldest first
         self._roots: dict[UUID, _Root] = {}
@@ -190,12 +168,13 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         return root
 
     def _new_root(self, run_id: UUID, inputs: Any, metadata: dict[str, Any]) -> _Root:
-        labels = {**self.labels, **{str(k): str(v) for k, v in (metadata.get("skillbank_labels") or {}).items()}}
+        cfg = self.recording
+        labels = {**cfg.labels, **{str(k): str(v) for k, v in (metadata.get("skillbank_labels") or {}).items()}}
         recorder = TrajectoryRecorder(
-            self.bank, task=_task_from(inputs), model=self.model_name,
-            task_id=metadata.get("skillbank_task_id") or self.task_id,
-            task_type=metadata.get("skillbank_task_type") or self.task_type, labels=labels,
-            scrubber=self.scrubber, detectors=self.detectors, flush_every=self.flush_every,
+            self.bank, task=_task_from(inputs), model=cfg.model_name,
+            task_id=metadata.get("skillbank_task_id") or cfg.task_id,
+            task_type=metadata.get("skillbank_task_type") or cfg.task_type, labels=labels,
+            scrubber=cfg.scrubber, detectors=self.detectors, flush_every=cfg.flush_every,
         )
         root = _Root(recorder)
         self._roots[run_id] = root
@@ -274,6 +253,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         messages = inputs.get("messages") if isinstance(inputs, dict) else None
         if not isinstance(messages, list):
             return
+        root.state, root.tail = dict(inputs), []
         for message in reversed(messages):
             mid = getattr(message, "id", None)
             if mid is not None:
@@ -303,7 +283,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                     continue
                 # Keyed by content too: create_react_agent replaces the model's answer with its
                 # "need more steps" message under the same id.
-                key = (signal.type, getattr(message, "id", None), message_text(message.content))
+                key = (signal.type, getattr(message, "id", None), message_text(message))
                 if key in root.seen_messages:
                     continue
                 root.seen_messages.add(key)
@@ -319,6 +299,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         if root is None:
             if live is not None:
                 self._scan(live, outputs)
+                live.tail.extend(m for m in _messages_in(outputs) if getattr(m, "id", None) not in live.known_ids)
             self._forget(run_id)
             return
         self._forget(run_id)
@@ -333,13 +314,14 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             root.recorder.finish(None, status="incomplete", error=_INTERRUPTED)
             return
         if last_ai is not None:
-            answer: str | None = message_text(last_ai.content)
+            answer: str | None = message_text(last_ai)
         elif isinstance(outputs, str):
             answer = outputs
         else:
             answer = None
         root.recorder.finish(answer)
-        self._label(root, outputs)
+        state = outputs if isinstance(outputs, dict) else {"messages": final_messages}
+        root.recorder.label(self.recording.scorer(), outputs, root.recorder.ended_at_limit(state))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         if self._ended_muted(run_id):
@@ -354,18 +336,11 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         if root is not None:
             if is_interrupt(error):
                 root.recorder.finish(None, status="incomplete", error=_INTERRUPTED)
-            else:
-                root.recorder.fail(error)
-
-    def _label(self, root: _Root, outputs: Any) -> None:
-        scorer = self.verifier if self.verifier is not None else self.judge
-        if scorer is None:
-            return
-        source = getattr(scorer, "source", "verifier" if scorer is self.verifier else "judge")
-        try:
-            root.recorder.record_outcome(scorer(outputs), source)
-        except Exception:
-            log.warning("skillbank: verifier failed; the run stays unlabelled", exc_info=True)
+                return
+            root.recorder.fail(error)
+            limit = root.recorder.ended_at_limit(None, error=error)
+            if limit is not None:
+                root.recorder.label(self.recording.scorer(), root.last_state(), limit)
 
     # -- models ------------------------------------------------------------------------------
 
@@ -431,8 +406,8 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             is_root = self._roots.pop(run_id, None) is not None
         self._forget(run_id)
         if is_root:
-            root.recorder.finish(message_text(getattr(message, "content", "")) if message is not None else None)
-            self._label(root, message)
+            root.recorder.finish(message_text(message) if message is not None else None)
+            root.recorder.label(self.recording.scorer(), message, None)
 
     # -- tools -------------------------------------------------------------------------------
 

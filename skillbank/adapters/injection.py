@@ -19,11 +19,13 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
+from skillbank.adapters._watch import watcher
+from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.recorder import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
-from skillbank.retrieval import FOOTER, HEADER, Candidate, SkillHit, approx_tokens, filter_candidates, render_one
+from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
 
-__all__ = ["SkillInjector", "InjectionResult", "merge_system_message", "inject_skills",
+__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "merge_system_message", "inject_skills",
            "INJECTION_METADATA_KEY", "injections_from_messages"]
 
 # Where an injected system message carries its record, for a callback handler to pick up.
@@ -35,7 +37,6 @@ INJECTION_METADATA_KEY = "skillbank_injections"
 # long text re-embedded every turn: it is the task and the gist of each recent message, each
 # embedded once (cached) and averaged; a turn embeds only what is new, in one batch.
 _TASK_CHARS = 200
-MESSAGE_CHARS = 100
 _VECTOR_CACHE = 2048  # texts; a run re-reads its task and recent messages every turn
 _JSON_NOISE = re.compile(r'[{}\[\]"\\,]+')
 
@@ -68,7 +69,7 @@ def _role(message: Any) -> str:
         getattr(message, "type", ""), getattr(message, "type", "message"))
 
 
-def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
+def _describe(message: Any, limit: int) -> str:
     """A message's gist in at most ``limit`` characters, or "" if it adds nothing.
 
     An assistant message that only calls tools adds nothing of its own: each call shows up in
@@ -76,7 +77,7 @@ def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
     Skipping it halves what a tool-calling turn has to embed.
     """
     kind = getattr(message, "type", None)
-    text = message_text(getattr(message, "content", ""))
+    text = message_text(message)
     if kind == "tool":
         # JSON punctuation costs tokens (and embedding time) and carries no meaning here.
         text = _JSON_NOISE.sub(" ", text)
@@ -90,51 +91,83 @@ def _describe(message: Any, limit: int = MESSAGE_CHARS) -> str:
     return f"{_role(message)}: {text}"[:limit]
 
 
-# General skills injected per turn at most: one per kind of general lesson the rule distiller
-# writes (``skillbank.evolution.general``), each a few dozen tokens.
-GENERAL_K = 5
+@dataclass
+class Block:
+    """The skills one run has been shown so far, in the order they first went in.
+
+    Passing the same block to every turn of a run keeps the injected text stable: a skill that
+    was in stays in, in its place and at the version first shown, and a skill that becomes
+    relevant later is appended. The system message then changes only when the selection really
+    does, so a provider's prompt cache (or llama.cpp's KV cache) keeps the whole prefix.
+    """
+
+    hits: list[SkillHit] = field(default_factory=list)
+
+    def ids(self) -> set[str]:
+        return {h.skill.id for h in self.hits}
+
+    def retrieved_floor(self, standing: set[str]) -> float | None:
+        """The lowest score among the block's retrieved (not standing) skills."""
+        scores = [float(h.score) for h in self.hits if h.skill.id not in standing]
+        return min(scores) if scores else None
+
+
+class RunBlocks:
+    """One stable :class:`Block` per graph run, for injectors that keep no per-run record of
+    their own (``skillbank_prompt``, ``skillbank_hook``, the gate's inject-only middleware):
+    the block of the graph run the calling node belongs to, dropped when that run ends.
+
+    ``node_names`` are the nodes the injector runs inside (``"agent"`` for
+    ``create_react_agent``'s prompt, ``"model"`` for ``create_agent``); outside them, or when the
+    graph run cannot be seen, :meth:`current` is ``None`` and each turn selects afresh.
+    """
+
+    def __init__(self, *node_names: str):
+        self._watcher = watcher()
+        if self._watcher is not None:
+            self._watcher.add_node_names(*node_names)
+        self._blocks: dict[str, Block] = {}
+        self._lock = threading.Lock()
+
+    def current(self) -> Block | None:
+        graph_run = self._watcher.current_graph_run() if self._watcher is not None else None
+        if graph_run is None:
+            return None
+        key = str(graph_run)
+        with self._lock:
+            block = self._blocks.get(key)
+            fresh = block is None
+            if fresh:
+                block = self._blocks[key] = Block()
+        if fresh:
+            self._watcher.watch(graph_run, self, key)
+        return block
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    # GraphListener
+    def graph_ended(self, key: str, outputs: Any) -> None:
+        with self._lock:
+            self._blocks.pop(key, None)
+
+    graph_failed = graph_ended
 
 
 class SkillInjector:
-    """Selects and renders skills for a turn.
+    """Selects and renders skills for a turn, as an :class:`InjectionConfig` says.
 
-    ``k`` retrieved skills at most, plus the ``pinned`` ones (ids or names, always first), plus
-    up to ``general_k`` *general* skills (tagged ``general``: lessons the bank generalised across
-    tools, such as "ask instead of guessing"), which apply to any request and so are injected on
-    every turn rather than retrieved by similarity; ``general_k=0`` leaves them to retrieval.
-    ``token_budget`` caps the whole rendered block; ``kinds``/``tags``/``tools`` filter in the
-    index (and the general skills); ``filter(skill) -> bool`` filters after retrieval;
-    ``min_score`` drops weak matches. Pinned and general skills are recorded with score 1.0.
+    Pinned skills come first, then the general skills (tagged ``general``: lessons the bank
+    generalised across tools, such as "ask instead of guessing"; they apply to any request and
+    so go into every turn rather than being retrieved), then up to ``k`` retrieved for the
+    turn's query; the whole block within ``token_budget``. Pinned and general skills are recorded
+    with score 1.0.
     """
 
-    def __init__(
-        self,
-        bank: Any,
-        *,
-        k: int = 5,
-        token_budget: int | None = 1200,
-        history: int = 4,
-        min_score: float = 0.0,
-        pinned: Iterable[str] = (),
-        general_k: int = GENERAL_K,
-        filter: Callable[[Skill], bool] | None = None,
-        kinds: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        tools: Sequence[str] | None = None,
-        message_chars: int = MESSAGE_CHARS,
-    ):
+    def __init__(self, bank: Any, config: InjectionConfig | None = None, **options: Any):
         self.bank = bank
-        self.message_chars = message_chars
-        self.k = k
-        self.token_budget = token_budget
-        self.history = history
-        self.min_score = min_score
-        self.pinned_refs = tuple(pinned)
-        self.general_k = general_k
-        self.filter = filter
-        self.kinds = kinds
-        self.tags = tags
-        self.tools = tools
+        self.config, _ = split_options(options, injection=config, accept=("injection",),
+                                       owner="SkillInjector")
         self._standing_cache: tuple[int, tuple[list[Skill], list[Skill]]] | None = None
         self._lock = threading.Lock()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> embedding, LRU
@@ -148,15 +181,16 @@ class SkillInjector:
         """The texts a turn's query is made of: the task, then the gist of each of the last
         ``history`` non-system messages (at most ``message_chars`` each; tool-call-only assistant
         messages have none), oldest first."""
+        history = self.config.history
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
         task = self._task_text(convo, task)
         parts = [task] if task else []
-        for message in (convo[-self.history:] if self.history > 0 else []):
+        for message in (convo[-history:] if history > 0 else []):
             # The first human message usually is the task itself; do not count it twice.
             if getattr(message, "type", None) == "human" and \
-                    " ".join(message_text(message.content).split())[:_TASK_CHARS] == task:
+                    " ".join(message_text(message).split())[:_TASK_CHARS] == task:
                 continue
-            line = _describe(message, self.message_chars)
+            line = _describe(message, self.config.message_chars)
             if line:
                 parts.append(line)
         return parts
@@ -222,14 +256,15 @@ class SkillInjector:
 
     def standing(self) -> tuple[list[Skill], list[Skill]]:
         """The skills injected on every turn: the pinned ones and the general ones."""
-        if not self.pinned_refs and self.general_k <= 0:
+        cfg = self.config
+        if not cfg.pinned and cfg.general_k <= 0:
             return [], []
         seq = self.bank.skills.last_event_seq()
         with self._lock:
             if self._standing_cache and self._standing_cache[0] == seq:
                 return self._standing_cache[1]
         pinned = []
-        for ref in self.pinned_refs:
+        for ref in cfg.pinned:
             try:
                 skill = self.bank.skills.get(ref)
             except Exception:
@@ -237,78 +272,84 @@ class SkillInjector:
             if skill.status == SkillStatus.active:
                 pinned.append(skill)
         general: list[Skill] = []
-        if self.general_k > 0:
+        if cfg.general_k > 0:
             have = {s.id for s in pinned}
             allowed = filter_candidates([Candidate(s, 1.0, None) for s in self.bank.general_skills()],
-                                        exclude=have, kinds=self.kinds, tags=self.tags, tools=self.tools)
-            general = [c.skill for c in allowed if self._allowed(c.skill)][: self.general_k]
+                                        exclude=have, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools)
+            general = [c.skill for c in allowed if self._allowed(c.skill)][: cfg.general_k]
         with self._lock:
             self._standing_cache = (seq, (pinned, general))
         return pinned, general
 
     def _allowed(self, skill: Skill) -> bool:
-        if self.filter is None:
+        if self.config.filter is None:
             return True
         try:
-            return bool(self.filter(skill))
+            return bool(self.config.filter(skill))
         except Exception:
             return False
 
-    def select(self, query: str | np.ndarray | None) -> list[SkillHit]:
-        """Pinned skills, general skills (while the token budget allows), then up to ``k``
-        retrieved for ``query`` (a text or a query vector)."""
+    def select(self, query: str | np.ndarray | None, *, block: Block | None = None) -> list[SkillHit]:
+        """The skills for a turn with ``query`` (a text or a query vector), in block order.
+
+        Without a ``block``: pinned skills, general skills, then up to ``k`` retrieved, as far
+        as the token budget allows. With one (a run's earlier turns): the block's skills as they
+        were, then whichever of this turn's selection is new, appended; a retrieved skill is
+        new to the block only if it scores at least as well as the weakest retrieved skill
+        already in it (it would have made the cut on the turn that filled the block), so the
+        block does not churn with every small change in the query.
+        """
+        cfg = self.config
         pinned, general = self.standing()
-        hits: list[SkillHit] = []
-        used = approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
-        general_ids = {s.id for s in general}
-        for skill in pinned + general:
-            cost = approx_tokens(render_one(skill)) + 1
-            if skill.id in general_ids and self.token_budget is not None and used + cost > self.token_budget:
-                continue
-            hits.append(SkillHit(skill, 1.0))
-            used += cost
-        if self.k <= 0 or query is None or (isinstance(query, str) and not query.strip()):
-            return hits
-        exclude = [h.skill.id for h in hits]
-        remaining = None if self.token_budget is None else self.token_budget - used
-        if remaining is not None and remaining <= 0:
-            return hits
-        search_kwargs = dict(min_score=self.min_score, kinds=self.kinds, tags=self.tags,
-                             tools=self.tools, exclude=exclude)
-        if self.filter is None:
-            # The bank's selection counts the header and footer itself: give them back, so only
-            # the standing skills' share comes off the budget.
-            budget = None if remaining is None else remaining + approx_tokens(HEADER) + approx_tokens(FOOTER) + 2
-            found = self._search(query, self.k, token_budget=budget, **search_kwargs)
-            return hits + list(found)
-        found = self._search(query, max(self.k * 4, self.k + 8), **search_kwargs)
+        standing_ids = {s.id for s in pinned + general}
+        kept = list(block.hits) if block is not None else []
+        in_block = {h.skill.id for h in kept}
+        floor = block.retrieved_floor(standing_ids) if block is not None else None
+        budget = TokenBudget(cfg.token_budget)
+        for hit in kept:
+            budget.spend(hit.skill)  # already shown: stays, whatever it costs
         chosen: list[SkillHit] = []
-        for hit in found:
-            if len(chosen) >= self.k:
-                break
-            if not self._allowed(hit.skill):
-                continue
-            cost = approx_tokens(render_one(hit.skill)) + 1
-            if remaining is not None:
-                if cost > remaining:
+        for skill in pinned:  # pinned: always in
+            if skill.id not in in_block:
+                budget.spend(skill)
+                chosen.append(SkillHit(skill, 1.0))
+        for skill in general:
+            if skill.id not in in_block and budget.take(skill):
+                chosen.append(SkillHit(skill, 1.0))
+        if cfg.k > 0 and query is not None and not (isinstance(query, str) and not query.strip()):
+            exclude = standing_ids | in_block | {h.skill.id for h in chosen}
+            for hit in self._retrieve(query, exclude):
+                if floor is not None and float(hit.score) < floor:
                     continue
-                remaining -= cost
-            chosen.append(hit)
-        return hits + chosen
+                if budget.take(hit.skill):
+                    chosen.append(hit)
+        if block is not None:
+            block.hits.extend(chosen)
+            return list(block.hits)
+        return chosen
 
-    def _search(self, query: str | np.ndarray, k: int, **kwargs: Any) -> list[SkillHit]:
+    def _retrieve(self, query: str | np.ndarray, exclude: set[str]) -> list[SkillHit]:
+        """This turn's top ``k`` retrieved skills (after ``filter``), best first."""
+        cfg = self.config
+        options = dict(min_score=cfg.min_score, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools,
+                       exclude=exclude)
+        n = cfg.k if cfg.filter is None else max(cfg.k * 4, cfg.k + 8)
         if isinstance(query, str):
-            return list(self.bank.search(query, k, **kwargs))
-        return list(self.bank.search_vector(query, k, **kwargs))
+            found = self.bank.search(query, n, **options)
+        else:
+            found = self.bank.search_vector(query, n, **options)
+        return [h for h in found if self._allowed(h.skill)][: cfg.k]
 
-    def inject(self, messages: Sequence[Any], task: str | None = None) -> InjectionResult:
+    def inject(self, messages: Sequence[Any], task: str | None = None, *,
+               block: Block | None = None) -> InjectionResult:
+        """The rendered block for a turn with ``messages``; ``block`` keeps it stable over a run."""
         t0 = time.perf_counter()
         parts = self.query_parts(messages, task)
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
         task_first = bool(parts) and parts[0] == self._task_text(convo, task) != ""
-        vector = self.query_vector(parts, task_first=task_first) if self.k > 0 else None
+        vector = self.query_vector(parts, task_first=task_first) if self.config.k > 0 else None
         t1 = time.perf_counter()
-        hits = self.select(vector)
+        hits = self.select(vector, block=block)
         text = self.bank.render(hits) if hits else ""
         return InjectionResult(text=text, hits=hits if text else [], query="\n".join(parts),
                                seconds=time.perf_counter() - t0, embed_seconds=t1 - t0)
@@ -316,16 +357,16 @@ class SkillInjector:
     # -- message helpers ---------------------------------------------------------------------
 
     def inject_messages(self, messages: Sequence[BaseMessage], *, task: str | None = None,
-                        system_prompt: str | None = None) -> list[BaseMessage]:
+                        system_prompt: str | None = None, block: Block | None = None) -> list[BaseMessage]:
         """``messages`` with the skills in the system message (merged into an existing one)."""
         messages = list(messages)
-        result = self.inject(messages, task)
+        result = self.inject(messages, task, block=block)
         existing = messages[0] if messages and getattr(messages[0], "type", None) == "system" else None
         rest = messages[1:] if existing is not None else messages
         if system_prompt is not None:
             base: SystemMessage | None = SystemMessage(content=system_prompt)
             if existing is not None:
-                base = merge_system_message(existing, message_text(base.content))
+                base = merge_system_message(existing, system_prompt)
         else:
             base = existing
         if not result:
@@ -362,13 +403,17 @@ def injections_from_messages(messages: Sequence[Any]) -> list[tuple[str, int, fl
 
 
 def inject_skills(bank: Any, messages: Sequence[BaseMessage], *, task: str | None = None,
-                  system_prompt: str | None = None, **options: Any) -> list[BaseMessage]:
+                  system_prompt: str | None = None, block: Block | None = None,
+                  injection: InjectionConfig | None = None, **options: Any) -> list[BaseMessage]:
     """Skills for this turn put into ``messages``' system message: for a custom graph's model node.
 
-    ``options`` are :class:`SkillInjector`'s. Pass the returned list to the model; do not
-    store it in the graph state. A :class:`~skillbank.adapters.callbacks.SkillBankCallbackHandler`
-    watching the model call records which skill versions were injected.
+    ``bank`` may be a :class:`SkillInjector` (reuse one: it caches query embeddings);
+    ``injection`` / ``options`` configure a new one (:class:`InjectionConfig`). Pass the same
+    ``block`` on every turn of a run to keep the injected text stable (prompt caches stay warm).
+    Pass the returned list to the model; do not store it in the graph state. A
+    :class:`~skillbank.adapters.callbacks.SkillBankCallbackHandler` watching the model call
+    records which skill versions were injected.
     """
-    injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, **options)
-    return injector.inject_messages(messages, task=task, system_prompt=system_prompt)
+    injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, injection, **options)
+    return injector.inject_messages(messages, task=task, system_prompt=system_prompt, block=block)
 

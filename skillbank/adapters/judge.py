@@ -53,7 +53,7 @@ def transcript_from_messages(messages: Sequence[Any], per_message: int = 800) ->
         kind = getattr(m, "type", "")
         if kind == "system":
             continue
-        text = message_text(getattr(m, "content", "")).strip()[:per_message]
+        text = message_text(m).strip()[:per_message]
         calls = "; ".join(f"call {c.get('name')}({c.get('args')})" for c in getattr(m, "tool_calls", None) or [])
         if kind == "tool":
             status = " ERROR" if getattr(m, "status", None) == "error" else ""
@@ -126,7 +126,7 @@ class LLMJudge:
         messages = state.get("messages", []) if isinstance(state, dict) else list(state or [])
         final = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
         return (first_human_text(messages, last=True),
-                message_text(final.content) if final is not None else None,
+                message_text(final) if final is not None else None,
                 transcript_from_messages(messages))
 
     def __call__(self, final_state: Any) -> Verdict:

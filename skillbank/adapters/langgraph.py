@@ -1,13 +1,17 @@
 """LangGraph without ``create_agent``: ``create_react_agent`` and custom ``StateGraph``s.
 
-Injection and logging are separate here. Skills go in through a hook or a helper that builds
-the model's input messages (never the saved state); the run is logged by a
+Injection and logging are separate here. Skills go into the model's input (never the saved
+state) through ``create_react_agent``'s ``prompt``; the run is logged by a
 :class:`~skillbank.adapters.callbacks.SkillBankCallbackHandler` passed in the invocation's
 config, which also sees which skill versions each model call carried:
 
-    handler = SkillBankCallbackHandler(bank)
-    agent = create_react_agent(model, tools, pre_model_hook=skillbank_hook(bank, system_prompt="..."))
+    handler = SkillBankCallbackHandler(bank, verifier=check)
+    agent = create_react_agent(model, tools, prompt=skillbank_prompt(bank, system_prompt="..."))
     agent.invoke({"messages": [("user", "...")]}, config={"callbacks": [handler]})
+
+Neither costs the agent a step: the prompt runs inside the agent's model node, the handler is a
+callback. (``skillbank_hook``, a ``pre_model_hook``, does the same as the prompt but is a graph
+node of its own: one superstep per model turn against ``recursion_limit``.)
 
 In a custom graph's model node:
 
@@ -17,47 +21,63 @@ In a custom graph's model node:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable
+
+from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.injection import GENERAL_K, SkillInjector, inject_skills
-from skillbank.models import Skill
+from skillbank.adapters.config import InjectionConfig
+from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 
-__all__ = ["skillbank_hook", "inject_skills", "SkillBankCallbackHandler"]
+__all__ = ["skillbank_prompt", "skillbank_hook", "inject_skills", "SkillBankCallbackHandler"]
+
+# create_react_agent's node names: the prompt runs inside "agent", a pre-model hook is its own node.
+_AGENT_NODE = "agent"
+_HOOK_NODE = "pre_model_hook"
 
 
-def skillbank_hook(
-    bank: Any,
-    *,
-    system_prompt: str | None = None,
-    k: int = 5,
-    token_budget: int | None = 1200,
-    history: int = 4,
-    pinned: Iterable[str] = (),
-    general_k: int = GENERAL_K,
-    filter: Callable[[Skill], bool] | None = None,
-    kinds: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    tools: Sequence[str] | None = None,
-    min_score: float = 0.0,
-    message_chars: int = 100,
-) -> Callable[[Any], dict[str, Any]]:
+def _messages(state: Any) -> list[Any]:
+    return state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
+
+
+def skillbank_prompt(bank: Any, *, system_prompt: str | None = None,
+                     injection: InjectionConfig | None = None,
+                     **options: Any) -> Callable[[Any], list[BaseMessage]]:
+    """A ``prompt`` for ``create_react_agent`` that puts the skills into each model call.
+
+    It returns the conversation behind one system message: ``system_prompt`` (pass your prompt
+    here instead of ``prompt=``), or the conversation's own leading system message, with the
+    skills appended. The options are :class:`~skillbank.adapters.config.InjectionConfig`'s.
+    The injected block stays the same through a run unless a new skill becomes relevant.
+    """
+    injector = SkillInjector(bank, injection, **options)
+    blocks = RunBlocks(_AGENT_NODE)
+
+    def skillbank_react_prompt(state: Any) -> list[BaseMessage]:
+        return injector.inject_messages(_messages(state), system_prompt=system_prompt, block=blocks.current())
+
+    skillbank_react_prompt.injector = injector  # type: ignore[attr-defined]
+    return skillbank_react_prompt
+
+
+def skillbank_hook(bank: Any, *, system_prompt: str | None = None,
+                   injection: InjectionConfig | None = None,
+                   **options: Any) -> Callable[[Any], dict[str, Any]]:
     """A ``pre_model_hook`` for ``create_react_agent`` that injects skills for each model call.
 
-    It returns ``{"llm_input_messages": [...]}``: the conversation with the skills in a system
-    message, used for this call only and never written to ``messages``. The skills are merged
-    into a leading system message in the conversation if there is one. ``create_react_agent``
-    applies its own ``prompt=`` *after* the hook, as a second system message; to keep a single
-    system message (some providers want exactly one) pass your prompt here as ``system_prompt``
-    instead of ``prompt=``. The options are :class:`SkillInjector`'s.
+    Prefer :func:`skillbank_prompt`: a pre-model hook is a graph node, so it costs the agent one
+    superstep of ``recursion_limit`` per model turn. The hook returns
+    ``{"llm_input_messages": [...]}``: the conversation with the skills in a system message, used
+    for this call only and never written to ``messages``. ``create_react_agent`` applies its own
+    ``prompt=`` *after* the hook, as a second system message; to keep a single system message
+    pass your prompt here as ``system_prompt``. The options are ``InjectionConfig``'s.
     """
-    injector = SkillInjector(bank, k=k, token_budget=token_budget, history=history, min_score=min_score,
-                             pinned=pinned, general_k=general_k, filter=filter, kinds=kinds, tags=tags,
-                             tools=tools, message_chars=message_chars)
+    injector = SkillInjector(bank, injection, **options)
+    blocks = RunBlocks(_HOOK_NODE)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:
-        messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
-        return {"llm_input_messages": injector.inject_messages(messages, system_prompt=system_prompt)}
+        messages = injector.inject_messages(_messages(state), system_prompt=system_prompt, block=blocks.current())
+        return {"llm_input_messages": messages}
 
     skillbank_pre_model_hook.injector = injector  # type: ignore[attr-defined]
     return skillbank_pre_model_hook

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from langchain_core.messages import BaseMessage
+
 from skillbank.models import LimitType
 
 __all__ = [
@@ -172,7 +174,7 @@ def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
 def limit_from_message(message: Any) -> LimitSignal | None:
     """A message another component appended when a limit ended or cut the run short."""
     kind = getattr(message, "type", None)
-    text = _text(getattr(message, "content", ""))
+    text = str(message.text) if isinstance(message, BaseMessage) else str(getattr(message, "content", "") or "")
     if kind == "ai" and not getattr(message, "tool_calls", None):
         if text.strip() == NEED_MORE_STEPS:
             return LimitSignal(LimitType.step_limit, text)
@@ -183,17 +185,6 @@ def limit_from_message(message: Any) -> LimitSignal | None:
     elif kind == "tool" and _TOOL_LIMIT_TOOL_RE.match(text):
         return LimitSignal(LimitType.tool_call_limit, text, getattr(message, "name", None))
     return None
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part if isinstance(part, str) else str(part.get("text", "")) if isinstance(part, dict) else ""
-            for part in content
-        )
-    return "" if content is None else str(content)
 
 
 # -- content detectors (replaceable) ---------------------------------------------------------

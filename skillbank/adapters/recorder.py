@@ -11,6 +11,9 @@ agent being observed.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import logging
 import threading
 import time
@@ -18,6 +21,8 @@ import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
+
+from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.limits import (
     Detectors,
@@ -27,28 +32,21 @@ from skillbank.adapters.limits import (
     classify_tool_message,
     describe_exception,
     is_interrupt,
+    limit_from_message,
 )
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
-           "snapshot_id", "coerce_outcome"]
+           "snapshot_id", "coerce_outcome", "call_verifier"]
 
 log = logging.getLogger("skillbank.adapters")
 
 
-def message_text(content: Any) -> str:
-    """Plain text of a message ``content`` (a string or a list of content blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and part.get("type") in (None, "text", "output_text"):
-                parts.append(str(part.get("text", "")))
-        return "".join(parts)
-    return "" if content is None else str(content)
+def message_text(message: Any) -> str:
+    """Plain text of a message (``BaseMessage.text``); a plain string or ``None`` passes through."""
+    if isinstance(message, BaseMessage):
+        return str(message.text)
+    return "" if message is None else str(message)
 
 
 def model_name_of(model: Any) -> str | None:
@@ -164,6 +162,7 @@ class ModelTurn:
     started_at: datetime
     t0: float
     input_messages: int | None
+    tools_offered: list[str] | None = None
 
 
 @dataclass
@@ -296,8 +295,11 @@ class TrajectoryRecorder:
         return self._last_index if self._last_index is not None else 0
 
     def begin_model(self, input_messages: int | None = None,
-                    injections: Sequence[tuple[str, int, float]] = ()) -> ModelTurn:
-        """Start a model turn; ``injections`` are ``(skill_id, version, score)`` in rank order."""
+                    injections: Sequence[tuple[str, int, float]] = (),
+                    tools: Sequence[str] | None = None) -> ModelTurn:
+        """Start a model turn; ``injections`` are ``(skill_id, version, score)`` in rank order,
+        ``tools`` the names of the tools the model is offered (when they changed since the
+        previous turn: the evolution loop learns which toolset a lesson holds for)."""
         index = self._take_index()
         if injections:
             with self._lock:
@@ -305,16 +307,18 @@ class TrajectoryRecorder:
                     Injection(step=index, skill_id=sid, version=int(version), rank=rank, score=float(score))
                     for rank, (sid, version, score) in enumerate(injections)
                 )
-        return ModelTurn(index, utcnow(), time.monotonic(), input_messages)
+        return ModelTurn(index, utcnow(), time.monotonic(), input_messages,
+                         list(tools) if tools is not None else None)
 
     def end_model(self, turn: ModelTurn, message: Any = None, *, error: BaseException | None = None,
                   detect_refusal: bool = True) -> None:
         latency = (time.monotonic() - turn.t0) * 1000
         step = Step(index=turn.index, kind="model", started_at=turn.started_at,
-                    latency_ms=round(latency, 3), input_messages=turn.input_messages)
+                    latency_ms=round(latency, 3), input_messages=turn.input_messages,
+                    tools_offered=turn.tools_offered)
         signals: list[LimitSignal] = []
         if message is not None:
-            text = message_text(getattr(message, "content", ""))
+            text = message_text(message)
             step.content = self._s(text)
             calls = getattr(message, "tool_calls", None) or []
             step.tool_calls = [
@@ -367,7 +371,7 @@ class TrajectoryRecorder:
         signals: list[LimitSignal] = []
         if result is not None and hasattr(result, "content") and getattr(result, "type", None) == "tool":
             status = status or getattr(result, "status", None)
-            text = message_text(result.content)
+            text = message_text(result)
         elif result is not None:
             text = result if isinstance(result, str) else message_text(getattr(result, "content", result))
         else:
@@ -528,6 +532,41 @@ class TrajectoryRecorder:
                 text = str(error)
             self.finish(final_answer, status="incomplete", error=text)
 
+    def ended_at_limit(self, state: dict[str, Any] | None, *, error: BaseException | None = None,
+                       stop: LimitSignal | None = None) -> LimitType | None:
+        """The limit this run ended at, if it did: the error that ended it (a tool that raised
+        ends it at that tool), a budget an adapter enforced (``stop``), or the final message a
+        limit middleware or ``create_react_agent`` answered with."""
+        if error is not None:
+            signal = classify_exception(error)
+            if signal is not None:
+                return signal.type
+            last = self.limit_types[-1] if self.limit_types else None
+            return LimitType(last) if last in _TOOL_ENDINGS else None
+        if stop is not None:
+            return stop.type
+        messages = (state or {}).get("messages") or []
+        last_ai = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
+        signal = limit_from_message(last_ai) if last_ai is not None else None
+        return signal.type if signal is not None else None
+
+    def label(self, scorer: tuple[Callable[[Any], Any], str] | None, state: Any,
+              limit: LimitType | None) -> Outcome | None:
+        """Label the finished run: ``scorer`` is ``(verifier, source)``. A run that ended at a
+        ``limit`` is a failure (source ``limit:<type>``) whenever the verifier cannot say: there
+        is none, it raised, or it answered ``None``."""
+        outcome = None
+        if scorer is not None:
+            fn, source = scorer
+            try:
+                outcome = self.record_outcome(call_verifier(fn, state), source)
+            except Exception:
+                why = "the run is labelled a failure at its limit" if limit else "the run stays unlabelled"
+                log.warning("skillbank: verifier failed; %s", why, exc_info=True)
+        if outcome is None and limit is not None:
+            outcome = self.record_outcome(False, f"limit:{limit.value}")
+        return outcome
+
     def record_outcome(self, value: Any, source: str = "verifier") -> Outcome | None:
         outcome = coerce_outcome(value, source)
         if outcome is None:
@@ -542,12 +581,34 @@ class TrajectoryRecorder:
         return outcome
 
 
+# Limits a tool call ends a run at when the tool raised.
+_TOOL_ENDINGS = frozenset({LimitType.tool_error.value, LimitType.invalid_tool_args.value})
+
+
+def call_verifier(fn: Callable[[Any], Any], state: Any) -> Any:
+    """The verifier's answer for ``state``, from the thread that ended the run.
+
+    Adapters see the end of a run in a callback, which cannot await: an async verifier runs to
+    completion on a worker thread's own event loop, blocking the caller meanwhile, as a sync
+    verifier does (an ``LLMJudge`` is called through its sync ``__call__``).
+    """
+    value = fn(state)
+    if inspect.isawaitable(value):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            value = pool.submit(asyncio.run, _awaited(value)).result()
+    return value
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
 def first_human_text(messages: Iterable[Any], *, last: bool = False) -> str:
     """Text of the first (or last) human message."""
     found = ""
     for message in messages:
         if getattr(message, "type", None) == "human":
-            found = message_text(message.content)
+            found = message_text(message)
             if not last:
                 return found
     return found

@@ -31,7 +31,8 @@ def search(
     embedder: EmbedderOption = None,
 ) -> None:
     """Find the active skills most relevant to a query: what an adapter would inject for it."""
-    from skillbank.adapters.injection import GENERAL_K, SkillInjector
+    from skillbank.adapters.config import GENERAL_K
+    from skillbank.adapters.injection import SkillInjector
 
     with open_bank(bank_dir, embedder) as bank:
         injector = SkillInjector(bank, k=k, token_budget=token_budget, min_score=min_score,

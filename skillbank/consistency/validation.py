@@ -103,18 +103,21 @@ class InjectOnlyMiddleware:
     def __new__(cls, bank: Any, **options: Any) -> Any:
         from langchain.agents.middleware import AgentMiddleware
 
-        from skillbank.adapters.injection import SkillInjector, merge_system_message
+        from skillbank.adapters.injection import RunBlocks, SkillInjector, merge_system_message
         from skillbank.adapters.recorder import first_human_text
 
         class _InjectOnly(AgentMiddleware):
             def __init__(self) -> None:
                 super().__init__()
                 self.injector = SkillInjector(bank, **options)
+                # Stable blocks per run, as SkillBankMiddleware keeps them: the gate measures
+                # what the agent will actually be shown.
+                self.blocks = RunBlocks("model")
                 self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
 
             def _request(self, request: Any) -> Any:
                 task = first_human_text(request.messages, last=True)
-                result = self.injector.inject(request.messages, task=task)
+                result = self.injector.inject(request.messages, task=task, block=self.blocks.current())
                 if not result:
                     return request
                 self.injected.update(h.skill.id for h in result.hits)

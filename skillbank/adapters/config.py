@@ -1,0 +1,148 @@
+"""The two option sets every adapter shares: what to inject, and how to record.
+
+    SkillBankMiddleware(bank, k=5, verifier=check)                       # the short form
+    SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=600),
+                        recording=RecordingConfig(verifier=check, max_tokens_per_run=20_000))
+
+The middleware takes both; ``skillbank_prompt``, ``skillbank_hook``, ``inject_skills`` and
+``SkillInjector`` take an :class:`InjectionConfig`; ``SkillBankCallbackHandler`` takes a
+:class:`RecordingConfig`. Each also accepts the fields as keywords (:func:`split_options`), so
+defaults live here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from skillbank.adapters.limits import Detectors, detect_refusal, find_unknown_fields
+from skillbank.models import Skill
+
+__all__ = ["InjectionConfig", "RecordingConfig", "split_options", "MESSAGE_CHARS", "GENERAL_K"]
+
+# A turn's query is the task plus the gist of each recent message, at most this many characters
+# each: a MiniLM pass costs more the longer the text, and the gist is what retrieval reacts to.
+MESSAGE_CHARS = 100
+# General skills injected per turn at most: one per kind of general lesson the rule distiller
+# writes, each a few dozen tokens.
+GENERAL_K = 5
+
+
+def _tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class InjectionConfig:
+    """What goes into the system message on each model turn.
+
+    ``k`` retrieved skills at most, chosen from the task and the last ``history`` messages (the
+    gist of each, ``message_chars`` at most), within ``token_budget`` tokens for the whole block;
+    ``pinned`` skills (ids or names) always go first, then up to ``general_k`` general skills
+    (lessons generalised across tools, injected on every turn; ``0`` leaves them to retrieval).
+    ``kinds``, ``tags``, ``tools``, ``min_score`` and ``filter(skill) -> bool`` narrow the choice.
+    """
+
+    k: int = 5
+    token_budget: int | None = 1200
+    history: int = 4
+    message_chars: int = MESSAGE_CHARS
+    pinned: tuple[str, ...] = ()
+    general_k: int = GENERAL_K
+    kinds: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    min_score: float = 0.0
+    filter: Callable[[Skill], bool] | None = None
+
+    def __post_init__(self) -> None:
+        # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.
+        for name in ("kinds", "tags", "tools"):
+            object.__setattr__(self, name, _tuple(getattr(self, name)))
+        object.__setattr__(self, "pinned", _tuple(self.pinned) or ())
+
+
+@dataclass(frozen=True)
+class RecordingConfig:
+    """How a run is recorded and labelled.
+
+    Outcome: ``verifier(final_state)`` returning a bool, a score in [0, 1] or an ``Outcome``
+    (an :class:`~skillbank.adapters.judge.LLMJudge` works too, as ``verifier`` or ``judge``).
+    A run that ends at a limit is labelled even when the graph raised: the verifier gets the
+    last state the adapter saw, and without a verifier (or when it raises) the run is a failure
+    with source ``limit:<type>``. Other runs without a verifier stay unlabelled; label them
+    later with ``bank.record_outcome(trajectory_id, ...)``.
+
+    Budgets (middleware only): ``max_tokens_per_run`` (input + output tokens the model
+    reported) and ``max_seconds_per_run`` end the run before the next model call with a final
+    message saying so, and record a ``token_budget`` / ``time_budget`` limit event.
+
+    ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
+    ``unknown_field_detector(text)`` and ``refusal_detector(text)`` replace the default
+    detectors, ``None`` switches one off. ``labels``, ``task_id``, ``task_type`` are stored on
+    every trajectory (per run: ``skillbank_task_id``, ``skillbank_task_type`` and
+    ``skillbank_labels`` in the invocation's ``config["metadata"]``).
+    """
+
+    verifier: Callable[[Any], Any] | None = None
+    judge: Any = None
+    scrubber: Callable[[str], str] | None = None
+    max_tokens_per_run: int | None = None
+    max_seconds_per_run: float | None = None
+    unknown_field_detector: Callable[[str], Any] | None = find_unknown_fields
+    refusal_detector: Callable[[str], Any] | None = detect_refusal
+    labels: Mapping[str, str] = field(default_factory=dict)
+    task_id: str | None = None
+    task_type: str | None = None
+    model_name: str | None = None
+    flush_every: int = 1
+
+    def detectors(self) -> Detectors:
+        return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector)
+
+    def scorer(self) -> tuple[Any, str] | None:
+        """The callable that labels a finished run, and the source its outcomes are stored with."""
+        if self.verifier is not None:
+            return self.verifier, getattr(self.verifier, "source", "verifier")
+        if self.judge is not None:
+            return self.judge, getattr(self.judge, "source", "judge")
+        return None
+
+
+_INJECTION_FIELDS = frozenset(f.name for f in dataclasses.fields(InjectionConfig))
+_RECORDING_FIELDS = frozenset(f.name for f in dataclasses.fields(RecordingConfig))
+
+
+def split_options(
+    options: Mapping[str, Any],
+    *,
+    injection: InjectionConfig | None = None,
+    recording: RecordingConfig | None = None,
+    accept: tuple[str, ...] = ("injection", "recording"),
+    owner: str = "this adapter",
+) -> tuple[InjectionConfig, RecordingConfig]:
+    """Keyword options applied over the given configs (or the defaults).
+
+    ``accept`` names the configs an adapter takes; a keyword that belongs to neither of them is
+    refused with the list of valid ones, so a typo never goes unnoticed.
+    """
+    valid = (_INJECTION_FIELDS if "injection" in accept else frozenset()) | \
+            (_RECORDING_FIELDS if "recording" in accept else frozenset())
+    unknown = sorted(set(options) - valid)
+    if unknown:
+        raise TypeError(f"{owner} got unknown option(s) {', '.join(unknown)}; valid options: "
+                        f"{', '.join(sorted(valid))}")
+    inject_opts = {k: v for k, v in options.items() if k in _INJECTION_FIELDS}
+    record_opts = {k: v for k, v in options.items() if k in _RECORDING_FIELDS}
+    injection = injection or InjectionConfig()
+    recording = recording or RecordingConfig()
+    if inject_opts:
+        injection = dataclasses.replace(injection, **inject_opts)
+    if record_opts:
+        recording = dataclasses.replace(recording, **record_opts)
+    return injection, recording
