@@ -21,6 +21,7 @@ from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError, NotABankError, SkillBankError
 from skillbank.index import SkillIndex
+from skillbank.lessons import scrub_lesson
 from skillbank.models import (
     GENERAL_TAG,
     Outcome,
@@ -178,7 +179,7 @@ class SkillBank:
         self,
         name: str,
         description: str,
-        body: str,
+        body: str = "",
         *,
         kind: SkillKind | str = SkillKind.procedure,
         tools: Iterable[str] = (),
@@ -189,9 +190,14 @@ class SkillBank:
         reason: str = "created",
         provenance: Iterable[str] = (),
         note: str | None = None,
+        lessons: Iterable[Any] = (),
+        toolset: Iterable[str] = (),
     ) -> Skill:
+        """Add a skill. ``body`` is free guidance in markdown; or give ``lessons`` (structured,
+        ``skillbank.lessons.Lesson``) and leave ``body`` empty: it is rendered from them."""
         content = self._content(name=name, description=description, body=body, kind=kind,
-                                tools=tuple(tools), tags=tuple(tags))
+                                tools=tuple(tools), tags=tuple(tags), lessons=tuple(lessons),
+                                toolset=tuple(toolset))
         return self.skills.create(content, status=SkillStatus(status), pinned=pinned,
                                   author=author, reason=reason, provenance=provenance, note=note)
 
@@ -224,6 +230,10 @@ class SkillBank:
         for key in ("description", "body"):
             if isinstance(fields.get(key), str):
                 fields[key] = self.scrubber(fields[key])
+        if fields.get("lessons"):
+            # The body is rendered from the lessons: scrub what they say, then render again.
+            fields["lessons"] = tuple(scrub_lesson(x, self.scrubber) for x in fields["lessons"])
+            fields.pop("body", None)
         try:
             return SkillContent(**fields)
         except ValidationError as exc:  # keep only the readable reasons

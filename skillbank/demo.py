@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillbank.consistency.precision import InjectionPrecision, injection_precision
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
 from skillbank.consistency.runner import (
     ARM_WITH,
@@ -265,6 +266,8 @@ def run_demo(
                             progress=progress, seed=seed, description="final")
         phase("final", t0)
         progress_points.append(_point("final\n(with)", final, ARM_WITH, "train"))
+        precision = injection_precision(bank, [r.trajectory_id for r in final.records
+                                               if r.arm == ARM_WITH and r.trajectory_id])
 
         # -- 4. report -----------------------------------------------------------------------------
         t0 = time.perf_counter()
@@ -288,6 +291,7 @@ def run_demo(
                 "success rate) with no task getting worse."
                 if config.gate == "validate" else "every lint-clean candidate promoted (policy)."),
             general_note,
+            _precision_note(precision),
         ]
         notes += [line for line in (verdict(final, split) for split in final.splits) if line]
         html_path, json_path = write_report(
@@ -296,7 +300,8 @@ def run_demo(
             report_html, title="skillbank demo: consistency with and without the skill bank",
             notes=notes, evolution=rounds, progress=progress_points,
             extra={"demo": {"seed": seed, "config": _config_dict(config), "phases": phases,
-                            "cpu_seconds": cpu, "bank": str(bank_path)}})
+                            "cpu_seconds": cpu, "bank": str(bank_path),
+                            "injection_precision": precision.as_dict()}})
         phase("report", t0)
     finally:
         blas.__exit__(None, None, None)
@@ -308,6 +313,7 @@ def run_demo(
                                       f"({config.trials} trials per task and arm)"))
     _print_verdict(out, final)
     out.print(escape(general_note))
+    out.print(escape(_precision_note(precision)))
     out.print(f"[yellow]{escape(SIMULATED_NOTE)}[/]")
     out.print(f"Report: {escape(str(html_path))}  (numbers: {escape(str(json_path))})")
     out.print(f"Bank: {escape(str(bank_path))}  (try: skillbank skills list -d {escape(str(bank_path))})")
@@ -315,6 +321,14 @@ def run_demo(
     return DemoResult(bank_path=bank_path, report_html=html_path, report_json=json_path,
                       baseline=baseline, final=final, evolution=rounds, phases=phases,
                       cpu_seconds=cpu, seconds=seconds)
+
+
+def _precision_note(precision: InjectionPrecision) -> str:
+    share = precision.share
+    on = "n/a" if share is None else f"{share:.1%}"
+    return (f"Injection precision (final, with the bank): {on} of {precision.pairs} injected learned "
+            f"skills were learned with the agent's own tools; {precision.no_toolset} more were general "
+            "lessons or skills without a recorded toolset.")
 
 
 def _one_blas_thread_each() -> Any:

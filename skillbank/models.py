@@ -12,9 +12,10 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from skillbank.hashing import content_hash
+from skillbank.lessons import Lesson, LessonKind, render_body
 
 __all__ = [
     "SkillKind",
@@ -84,16 +85,55 @@ class SkillStatus(str, Enum):
 
 
 class SkillContent(BaseModel):
-    """The part of a skill that versions cover and that the content hash is computed over."""
+    """The part of a skill that versions cover and that the content hash is computed over.
+
+    ``lessons`` are what the skill teaches, as data (``skillbank.lessons``); when given, the
+    body is rendered from them (a body passed alongside must be that rendering). Without them
+    the body is the skill's one lesson, free guidance (``all_lessons``). ``toolset`` lists the
+    tools the agents it was learned from had: the injector keeps a skill away from an agent
+    that has none of them. Both are hashed only when set, so versions written before they
+    existed keep their hashes.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     description: str
-    body: str
+    body: str = ""
     kind: SkillKind = SkillKind.procedure
     tools: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    lessons: tuple[Lesson, ...] = ()
+    toolset: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _render(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and data.get("lessons"):
+            lessons = tuple(Lesson.model_validate(x) if isinstance(x, dict) else x for x in data["lessons"])
+            given = (data.get("body") or "").strip()
+            # A stored version keeps the body it was hashed with, whatever today's renderer says.
+            if given and (info.context or {}).get("stored"):
+                return {**data, "lessons": lessons}
+            rendered = render_body(lessons)
+            if given and given != rendered.strip():
+                raise ValueError("body does not match its lessons: a skill with lessons has the body "
+                                 "rendered from them; change the lessons, or drop them to keep a "
+                                 "hand-written body")
+            data = {**data, "lessons": lessons, "body": rendered}
+        return data
+
+    @model_validator(mode="after")
+    def _has_something_to_say(self) -> "SkillContent":
+        if not self.body.strip():
+            raise ValueError("the skill says nothing: give it a body (free guidance in markdown) "
+                             "or lessons")
+        return self
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> "SkillContent":
+        """A version as it was written (its body is not re-rendered): for the store."""
+        return cls.model_validate(data, context={"stored": True})
 
     @field_validator("name")
     @classmethod
@@ -139,8 +179,25 @@ class SkillContent(BaseModel):
         cleaned = [t.strip().lower() for t in v if t.strip()]
         return tuple(dict.fromkeys(cleaned))
 
+    @field_validator("toolset")
+    @classmethod
+    def _toolset(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(set(v)))
+
+    @property
+    def all_lessons(self) -> tuple[Lesson, ...]:
+        """The lessons, or for a skill without structured ones its body as one guidance lesson."""
+        return self.lessons or (Lesson(kind=LessonKind.guidance, text=self.body),)
+
+    def hash_payload(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        for key in ("lessons", "toolset"):
+            if not data[key]:
+                del data[key]
+        return data
+
     def hash(self) -> str:
-        return content_hash(self.model_dump(mode="json"))
+        return content_hash(self.hash_payload())
 
     def embedding_text(self) -> str:
         """What the index embeds: when it applies weighs most, then the tools it concerns."""

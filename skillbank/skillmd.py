@@ -15,6 +15,8 @@ A skill folder is named after the skill and holds ``SKILL.md``: YAML front matte
       version: 3
       content_hash: sha256:...
       pinned: false
+      lessons:                      # the structured lessons the body was rendered from
+      - {kind: missing_tool, tool: search}
     ---
 
     Tell the user which tool is missing ...
@@ -135,6 +137,11 @@ def render_skill_md(skill: Skill) -> str:
             "pinned": skill.pinned,
         },
     }
+    # The lessons the body was rendered from, so an import gets the data back, not just prose.
+    if content.lessons:
+        front["metadata"]["lessons"] = [x.model_dump(mode="json", exclude_defaults=True) for x in content.lessons]
+    if content.toolset:
+        front["metadata"]["toolset"] = list(content.toolset)
     # yaml.safe_dump's representers (sort_keys=False, allow_unicode=True) plus the NEL/LS/PS fix
     # above. An unlimited width keeps each value on one line, with no folding that naive readers
     # would trip over; quoting and escapes (colons, newlines, quotes, control characters) are
@@ -267,6 +274,12 @@ def _parse(text: str | bytes, path: str) -> ParsedSkill:
     else:
         tools = []
     tags = _str_list(meta["tags"], "metadata.tags", reasons) if "tags" in meta else []
+    toolset = _str_list(meta["toolset"], "metadata.toolset", reasons) if "toolset" in meta else []
+    lessons = meta.get("lessons", [])
+    if not isinstance(lessons, list) or not all(isinstance(x, dict) for x in lessons):
+        reasons.append("metadata.lessons must be a list of lessons (mappings with a 'kind'); "
+                       "remove it to import the body as free guidance")
+        lessons = None
 
     skill_id = meta.get("skillbank_id")
     if skill_id is not None and (not isinstance(skill_id, str) or not skill_id.strip()):
@@ -307,7 +320,7 @@ def _parse(text: str | bytes, path: str) -> ParsedSkill:
     # Validate what we have with SkillContent's own rules. Fields that already failed above are
     # replaced by a valid placeholder and their (duplicate) errors ignored, so every problem in the
     # file is reported at once.
-    placeholders = {"name": "x", "description": "x", "body": "x", "kind": "procedure"}
+    placeholders = {"name": "x", "description": "x", "body": "x", "kind": "procedure", "lessons": ()}
     values: dict[str, Any] = {
         "name": name,
         "description": description,
@@ -315,6 +328,8 @@ def _parse(text: str | bytes, path: str) -> ParsedSkill:
         "kind": kind,
         "tools": tuple(tools) if tools is not None else None,
         "tags": tuple(tags) if tags is not None else None,
+        "toolset": tuple(toolset) if toolset is not None else None,
+        "lessons": tuple(lessons) if lessons is not None else None,
     }
     skipped = {k for k, v in values.items() if v is None}
     candidate = {k: (placeholders.get(k, ()) if v is None else v) for k, v in values.items()}

@@ -185,7 +185,8 @@ def test_injection_follows_the_conversation(bank, skills):
 
     model = ScriptedChatModel([tool_call("lookup"), "done"])
     mw = SkillBankMiddleware(bank, k=1, history=2)
-    agent_with(model, [lookup], mw).invoke({"messages": [("user", "please handle my car request")]})
+    # The agent has the AC skill's tool, so that skill fits it (see match_toolset).
+    agent_with(model, [lookup, turn_on_ac], mw).invoke({"messages": [("user", "please handle my car request")]})
     traj = bank.trajectories.get(mw.last_trajectory_id)
     first = [i.skill_id for i in traj.injections if i.step == 0]
     second = [i.skill_id for i in traj.injections if i.step == 2]

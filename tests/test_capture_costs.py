@@ -310,3 +310,70 @@ def test_a_block_only_appends_and_a_new_skill_must_beat_the_weakest(bank):
     names = [h.skill.name for h in second.hits]
     assert names[0] == "ping-politely"  # never reshuffled
     assert second.text.startswith(first.text.removesuffix("</skills>"))
+
+
+# -- 4. only what fits the agent in front of it ------------------------------------------------
+
+
+def test_skills_learned_with_another_toolset_are_not_injected(bank):
+    from skillbank.lessons import Lesson, LessonKind
+
+    car_guard = bank.add_skill(
+        name="when-range-is-unknown", description="pinging a server when the vehicle range is unknown",
+        lessons=[Lesson(kind=LessonKind.unknown_field, tool="get_vehicle_status", field="range_km")],
+        kind="guard", tools=["get_vehicle_status"], toolset=["get_vehicle_status", "set_climate"])
+    window_guard = bank.add_skill(
+        name="when-open-window-is-unavailable", description="pinging when the window tool is unavailable",
+        lessons=[Lesson(kind=LessonKind.missing_tool, tool="open_window")],
+        kind="guard", tools=["open_window"], toolset=["ping", "set_climate"])
+    injector = SkillInjector(bank, k=5, general_k=0)
+    messages = [HumanMessage("ping the server")]
+    names = lambda tools: {h.skill.name for h in injector.inject(messages, tools=tools).hits}  # noqa: E731
+    # An agent with only `ping`: the car guard was learned beside other tools; the window guard
+    # was learned beside `ping` (its own tool is missing by definition).
+    assert car_guard.name not in names(["ping"]) and window_guard.name in names(["ping"])
+    assert car_guard.name in names(["get_vehicle_status"])
+    assert {car_guard.name, window_guard.name} <= names(None)  # tools not known: no filter
+    off = SkillInjector(bank, k=5, general_k=0, match_toolset=False)
+    assert car_guard.name in {h.skill.name for h in off.inject(messages, tools=["ping"]).hits}
+
+    # Through the middleware, which knows the agent's tools.
+    mw = SkillBankMiddleware(bank, k=5)
+    create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping it")]})
+    injected = {i.skill_id for i in bank.trajectories.get(mw.last_trajectory_id).injections}
+    assert car_guard.id not in injected and window_guard.id in injected
+
+
+def test_the_tools_offered_are_recorded_and_read_by_the_round(bank):
+    from skillbank.evolution.evidence import load_batch
+
+    mw = SkillBankMiddleware(bank, verifier=lambda state: True)
+    create_agent(ScriptedChatModel([tool_call("ping"), "done"]), [ping], middleware=[mw]).invoke(
+        {"messages": [("user", "ping it")]})
+    traj = bank.trajectories.get(mw.last_trajectory_id)
+    offered = [s.tools_offered for s in traj.steps if s.kind == "model"]
+    assert offered == [["ping"], None]  # recorded when it changes
+    [run] = load_batch(bank).runs
+    assert run.toolset == ("ping",)
+
+
+def test_injection_precision_counts_skills_learned_with_the_runs_tools(bank):
+    from skillbank.consistency.precision import injection_precision
+    from skillbank.lessons import Lesson, LessonKind
+
+    bank.add_skill(name="ping-guard", description="pinging a server that may be down",
+                   lessons=[Lesson(kind=LessonKind.tool_error, tool="ping")], kind="guard",
+                   tools=["ping"], toolset=["ping"])
+    bank.add_skill(name="car-guard", description="pinging the car",
+                   lessons=[Lesson(kind=LessonKind.missing_tool, tool="open_window")], kind="guard",
+                   tools=["open_window"], toolset=["set_climate"])
+    ids = []
+    for match in (True, False):
+        mw = SkillBankMiddleware(bank, k=5, general_k=0, match_toolset=match)
+        create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping")]})
+        ids.append(mw.last_trajectory_id)
+    matched, unmatched = (injection_precision(bank, [i]) for i in ids)
+    assert matched.share == 1.0
+    assert unmatched.pairs > matched.pairs and unmatched.share < 1.0
+    # the two hand-written skills of the fixture record no toolset: counted apart
+    assert matched.no_toolset >= 1

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from skillbank.directives import NoParam, StepBudget, Unavailable, UnknownField
+from conftest import budget as budget_lesson
 from skillbank.envs import (
     FAMILY_NAMES,
     TASK_TYPES,
@@ -53,7 +53,7 @@ def test_every_template_has_a_budget_variant_with_a_tight_budget():
         assert task.kind == f"{task.type}+budget"
         calls = sum(1 for s in task.reference if s.kind == "call")
         assert task.max_tool_calls == calls + 1
-        assert StepBudget(calls + 1) in task.hints
+        assert budget_lesson(calls + 1) in task.hints
         assert plain[tid].max_tool_calls is None
 
 
@@ -191,18 +191,17 @@ def test_verifier_rejects_wrong_runs(template_id):
         assert not _mutate(task, ref[:i] + [bad] + ref[i + 1:]), "wrong value"
 
     if task.type == "capability":
-        limit = next(h for h in task.hints if isinstance(h, (Unavailable, NoParam, UnknownField)))
-        blocker = limit.tool if isinstance(limit, Unavailable) else (
-            limit.param if isinstance(limit, NoParam) else limit.field)
+        limit = next(h for h in task.hints if h.kind.value in ("missing_tool", "missing_parameter", "unknown_field"))
+        blocker = {"missing_tool": limit.tool, "missing_parameter": limit.parameter}.get(limit.kind.value, limit.field)
         vague = ref[:-1] + [RefStep("answer", text="I did what I could.")]
         assert not _mutate(task, vague), "did not name the blocker"
-        if isinstance(limit, Unavailable):
+        if limit.kind.value == "missing_tool":
             tried = ref[:-1] + [RefStep("call", blocker, {}), ref[-1]]
             assert not _mutate(task, tried), "called the missing tool"
-        elif isinstance(limit, NoParam):
+        elif limit.kind.value == "missing_parameter":
             # Passing the missing parameter anyway: the tool drops it and the answer claims it.
             i = next(i for i, s in enumerate(ref) if s.kind == "call" and s.tool == limit.tool)
-            passed = dataclasses.replace(ref[i], args={**ref[i].args, limit.param: 3})
+            passed = dataclasses.replace(ref[i], args={**ref[i].args, limit.parameter: 3})
             assert not _mutate(task, ref[:i] + [passed] + ref[i + 1:]), "passed the missing parameter"
         else:
             invented = ref[:-1] + [RefStep("answer", text=f"The {blocker} is 42. "

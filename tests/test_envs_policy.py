@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 
 import skillbank.envs.policy as policy_module
 import skillbank.envs.reading as reading_module
-from skillbank.directives import AskFor, CheckFirst, Order, StepBudget, Unavailable
+from conftest import ask_for, budget, check_first, missing_tool, order
 from skillbank.envs import SimulatedPolicy, Task, generate_tasks, run_task
 from skillbank.envs.base import Environment, RefStep, Spec, Template
 
@@ -94,7 +94,7 @@ def test_policy_holds_nothing_but_tool_schemas():
 
 
 def test_policy_modules_import_no_environment_code():
-    allowed_prefixes = ("skillbank.directives", "skillbank.envs.reading", "langchain_core", "pydantic")
+    allowed_prefixes = ("skillbank.envs.directives", "skillbank.envs.reading", "langchain_core", "pydantic")
     stdlib = {"__future__", "hashlib", "json", "re", "threading", "weakref", "dataclasses", "typing"}
     for module in (policy_module, reading_module):
         tree = ast.parse(Path(inspect.getfile(module)).read_text())
@@ -193,18 +193,18 @@ def test_a_wrong_skill_misleads_it_literally():
     model = SimulatedPolicy()
     unguided = _rate(tasks, model)
     # The procedure in the wrong order: act first, check afterwards.
-    backwards = _rate(tasks, model, lambda t: [Order(("set_climate", "get_vehicle_status"))])
+    backwards = _rate(tasks, model, lambda t: [order("set_climate", "get_vehicle_status")])
     assert backwards < unguided - 0.3, (unguided, backwards)
     # A budget too small to finish.
-    starved = _rate(tasks, model, lambda t: [CheckFirst("get_vehicle_status", "set_climate"),
-                                             StepBudget(1)])
+    starved = _rate(tasks, model, lambda t: [check_first("get_vehicle_status", "set_climate"),
+                                             budget(1)])
     assert starved < 0.2
 
 
 def test_irrelevant_skills_do_not_change_behaviour():
     task = _task("retail.base.cancel")
-    noise = [Unavailable("open_window"), AskFor("seat", "set_seat_heater"),
-             CheckFirst("get_route", "start_navigation")]
+    noise = [missing_tool("open_window"), ask_for("seat", "set_seat_heater"),
+             check_first("get_route", "start_navigation")]
     for seed in range(8):
         plain = run_task(task, SimulatedPolicy(seed=seed))
         other = run_task(task, SimulatedPolicy(seed=seed), skills=noise)
@@ -217,10 +217,10 @@ def test_check_first_skill_is_followed_with_adherence():
     tasks = [(_task("retail.base.cancel", instance=i, seed=3), i) for i in range(SEEDS)]
     always_skips = SimulatedPolicy(p_skip_check=1.0)
     assert _rate(tasks, always_skips) == 0.0
-    guided = _rate(tasks, always_skips, lambda t: [CheckFirst("get_order", "cancel_order")])
+    guided = _rate(tasks, always_skips, lambda t: [check_first("get_order", "cancel_order")])
     assert 0.75 <= guided < 1.0
     assert _rate(tasks, always_skips.model_copy(update={"adherence": 1.0}),
-                 lambda t: [CheckFirst("get_order", "cancel_order")]) == 1.0
+                 lambda t: [check_first("get_order", "cancel_order")]) == 1.0
 
 
 def test_unavailable_skill_stops_the_call_and_names_the_blocker():
@@ -230,7 +230,7 @@ def test_unavailable_skill_stops_the_call_and_names_the_blocker():
     bad = run_task(task, reckless)
     assert not bad.success and any(tc["name"] == "open_window" for m in bad.messages
                                    if isinstance(m, AIMessage) for tc in m.tool_calls)
-    good = run_task(task, reckless, skills=[Unavailable("open_window")])
+    good = run_task(task, reckless, skills=[missing_tool("open_window")])
     assert good.success and "`open_window`" in good.final_answer
 
 
@@ -238,7 +238,7 @@ def test_ask_for_skill_makes_it_ask_instead_of_guessing():
     task = _task("retail.disambiguation.cancel_which")
     guesser = SimulatedPolicy(p_guess_missing=1.0, p_skip_check=0.0, p_wander=0.0, adherence=1.0)
     assert not run_task(task, guesser).success
-    asked = run_task(task, guesser, skills=[AskFor("order_id", "cancel_order")])
+    asked = run_task(task, guesser, skills=[ask_for("order_id", "cancel_order")])
     assert asked.success and len(asked.env.asks()) == 1
 
 
@@ -246,5 +246,5 @@ def test_step_budget_skill_stops_wandering():
     tasks = [(_task("retail.base.cancel", budget=True, instance=i, seed=4), i) for i in range(SEEDS)]
     wanderer = SimulatedPolicy(p_wander=0.6, p_skip_check=0.0)
     unguided = _rate(tasks, wanderer)
-    guided = _rate(tasks, wanderer, lambda t: [StepBudget(t.max_tool_calls)])
+    guided = _rate(tasks, wanderer, lambda t: [budget(t.max_tool_calls)])
     assert unguided < 0.6 and guided >= unguided + 0.3, (unguided, guided)

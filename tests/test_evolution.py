@@ -6,8 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from conftest import teaches
 
-from skillbank import directives as dx
 from skillbank.evolution import (
     ChangeKind,
     EvolutionConfig,
@@ -27,10 +27,16 @@ from skillbank.evolution.evidence import (
     to_run,
 )
 from skillbank.evolution.exploit import claimed_actions, flag_exploits
+from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import LimitEvent, SkillStatus, utcnow
 from test_evolution_support import eta, injected, refund, search_budget, traj, window
 
 REFUND_BODY = "Look the order up, then refund it."
+
+
+def procedure(*tools):
+    """A method written by a person: these tools in this order."""
+    return Lesson(kind=LessonKind.procedure, steps=tuple(MethodStep(tool=t) for t in tools))
 
 
 def save(bank, *trajs):
@@ -60,9 +66,8 @@ def test_first_round_learns_a_procedure_and_guards_with_provenance(bank):
     assert kinds == {"refund-order-arrived-damaged": "add", "when-open-window-is-unavailable": "add"}
     proc = by_name(bank, "refund-order-arrived-damaged")
     assert proc.status == SkillStatus.candidate and proc.kind.value == "procedure"
-    found = dx.parse(proc.body)
-    assert dx.Order(("find_order", "check_refund_policy", "issue_refund")) in found
-    assert dx.CheckFirst("check_refund_policy", "issue_refund") in found
+    assert teaches(proc, "procedure", tools=("find_order", "check_refund_policy", "issue_refund"))
+    assert teaches(proc, "check_first", check="check_refund_policy", tool="issue_refund")
     # Values became placeholders: no order number, customer or amount from the runs.
     assert "<order_id>" in proc.body and "<amount>" in proc.body
     for literal in ("4000", "4001", "Alice", "20.5", "retail-refund"):
@@ -73,8 +78,9 @@ def test_first_round_learns_a_procedure_and_guards_with_provenance(bank):
 
     guard = by_name(bank, "when-open-window-is-unavailable")
     assert guard.kind.value == "guard" and guard.tools == ("open_window",)
-    assert dx.Unavailable("open_window") in dx.parse(guard.body)
-    assert "decline" in guard.body and set(bank.history(guard.id)[0].provenance) == set(win)
+    assert teaches(guard, "missing_tool", tool="open_window")
+    assert "tell the user that `open_window` is unavailable" in guard.body
+    assert set(bank.history(guard.id)[0].provenance) == set(win)
 
     text = str(report)
     assert "add" in text and "refund-order-arrived-damaged" in text and ok[0] in text + json.dumps(report.to_dict())
@@ -139,13 +145,13 @@ def test_used_skill_gets_common_mistakes_as_a_draft_and_stays_active(bank):
     assert bank.get_skill(skill.id).body == REFUND_BODY
     draft = bank.get_skill(change.candidate_id)
     assert draft.name == "refund-orders-next" and draft.status == SkillStatus.candidate
-    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(draft.body)
+    assert teaches(draft, "check_first", check="check_refund_policy", tool="issue_refund")
     pending = {p.skill.id: p for p in list_candidates(bank)}[draft.id]
     assert pending.target == skill.id and pending.kind == "update"
 
     promoted = promote(bank, draft.id, reason="looks right")
     assert promoted.id == skill.id and promoted.status == SkillStatus.active
-    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(promoted.body)
+    assert teaches(promoted, "check_first", check="check_refund_policy", tool="issue_refund")
     last = bank.history(skill.id)[-1]
     assert set(last.provenance) >= set(bad) and "looks right" in last.reason
     assert "evolution:rule" in last.reason or "common mistakes" in last.reason
@@ -175,7 +181,7 @@ def test_used_skill_learns_when_a_capability_is_missing(bank):
     assert [c.kind for c in report.changes] == ["update"]  # owned by the skill: no separate guard
     draft = bank.get_skill(report.changes[0].candidate_id)
     assert "## When a capability is missing" in draft.body
-    assert dx.Unavailable("open_window") in dx.parse(draft.body)
+    assert teaches(draft, "missing_tool", tool="open_window")
 
 
 def test_description_narrowed_where_the_skill_did_not_apply(bank):
@@ -209,10 +215,10 @@ def test_skill_with_two_unrelated_methods_is_split(bank):
     assert kinds == ["split", "split"]
     spun = next(c for c in report.changes if c.skill_id != skill.id)
     new = bank.get_skill(spun.skill_id)
-    assert dx.Order(("track_order", "carrier_status")) in dx.parse(new.body)
+    assert teaches(new, "procedure", tools=("track_order", "carrier_status"))
     assert new.status == SkillStatus.candidate
     narrowed = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
-    assert dx.Order(("find_order", "check_refund_policy", "issue_refund")) in dx.parse(narrowed.body)
+    assert teaches(narrowed, "procedure", tools=("find_order", "check_refund_policy", "issue_refund"))
 
 
 def test_overlong_skill_is_split_into_a_pitfall_skill(bank):
@@ -224,7 +230,7 @@ def test_overlong_skill_is_split_into_a_pitfall_skill(bank):
     spun = next(c for c in report.changes if c.skill_id != skill.id)
     pit = bank.get_skill(spun.skill_id)
     assert pit.name == "refund-orders-pitfalls" and pit.kind.value == "pitfall"
-    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(pit.body)
+    assert teaches(pit, "check_first", check="check_refund_policy", tool="issue_refund")
     main = bank.get_skill(next(c for c in report.changes if c.skill_id == skill.id).candidate_id)
     assert "## Common mistakes" not in main.body
 
@@ -307,13 +313,12 @@ def test_limit_failures_become_one_guard_per_type_and_situation(bank):
     assert names == ["finish-within-steps-budget-stop-repeating-search",
                      "when-open-window-is-unavailable", "when-track-order-eta-is-unknown"]
     budget = by_name(bank, "finish-within-steps-budget-stop-repeating-search")
-    steps = [d for d in dx.parse(budget.body) if isinstance(d, dx.StepBudget)]
-    assert steps == [dx.StepBudget(6)]  # the recorded tool-call limit
+    assert [x.budget for x in budget.content.lessons if x.kind.value == "budget"] == [6]  # the recorded tool-call limit
     assert "answer with what is known" in budget.body
     prov = set(bank.history(budget.id)[0].provenance)
     assert set(close) <= prov and not set(easy) & prov
     unknown = by_name(bank, "when-track-order-eta-is-unknown")
-    assert dx.UnknownField("track_order", "eta") in dx.parse(unknown.body)
+    assert teaches(unknown, "unknown_field", tool="track_order", field="eta")
 
 
 def test_rate_limits_are_not_lessons(bank):
@@ -349,7 +354,7 @@ def test_runs_hold_only_what_the_agent_saw(bank):
 def test_new_skill_similar_to_an_existing_one_becomes_a_merge(bank):
     existing = bank.add_skill(
         name="refund-damaged-orders", description="Refund orders that arrived damaged",
-        body="Call the tools in this order: `find_order`, then `check_refund_policy`, then `issue_refund`.",
+        lessons=[procedure("find_order", "check_refund_policy", "issue_refund")],
         kind="procedure", tools=["find_order", "check_refund_policy", "issue_refund"])
     save(bank, *(refund(i) for i in range(3)), *(refund(i, success=False, skip_check=True) for i in range(3, 5)))
     report = evolve(bank)
@@ -357,15 +362,16 @@ def test_new_skill_similar_to_an_existing_one_becomes_a_merge(bank):
     change = report.changes[0]
     assert change.skill_id == existing.id and "merged into similar skill" in change.reason
     draft = bank.get_skill(change.candidate_id)
-    assert dx.CheckFirst("check_refund_policy", "issue_refund") in dx.parse(draft.body)
+    assert teaches(draft, "check_first", check="check_refund_policy", tool="issue_refund")
     assert len(bank.list_skills()) == 2  # the skill and its draft; no near-duplicate skill
 
 
 def test_existing_near_duplicates_are_merged_and_one_retired_on_promotion(bank):
-    body = "Call the tools in this order: `find_order`, then `issue_refund`."
-    a = bank.add_skill(name="refund-an-order", description="Refund an order for a customer", body=body,
+    method = procedure("find_order", "issue_refund")
+    a = bank.add_skill(name="refund-an-order", description="Refund an order for a customer", lessons=[method],
                        tools=["find_order", "issue_refund"])
-    b = bank.add_skill(name="order-refunds", description="Refund orders", body=body + " Be polite.",
+    b = bank.add_skill(name="order-refunds", description="Refund orders",
+                       lessons=[method, Lesson(kind=LessonKind.guidance, text="Be polite.")],
                        tools=["find_order", "issue_refund"])
     save(bank, refund(0))
     report = evolve(bank)
@@ -631,6 +637,6 @@ def test_a_token_budget_lesson_counts_calls_not_tokens(bank):
     save(bank, close, easy)
     evolve(bank)
     guard = by_name(bank, "finish-within-tokens-budget-stop-repeating-search")
-    assert [d for d in dx.parse(guard.body) if isinstance(d, dx.StepBudget)] == [dx.StepBudget(3)]
+    assert [x.budget for x in guard.content.lessons if x.kind.value == "budget"] == [3]
     assert close.id in bank.history(guard.id)[0].provenance
     assert easy.id not in bank.history(guard.id)[0].provenance

@@ -7,10 +7,10 @@ import json
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 
-from skillbank import directives as dx
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.evolution import evolve
+from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.models import SkillStatus
 
 SYSTEM = "You are a helpful assistant for a car and a shop."
@@ -91,7 +91,7 @@ def test_logged_runs_evolve_into_a_skill_the_next_run_receives(bank):
     guard = bank.get_skill("when-open-window-is-unavailable")
     system = model.received[0][0].text
     assert system.startswith(SYSTEM) and '<skill name="when-open-window-is-unavailable"' in system
-    assert dx.Unavailable("open_window").sentence() in system
+    assert sentence(Lesson(kind=LessonKind.missing_tool, tool="open_window")) in system
     injected = {(i.skill_id, i.version) for i in bank.trajectories.get(tid).injections}
     assert (guard.id, guard.version) in injected
     assert bank.trajectories.get(tid).success is True

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from skillbank import directives as dx
+from conftest import ask_for, budget, check_first, missing_parameter, missing_tool, order, teaches, unknown_field
+
+from skillbank.envs import directives as dx
 from skillbank.adapters.injection import SkillInjector
 from skillbank.consistency.validation import CandidateView
 from skillbank.envs import SimulatedPolicy, run_task
@@ -15,37 +17,46 @@ from skillbank.evolution import EvolutionConfig, evolve
 from skillbank.evolution.evidence import build_run, load_batch, to_run
 from skillbank.evolution.general import general_proposals
 from skillbank.evolution.rule import RuleDistiller, mistakes
+from skillbank.lessons import general_form, sentence
 from skillbank.models import LimitEvent, SkillStatus, Step
 from test_envs_policy import _rate, _task
 from test_evolution_support import refund, traj, utcnow, window
 
-GENERAL = [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
-           dx.AskFor(None, None), dx.UnknownField(None, None)]
+GENERAL = [check_first(), missing_tool(), missing_parameter(), ask_for(), unknown_field()]
+SPECIFIC = [check_first("a", "b"), missing_tool("x"), missing_parameter("t", "p"), ask_for("p", "t"),
+            ask_for(None, "t"), unknown_field("t", "f")]
 
 
-# -- the directive language ----------------------------------------------------------------------
+# -- general lessons: data, rendering, and the simulator reading them back ------------------------
 
 
-def test_general_and_tool_level_forms_render_and_parse_back():
-    specific = [dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.NoParam("t", "p"), dx.AskFor("p", "t"),
-                dx.AskFor(None, "t"), dx.UnknownField("t", "f")]
-    text = " ".join(d.sentence() for d in GENERAL + specific)
-    assert dx.parse(text) == GENERAL + specific
-    assert [dx.is_general(d) for d in GENERAL + specific] == [True] * 5 + [False] * 6
-    assert "`" not in " ".join(d.sentence() for d in GENERAL)  # names no tool
+def test_general_and_tool_level_forms_render_and_the_simulator_reads_them_back():
+    text = " ".join(sentence(x) for x in GENERAL + SPECIFIC)
+    assert dx.parse(text) == [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
+                              dx.AskFor(None, None), dx.UnknownField(None, None),
+                              dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.NoParam("t", "p"),
+                              dx.AskFor("p", "t"), dx.AskFor(None, "t"), dx.UnknownField("t", "f")]
+    assert [x.general for x in GENERAL + SPECIFIC] == [True] * 5 + [False] * 6
+    assert "`" not in " ".join(sentence(x) for x in GENERAL)  # names no tool
+    assert all(general_form(x) == y for x, y in zip(SPECIFIC, [check_first(), missing_tool(),
+                                                                missing_parameter(), ask_for(), ask_for(),
+                                                                unknown_field()]))
 
 
-@pytest.mark.parametrize("make", [lambda: dx.CheckFirst("a", None), lambda: dx.AskFor("p", None),
-                                  lambda: dx.UnknownField(None, "f"), lambda: dx.NoParam("t", None)])
-def test_half_general_directives_are_refused(make):
+@pytest.mark.parametrize("make", [lambda: check_first("a", None), lambda: ask_for("p", None),
+                                  lambda: unknown_field(None, "f"), lambda: missing_parameter("t", None)])
+def test_half_general_lessons_are_refused(make):
     with pytest.raises(ValueError):
         make()
 
 
-def test_a_general_directive_covers_every_tool_and_a_specific_one_only_its_own():
-    assert dx.Unavailable(None).covers("open_window") and dx.Unavailable(None).covers("book_room")
-    assert dx.Unavailable("open_window").covers("open_window")
-    assert not dx.Unavailable("open_window").covers("book_room")
+def test_a_general_lesson_covers_every_tool_and_a_specific_one_only_its_own():
+    assert missing_tool().covers(missing_tool("open_window")) and missing_tool().covers(missing_tool("book_room"))
+    assert missing_tool("open_window").covers(missing_tool("open_window"))
+    assert not missing_tool("open_window").covers(missing_tool("book_room"))
+    assert not missing_tool().covers(unknown_field("t", "f"))
+    # ... and so does the simulator's reading of them
+    assert dx.Unavailable(None).covers("open_window") and not dx.Unavailable("open_window").covers("book_room")
     assert dx.AskFor(None, "cancel_order").covers("cancel_order", "order_id")
     assert not dx.AskFor(None, "cancel_order").covers("issue_refund", "order_id")
     assert dx.CheckFirst(None, None).covers("get_order", "cancel_order")
@@ -61,7 +72,7 @@ def test_general_unavailable_declines_and_names_a_tool_never_named_in_a_skill():
                            ("retail.capability.refund_missing", "issue_refund")]:
         task = _task(template)
         assert not run_task(task, reckless).success
-        good = run_task(task, reckless, skills=[dx.Unavailable(None)])
+        good = run_task(task, reckless, skills=[missing_tool()])
         assert good.success and f"`{tool}`" in good.final_answer
 
 
@@ -70,18 +81,18 @@ def test_general_check_first_runs_every_check_a_description_asks_for():
     for template in ("retail.base.cancel", "car.base.climate"):
         tasks = [(_task(template, instance=i, seed=3), i) for i in range(6)]
         assert _rate(tasks, always_skips) == 0.0
-        assert _rate(tasks, always_skips, lambda t: [dx.CheckFirst(None, None)]) == 1.0
+        assert _rate(tasks, always_skips, lambda t: [check_first()]) == 1.0
 
 
 def test_general_and_tool_level_ask_make_it_ask_only_where_they_apply():
     guesser = SimulatedPolicy(p_guess_missing=1.0, p_skip_check=0.0, p_wander=0.0, adherence=1.0)
     task = _task("retail.disambiguation.cancel_which")
     assert not run_task(task, guesser).success
-    for skills in ([dx.AskFor(None, None)], [dx.AskFor(None, "cancel_order")]):
+    for skills in ([ask_for()], [ask_for(None, "cancel_order")]):
         asked = run_task(task, guesser, skills=skills)
         assert asked.success and len(asked.env.asks()) == 1
     # A tool-level lesson about another tool changes nothing.
-    assert not run_task(task, guesser, skills=[dx.AskFor(None, "issue_refund")]).success
+    assert not run_task(task, guesser, skills=[ask_for(None, "issue_refund")]).success
 
 
 def test_general_unknown_field_says_unknown_instead_of_inventing():
@@ -89,7 +100,7 @@ def test_general_unknown_field_says_unknown_instead_of_inventing():
                                p_wander=0.0, adherence=1.0)
     task = _task("car.capability.range_unknown")
     assert not run_task(task, inventor).success
-    good = run_task(task, inventor, skills=[dx.UnknownField(None, None)])
+    good = run_task(task, inventor, skills=[unknown_field()])
     assert good.success and "range_km" in good.final_answer
 
 
@@ -129,11 +140,12 @@ def test_runs_know_when_the_agent_asked_first_from_either_loader(bank):
 def test_contrast_learns_to_ask_before_the_action_the_failures_guessed_at(bank):
     ok = [to_run(_asking_traj(i, asks=True, success=True)) for i in range(4)]
     bad = [to_run(_asking_traj(10 + i, asks=False, success=False)) for i in range(3)]
-    lines = [line for line, _ in mistakes(ok, bad, ("list_orders", "cancel_order"))]
-    assert dx.AskFor(None, "cancel_order").sentence() in lines
+    method = ok[0].method
+    lessons = [lesson for lesson, _ in mistakes(ok, bad, method)]
+    assert ask_for(None, "cancel_order") in lessons
     # Successes that did not ask either: nothing to learn about asking.
     plain = [to_run(_asking_traj(20 + i, asks=False, success=True)) for i in range(4)]
-    assert not any("ask the user" in line for line, _ in mistakes(plain, bad, ("list_orders", "cancel_order")))
+    assert not any(x.kind.value == "ask_for" for x, _ in mistakes(plain, bad, method))
 
 
 def test_a_one_tool_method_with_recurring_mistakes_becomes_a_pitfall_skill():
@@ -152,7 +164,7 @@ def test_a_one_tool_method_with_recurring_mistakes_becomes_a_pitfall_skill():
     assert RuleDistiller().procedure(ok, bad, config)[0] is None  # one tool: no procedure
     content, support, why = RuleDistiller().pitfalls(ok, bad, config)
     assert content.kind.value == "pitfall" and content.tools == ("open_window",)
-    assert dx.parse(content.body) == [dx.AskFor(None, "open_window")]
+    assert content.lessons == (ask_for(None, "open_window"),)
     assert "without asking" in why and len(support) == 3
     assert RuleDistiller().pitfalls(ok, [], config)[0] is None  # no failures: nothing to contrast
 
@@ -161,22 +173,29 @@ def test_a_one_tool_method_with_recurring_mistakes_becomes_a_pitfall_skill():
 
 
 def test_a_lesson_for_two_tools_becomes_one_general_proposal():
-    one = dx.Unavailable("open_window").sentence()
-    two = dx.Unavailable("book_room").sentence()
+    one, two = [missing_tool("open_window")], [missing_tool("book_room")]
     assert general_proposals([(one, ["a", "b"])], [], min_tools=2) == []
     [prop] = general_proposals([(one, ["a", "b"]), (two, ["c"]), (one, ["d"])], [], min_tools=2)
     assert prop.origin == "generalise" and prop.content.tools == ()
-    assert "general" in prop.content.tags and dx.parse(prop.content.body) == [dx.Unavailable(None)]
+    assert "general" in prop.content.tags and prop.content.lessons == (missing_tool(),)
     assert prop.evidence == ("c", "a", "b", "d")  # alternating tools: book_room, open_window
     assert "book_room, open_window" in prop.reason
     # Already in the bank, or switched off: nothing.
-    assert general_proposals([(one, []), (two, [])], [dx.Unavailable(None)], min_tools=2) == []
-    # Each kind generalises on its own, and Order / StepBudget never do.
-    body = " ".join(d.sentence() for d in [dx.CheckFirst("get_order", "cancel_order"),
-                                            dx.CheckFirst("get_route", "start_navigation"),
-                                            dx.Order(("a", "b")), dx.StepBudget(3)])
-    [prop] = general_proposals([(body, ["x"]), (dx.Order(("c", "d")).sentence(), ["y"])], [], 2)
-    assert dx.parse(prop.content.body) == [dx.CheckFirst(None, None)]
+    assert general_proposals([(one, []), (two, [])], [missing_tool()], min_tools=2) == []
+    # Each kind generalises on its own, and procedures and budgets never do.
+    lessons = [check_first("get_order", "cancel_order"), check_first("get_route", "start_navigation"),
+               order("a", "b"), budget(3)]
+    [prop] = general_proposals([(lessons, ["x"]), ([order("c", "d")], ["y"])], [], 2)
+    assert prop.content.lessons == (check_first(),)
+
+
+def test_a_persons_structured_lessons_generalise_like_learned_ones(bank):
+    for tool in ("open_window", "book_room"):
+        bank.add_skill(name=f"no-{tool.replace('_', '-')}", description=f"When {tool} is missing",
+                       lessons=[missing_tool(tool)], kind="guard", tools=[tool], author="human")
+    bank.trajectories.save(window(0))
+    report = evolve(bank, dry_run=True)
+    assert [c.skill for c in report.changes if c.origin == "generalise"] == ["when-a-needed-tool-is-unavailable"]
 
 
 def _room(i: int):
@@ -212,9 +231,8 @@ def test_a_round_proposes_the_general_guard_once_two_tools_were_missing(bank):
 
 
 def _general_bank(bank):
-    [prop] = general_proposals([(dx.Unavailable("a").sentence(), []), (dx.Unavailable("b").sentence(), [])],
-                               [], min_tools=2)
-    general = bank.add_skill(**prop.content.model_dump(), status="active")
+    [prop] = general_proposals([([missing_tool("a")], []), ([missing_tool("b")], [])], [], min_tools=2)
+    general = bank.add_skill(**prop.content.model_dump(exclude={"body"}), status="active")
     specific = bank.add_skill(name="refund-orders", description="Refund a customer's damaged order",
                               body="Look the order up, then refund it.", kind="procedure",
                               tools=["find_order", "issue_refund"], status="active")
@@ -242,9 +260,8 @@ def test_general_skills_go_into_every_turn_whatever_the_query(bank):
 
 def test_the_gate_sees_a_general_candidate_as_it_would_be_injected(bank):
     _, specific = _general_bank(bank)
-    [prop] = general_proposals([(dx.AskFor(None, "a").sentence(), []), (dx.AskFor(None, "b").sentence(), [])],
-                               [], min_tools=2)
-    candidate = bank.add_skill(**prop.content.model_dump(), status="candidate")
+    [prop] = general_proposals([([ask_for(None, "a")], []), ([ask_for(None, "b")], [])], [], min_tools=2)
+    candidate = bank.add_skill(**prop.content.model_dump(exclude={"body"}), status="candidate")
     view = CandidateView(bank, candidate)
     names = [s.name for s in view.general_skills()]
     assert names == ["when-a-needed-tool-is-unavailable", "ask-instead-of-guessing"]

@@ -79,7 +79,9 @@ def _copying_model():
         return json.dumps({"create": True, "reason": "the runs share a method",
                            "skill": {"name": "refund-damaged-orders", "description": "Refund damaged orders.",
                                      "kind": "procedure", "tools": ["find_order", "issue_refund"],
-                                     "body": "## Method\nCall `find_order`, then `issue_refund`.\n" + POISON}})
+                                     "lessons": [{"kind": "procedure", "steps": [{"tool": "find_order"},
+                                                                                 {"tool": "issue_refund"}]},
+                                                 {"kind": "guidance", "text": POISON}]}})
     return ScriptedChatModel([respond])
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict
 
-from skillbank import directives as dx
+from conftest import missing_parameter, teaches
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.envs import SimulatedPolicy, run_task
@@ -32,12 +32,12 @@ def test_policy_passes_a_missing_parameter_when_sloppy_and_declines_it_when_told
     sloppy = run_task(task, SimulatedPolicy(**RECKLESS))
     assert not sloppy.success and "fan_speed" in str([m.tool_calls for m in sloppy.messages
                                                       if getattr(m, "tool_calls", None)])
-    for skills in ([dx.NoParam("set_climate", "fan_speed")], [dx.NoParam(None, None)]):
+    for skills in ([missing_parameter("set_climate", "fan_speed")], [missing_parameter(None, None)]):
         good = run_task(task, SimulatedPolicy(**RECKLESS), skills=skills)
         assert good.success and "`fan_speed`" in good.final_answer
     # A lesson about another tool's parameter changes nothing.
     assert not run_task(task, SimulatedPolicy(**RECKLESS),
-                        skills=[dx.NoParam("cancel_order", "cancel_reason")]).success
+                        skills=[missing_parameter("cancel_order", "cancel_reason")]).success
 
 
 def test_middleware_records_the_argument_the_tool_dropped_as_a_missing_parameter(bank):
@@ -82,5 +82,5 @@ def test_missing_parameter_failures_become_a_no_param_guard(bank):
     assert "`set_climate` has no `fan_speed` parameter" in guard.reason
     evolve(bank)
     skill = bank.get_skill("when-set-climate-has-no-fan-speed")
-    assert dx.NoParam("set_climate", "fan_speed") in dx.parse(skill.body)
+    assert teaches(skill, "missing_parameter", tool="set_climate", parameter="fan_speed")
     assert skill.kind.value == "guard" and skill.tools == ("set_climate",)

@@ -46,6 +46,9 @@ class InjectionConfig:
     ``pinned`` skills (ids or names) always go first, then up to ``general_k`` general skills
     (lessons generalised across tools, injected on every turn; ``0`` leaves them to retrieval).
     ``kinds``, ``tags``, ``tools``, ``min_score`` and ``filter(skill) -> bool`` narrow the choice.
+    ``match_toolset`` (on by default) keeps out skills learned by agents with a different set of
+    tools than the agent in front of it (see :func:`~skillbank.adapters.injection.fits_toolset`;
+    it applies where the adapter sees the agent's tools, as the middleware does).
     """
 
     k: int = 5
@@ -59,6 +62,7 @@ class InjectionConfig:
     tools: tuple[str, ...] | None = None
     min_score: float = 0.0
     filter: Callable[[Skill], bool] | None = None
+    match_toolset: bool = True
 
     def __post_init__(self) -> None:
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.

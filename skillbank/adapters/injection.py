@@ -22,10 +22,12 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from skillbank.adapters._watch import watcher
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.recorder import first_human_text, message_text
+from skillbank.lessons import LessonKind
 from skillbank.models import Skill, SkillStatus
 from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
 
-__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "merge_system_message", "inject_skills",
+__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names", "merge_system_message",
+           "inject_skills",
            "INJECTION_METADATA_KEY", "injections_from_messages"]
 
 # Where an injected system message carries its record, for a callback handler to pick up.
@@ -89,6 +91,40 @@ def _describe(message: Any, limit: int) -> str:
     if not text:
         return ""
     return f"{_role(message)}: {text}"[:limit]
+
+
+def tool_names(tools: Sequence[Any] | None) -> tuple[str, ...]:
+    """The names of the tools a model request carries (``BaseTool`` objects or JSON schemas)."""
+    names = []
+    for tool in tools or ():
+        if isinstance(tool, dict):
+            name = tool.get("name") or (tool.get("function") or {}).get("name")
+        else:
+            name = getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.append(name)
+    return tuple(names)
+
+
+def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:
+    """Whether ``skill`` was learned with (some of) the tools the agent in front of it has.
+
+    A learned skill records the tools its agents were offered (``toolset``): it fits when one of
+    them is among ``tools``, so a car agent's guard never reaches a calendar agent. That counts
+    a missing-tool guard too: its own tool is by definition absent, the tools it was learned
+    beside are not. A skill without a recorded toolset (written by a person, or before toolsets
+    were recorded) fits when it names no tool or one of ``tools``; a guard about a missing tool
+    always does. ``tools`` ``None`` (not known): everything fits.
+    """
+    if tools is None:
+        return True
+    have = set(tools)
+    context = set(skill.content.toolset)
+    if context:
+        return bool(context & have)
+    if any(x.kind == LessonKind.missing_tool for x in skill.content.lessons) or not skill.tools:
+        return True
+    return bool(set(skill.tools) & have)
 
 
 @dataclass
@@ -289,7 +325,8 @@ class SkillInjector:
         except Exception:
             return False
 
-    def select(self, query: str | np.ndarray | None, *, block: Block | None = None) -> list[SkillHit]:
+    def select(self, query: str | np.ndarray | None, *, block: Block | None = None,
+               tools: Sequence[str] | None = None) -> list[SkillHit]:
         """The skills for a turn with ``query`` (a text or a query vector), in block order.
 
         Without a ``block``: pinned skills, general skills, then up to ``k`` retrieved, as far
@@ -297,7 +334,8 @@ class SkillInjector:
         were, then whichever of this turn's selection is new, appended; a retrieved skill is
         new to the block only if it scores at least as well as the weakest retrieved skill
         already in it (it would have made the cut on the turn that filled the block), so the
-        block does not churn with every small change in the query.
+        block does not churn with every small change in the query. ``tools``: the agent's tool
+        names, for ``match_toolset``.
         """
         cfg = self.config
         pinned, general = self.standing()
@@ -313,12 +351,13 @@ class SkillInjector:
             if skill.id not in in_block:
                 budget.spend(skill)
                 chosen.append(SkillHit(skill, 1.0))
+        agent_tools = tools if cfg.match_toolset else None
         for skill in general:
-            if skill.id not in in_block and budget.take(skill):
+            if skill.id not in in_block and fits_toolset(skill, agent_tools) and budget.take(skill):
                 chosen.append(SkillHit(skill, 1.0))
         if cfg.k > 0 and query is not None and not (isinstance(query, str) and not query.strip()):
             exclude = standing_ids | in_block | {h.skill.id for h in chosen}
-            for hit in self._retrieve(query, exclude):
+            for hit in self._retrieve(query, exclude, agent_tools):
                 if floor is not None and float(hit.score) < floor:
                     continue
                 if budget.take(hit.skill):
@@ -328,28 +367,31 @@ class SkillInjector:
             return list(block.hits)
         return chosen
 
-    def _retrieve(self, query: str | np.ndarray, exclude: set[str]) -> list[SkillHit]:
-        """This turn's top ``k`` retrieved skills (after ``filter``), best first."""
+    def _retrieve(self, query: str | np.ndarray, exclude: set[str],
+                  tools: Sequence[str] | None) -> list[SkillHit]:
+        """This turn's top ``k`` retrieved skills (after ``filter`` and the toolset), best first."""
         cfg = self.config
         options = dict(min_score=cfg.min_score, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools,
                        exclude=exclude)
-        n = cfg.k if cfg.filter is None else max(cfg.k * 4, cfg.k + 8)
+        # Filtering after the search: read more candidates so k still fill.
+        n = cfg.k if cfg.filter is None and tools is None else max(cfg.k * 4, cfg.k + 8)
         if isinstance(query, str):
             found = self.bank.search(query, n, **options)
         else:
             found = self.bank.search_vector(query, n, **options)
-        return [h for h in found if self._allowed(h.skill)][: cfg.k]
+        return [h for h in found if self._allowed(h.skill) and fits_toolset(h.skill, tools)][: cfg.k]
 
     def inject(self, messages: Sequence[Any], task: str | None = None, *,
-               block: Block | None = None) -> InjectionResult:
-        """The rendered block for a turn with ``messages``; ``block`` keeps it stable over a run."""
+               block: Block | None = None, tools: Sequence[str] | None = None) -> InjectionResult:
+        """The rendered block for a turn with ``messages``; ``block`` keeps it stable over a run,
+        ``tools`` (the agent's tool names) keeps out skills learned with other tools."""
         t0 = time.perf_counter()
         parts = self.query_parts(messages, task)
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
         task_first = bool(parts) and parts[0] == self._task_text(convo, task) != ""
         vector = self.query_vector(parts, task_first=task_first) if self.config.k > 0 else None
         t1 = time.perf_counter()
-        hits = self.select(vector, block=block)
+        hits = self.select(vector, block=block, tools=tools)
         text = self.bank.render(hits) if hits else ""
         return InjectionResult(text=text, hits=hits if text else [], query="\n".join(parts),
                                seconds=time.perf_counter() - t0, embed_seconds=t1 - t0)

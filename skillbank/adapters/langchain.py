@@ -44,7 +44,7 @@ from typing_extensions import NotRequired
 from skillbank.adapters._watch import watcher as _get_watcher
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import InjectionConfig, RecordingConfig, split_options
-from skillbank.adapters.injection import Block, SkillInjector, merge_system_message
+from skillbank.adapters.injection import Block, SkillInjector, merge_system_message, tool_names
 from skillbank.adapters.limits import LimitSignal, is_interrupt, limit_from_message, unknown_parameters
 from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text, model_name_of
 from skillbank.models import LimitType
@@ -119,16 +119,6 @@ def _tool_message(result: Any) -> Any:
             if isinstance(message, ToolMessage):
                 return message
     return result
-
-
-def _tool_names(tools: Sequence[Any]) -> tuple[str, ...]:
-    names = []
-    for tool in tools or ():
-        name = tool.get("name") or (tool.get("function") or {}).get("name") if isinstance(tool, dict) \
-            else getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.append(name)
-    return tuple(names)
 
 
 def _paused(state: dict[str, Any]) -> bool:
@@ -396,15 +386,16 @@ class SkillBankMiddleware(AgentMiddleware):
             if injection:
                 request = request.override(system_message=merge_system_message(request.system_message, injection.text))
                 records = injection.records
-        tools = _tool_names(request.tools)
+        tools = tool_names(request.tools)
         offered = tools if tools != run.tools else None  # stored when it changes, not every turn
         run.tools = tools
         n_in = len(request.messages) + (1 if request.system_message is not None else 0)
         return request, recorder.begin_model(n_in, records, tools=offered)
 
-    def _safe_inject(self, run: _Run, messages: Sequence[Any]) -> Any:
+    def _safe_inject(self, run: _Run, request: Any) -> Any:
         try:
-            return self.injector.inject(messages, task=run.task, block=run.block)
+            return self.injector.inject(request.messages, task=run.task, block=run.block,
+                                        tools=tool_names(request.tools))
         except Exception:
             # Retrieval failing must not take the agent down: run this turn without skills.
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
@@ -461,7 +452,7 @@ class SkillBankMiddleware(AgentMiddleware):
         stop = self._before_call(run, request)
         if stop is not None:
             return self._respond(run, stop)
-        injection = self._safe_inject(run, request.messages) if self.inject else None
+        injection = self._safe_inject(run, request) if self.inject else None
         request, turn = self._prepare_call(run, request, injection)
         try:
             response = handler(request)
@@ -494,7 +485,7 @@ class SkillBankMiddleware(AgentMiddleware):
         if stop is not None:
             return self._respond(run, stop)
         # Embedding the query is CPU work: keep it off the event loop.
-        injection = await asyncio.to_thread(self._safe_inject, run, request.messages) if self.inject else None
+        injection = await asyncio.to_thread(self._safe_inject, run, request) if self.inject else None
         request, turn = self._prepare_call(run, request, injection)
         try:
             response = await handler(request)

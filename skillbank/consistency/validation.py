@@ -103,7 +103,7 @@ class InjectOnlyMiddleware:
     def __new__(cls, bank: Any, **options: Any) -> Any:
         from langchain.agents.middleware import AgentMiddleware
 
-        from skillbank.adapters.injection import RunBlocks, SkillInjector, merge_system_message
+        from skillbank.adapters.injection import RunBlocks, SkillInjector, merge_system_message, tool_names
         from skillbank.adapters.recorder import first_human_text
 
         class _InjectOnly(AgentMiddleware):
@@ -117,7 +117,8 @@ class InjectOnlyMiddleware:
 
             def _request(self, request: Any) -> Any:
                 task = first_human_text(request.messages, last=True)
-                result = self.injector.inject(request.messages, task=task, block=self.blocks.current())
+                result = self.injector.inject(request.messages, task=task, block=self.blocks.current(),
+                                              tools=tool_names(request.tools))
                 if not result:
                     return request
                 self.injected.update(h.skill.id for h in result.hits)

@@ -6,7 +6,7 @@
 * :class:`Task` / :class:`Environment` -- the user's request, a fresh in-memory world with
   LangChain tools over it, a scripted user, and a verifier on the final state and answer.
 * :class:`SimulatedPolicy` -- a chat model that plays a sloppy agent and follows skills written
-  in :mod:`skillbank.directives`. It sees only messages and tool schemas. Numbers measured with
+  in :mod:`skillbank.envs.directives` (the library's rendered lesson sentences, read back). It sees only messages and tool schemas. Numbers measured with
   it show the machinery working; they are not a claim about any real model.
 * :func:`run_task` -- one run through a real ``create_agent`` loop, verified.
 """

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, create_model
 
-from skillbank.directives import Directive
+from skillbank.lessons import Lesson
 
 __all__ = [
     "TaskType",
@@ -335,7 +335,7 @@ class Spec:
     state: dict[str, Any]
     reference: list[RefStep]
     check: Checker
-    hints: tuple[Directive, ...] = ()
+    hints: tuple[Lesson, ...] = ()
     removed: tuple[str, ...] = ()
     removed_params: tuple[tuple[str, str], ...] = ()
     reply: str | None = None
@@ -370,7 +370,7 @@ def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bo
 class Task:
     """One seeded task. Hidden from the agent: everything except ``input`` and the tools.
 
-    ``hints`` are the directives a correct skill for this template would contain; they exist
+    ``hints`` are the lessons a correct skill for this template would contain; they exist
     for oracle baselines and tests and reach a policy only if someone renders them into its
     system prompt. ``reference`` is a scripted correct run.
     """
@@ -387,7 +387,7 @@ class Task:
     max_tool_calls: int | None
     system_prompt: str
     tools: tuple[str, ...]
-    hints: tuple[Directive, ...]
+    hints: tuple[Lesson, ...]
     reference: tuple[RefStep, ...]
     _factory: Callable[[], Environment] = field(repr=False)
     _check: Checker = field(repr=False)

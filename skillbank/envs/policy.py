@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from skillbank.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
+from skillbank.envs.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
 from skillbank.envs.reading import (
     AMBIGUOUS,
     ToolView,
@@ -78,7 +78,7 @@ class SimulatedPolicy(BaseChatModel):
       tool, parameter or unknown field (otherwise it says something vague, or for a missing
       parameter nothing at all: it reports the call as done).
 
-    Skills in the system message are read with :func:`skillbank.directives.parse` and followed
+    Skills in the system message are read with :func:`skillbank.envs.directives.parse` and followed
     literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
     unguided behaviour for that decision): ``CheckFirst`` and ``Order`` add checks and fix
     their order, ``Unavailable`` stops it calling a missing tool and makes it name it,

@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
-from skillbank.directives import Directive
+from skillbank.lessons import Lesson, sentence
 from skillbank.envs.base import Environment, Task, final_answer
 
 __all__ = [
@@ -77,12 +77,12 @@ class RunResult(NamedTuple):
         return final_answer(self.messages)
 
 
-def skills_prompt(skills: str | Sequence[Directive | str]) -> str:
-    """Render skills (text or directives) as a system-prompt section."""
+def skills_prompt(skills: str | Sequence[Lesson | str]) -> str:
+    """Render skills (text, or lessons in the library's own sentences) as a system-prompt section."""
     if isinstance(skills, str):
         body = skills
     else:
-        body = "\n".join(f"- {s if isinstance(s, str) else s.sentence()}" for s in skills)
+        body = "\n".join(f"- {s if isinstance(s, str) else sentence(s)}" for s in skills)
     return "## Skills\n" + body
 
 
@@ -93,7 +93,7 @@ def run_task(
     *,
     recursion_limit: int = 100,
     system_prompt: str | None = None,
-    skills: str | Sequence[Directive | str] | None = None,
+    skills: str | Sequence[Lesson | str] | None = None,
     config: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``task`` once with ``model`` in a fresh environment; returns ``(state, env, success)``.

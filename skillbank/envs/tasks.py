@@ -7,7 +7,7 @@ import hashlib
 import random
 from typing import Iterable, Literal, Sequence
 
-from skillbank.directives import StepBudget
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.envs import families as _families  # noqa: F401  (registers the templates)
 from skillbank.envs.base import TEMPLATES, Environment, Spec, Task, Template
 
@@ -80,7 +80,7 @@ def generate_tasks(
                     max_tool_calls=n_calls + 1 if variant else None,
                     system_prompt=env_cls.system_prompt,
                     tools=tuple(n for n in env_cls.TOOLDEFS if n not in spec.removed),
-                    hints=tuple(spec.hints) + ((StepBudget(n_calls + 1),) if variant else ()),
+                    hints=tuple(spec.hints) + ((Lesson(kind=LessonKind.budget, budget=n_calls + 1),) if variant else ()),
                     reference=tuple(spec.reference),
                     _factory=functools.partial(_make_env, env_cls, spec),
                     _check=spec.check,

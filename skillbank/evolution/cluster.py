@@ -1,8 +1,11 @@
 """Clustering the uncovered pile by task similarity, cheaply enough for 100,000 runs.
 
-1. Runs whose tasks share a template (values replaced by placeholders) are one group, and
-   templates with the same content words ("please refund order <num>" and "refund order
-   <num>") are one group; most workloads have far fewer of these than runs.
+1. Runs whose tasks share a template (values replaced by placeholders, the request's own
+   argument values included: see ``methods.py``) are one group, and templates with the same
+   content words ("please refund order <num>" and "refund order <num>") are one group; most
+   workloads have far fewer of these than runs. Groups whose successes share a method of two
+   or more steps are then one group too, however different their wording ("Put the key in the
+   chest." and "Put the coin in the crate." both take, open, put).
 2. The ``max_embed`` most frequent groups are embedded (one representative each, in one batch)
    and joined greedily (leader clustering) at ``threshold`` cosine similarity.
 3. Templates beyond that cap are grouped by the tool signature of their successes, so a
@@ -46,6 +49,7 @@ def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
             # Same content words, same task: one template stands for all of them.
             rep = representative[run.template] = first_with.setdefault(key, run.template) if key else run.template
         by_template[rep].append(run)
+    by_template = _join_by_method(by_template)
     ordered = sorted(by_template, key=lambda t: (-len(by_template[t]), t))
     head, tail = ordered[:max_embed], ordered[max_embed:]
     clusters: list[Cluster] = []
@@ -65,6 +69,21 @@ def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
             if signature:
                 clusters.append(Cluster(key="tools:" + ">".join(signature), runs=group))
     return clusters
+
+
+def _join_by_method(by_template: dict[str, list[Run]]) -> dict[str, list[Run]]:
+    """Template groups whose successes mostly follow one method (two steps or more) joined."""
+    joined: dict[str, list[Run]] = {}
+    first_with: dict[tuple, str] = {}
+    for template, runs in by_template.items():
+        methods = Counter(r.method for r in runs if r.success and len(r.method) >= 2)
+        method, n = methods.most_common(1)[0] if methods else ((), 0)
+        if n * 2 <= sum(1 for r in runs if r.success):
+            joined[template] = list(runs)
+            continue
+        lead = first_with.setdefault(method, template)
+        joined.setdefault(lead, []).extend(runs)
+    return joined
 
 
 def _leader_clusters(templates: list[str], embedder: Any, threshold: float) -> dict[int, list[str]]:

@@ -18,9 +18,10 @@ class EvolutionConfig:
     min_general_tools: int = 2
     # Step 5: a success that used this share of a known budget "came close" to it.
     near_budget_share: float = 0.8
-    # Step 4: a one-tool "method" (call `search`) teaches nothing a tool list does not; an
-    # induced procedure needs at least this many distinct tools.
-    min_procedure_tools: int = 2
+    # Step 4: a one-step "method" (call `search`) teaches nothing a tool list does not; an
+    # induced procedure needs at least this many distinct steps (different tools, or one tool
+    # called with differently shaped arguments: `act` with `open <value_1>`, then `take ...`).
+    min_procedure_steps: int = 2
     # Step 4: cosine similarity at which two task templates belong to one cluster, and how many
     # distinct templates are embedded per round (the rest are grouped by tool signature).
     cluster_threshold: float = 0.75

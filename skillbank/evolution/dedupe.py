@@ -5,8 +5,9 @@ Two measures, either of which is enough (same kind required):
 - semantic: cosine similarity of the embedded ``name + description + tools`` (what retrieval
   embeds) at least ``dedupe_threshold`` (0.88 by default: just under the 0.92 at which
   retrieval already refuses to inject both);
-- structural: Jaccard similarity of the directive sentences and tool names at least
-  ``structural_threshold`` (0.8), when both skills contain directives.
+- structural: Jaccard similarity of the lessons and tool names at least
+  ``structural_threshold`` (0.8), when both skills hold structured lessons (free guidance is
+  compared by the embeddings above).
 """
 
 from __future__ import annotations
@@ -16,18 +17,49 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from skillbank import directives as dx
+from skillbank.lessons import LessonKind
 from skillbank.models import Skill, SkillContent
 
 
+def _structured(content: SkillContent) -> list[str]:
+    """The structured lessons as comparable features; a procedure by its tool order, so two
+    skills with one method compare equal whatever their argument shapes."""
+    out = []
+    for lesson in content.lessons:
+        if lesson.kind == LessonKind.procedure:
+            out.append("procedure:" + ">".join(dict.fromkeys(step.tool for step in lesson.steps)))
+        elif lesson.kind != LessonKind.guidance:
+            out.append(lesson.key)
+    return out
+
+
+def methods_conflict(a: SkillContent, b: SkillContent) -> bool:
+    """Two skills that each teach a method, and not the same one: never duplicates, however
+    alike their descriptions read (the methods of one agent's different requests often do).
+
+    The same tools in the same order are one method; so are steps where only one side says
+    what the arguments look like.
+    """
+    def method(content: SkillContent) -> tuple | None:
+        lesson = next((x for x in content.lessons if x.kind == LessonKind.procedure), None)
+        return lesson.steps if lesson is not None else None
+
+    ma, mb = method(a), method(b)
+    if ma is None or mb is None:
+        return False
+    if [s.tool for s in ma] != [s.tool for s in mb]:
+        return True
+    return any(x.args and y.args and x.args != y.args for x, y in zip(ma, mb))
+
+
 def features(content: SkillContent) -> set[str]:
-    return {d.sentence() for d in dx.parse(content.body)} | {f"tool:{t}" for t in content.tools}
+    return set(_structured(content)) | {f"tool:{t}" for t in content.tools}
 
 
 def structural_similarity(a: SkillContent, b: SkillContent) -> float:
-    fa, fb = features(a), features(b)
-    if not (dx.parse(a.body) and dx.parse(b.body)):
+    if not (_structured(a) and _structured(b)):
         return 0.0
+    fa, fb = features(a), features(b)
     return len(fa & fb) / len(fa | fb) if fa | fb else 0.0
 
 
@@ -103,7 +135,7 @@ class Deduper:
                 continue
             if other.name == content.name:
                 return Match(ref, other, 1.0, "name")
-            if other.kind != content.kind:
+            if other.kind != content.kind or methods_conflict(content, other):
                 continue
             score, how = float(sims[i]), "semantic"
             structural = structural_similarity(content, other)
@@ -121,7 +153,7 @@ class Deduper:
         for n, i in enumerate(idx):
             for j in idx[n + 1:]:
                 a, b = self.contents[i], self.contents[j]
-                if a.kind != b.kind:
+                if a.kind != b.kind or methods_conflict(a, b):
                     continue
                 score = float(self._vectors[i] @ self._vectors[j])
                 structural = structural_similarity(a, b)

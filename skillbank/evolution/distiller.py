@@ -2,7 +2,7 @@
 
 Two abstract methods: :meth:`Distiller.revise` (one used skill and the runs that used it) and
 :meth:`Distiller.induce` (one recurring cluster of runs that used no skill). Guards written from
-limit events and structural merges are concrete here and shared by every distiller: they are
+limit events and merges of lessons are concrete here and shared by every distiller: they are
 templates, so they cost no model call and read the same whoever distils.
 """
 
@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
-from skillbank import directives as dx
-from skillbank.evolution import body as B
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.evidence import Run, RunGroup
 from skillbank.evolution.guards import Situation, guard_content
 from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.models import Skill, SkillContent
 
 
@@ -40,14 +39,28 @@ class SkillEvidence(RunGroup):
         return tuple(r.id for r in self.runs)
 
 
-def section_for(directive: dx.Directive) -> str:
-    if isinstance(directive, dx.Order):
-        return B.METHOD
-    if isinstance(directive, dx.StepBudget):
-        return B.BUDGET
-    if isinstance(directive, (dx.Unavailable, dx.NoParam, dx.UnknownField, dx.AskFor)):
-        return B.CAPABILITY
-    return B.MISTAKES
+def merge_lessons(base: Sequence[Lesson], new: Iterable[Lesson]) -> list[Lesson]:
+    """``base`` followed by each lesson of ``new`` it does not already say (a lesson its general
+    form already covers is not added either); a new procedure replaces none: the first stays."""
+    out = list(base)
+    has_method = any(x.kind == LessonKind.procedure for x in out)
+    for lesson in new:
+        if lesson.kind == LessonKind.procedure and has_method:
+            continue
+        if any(have.covers(lesson) for have in out):
+            continue
+        out.append(lesson)
+        has_method = has_method or lesson.kind == LessonKind.procedure
+    return out
+
+
+def relevant(lesson: Lesson, tools: Iterable[str]) -> bool:
+    """Whether ``lesson`` belongs in a skill about ``tools``: it names one of them, or no tool
+    at all. A lesson about another tool never enters a skill (it would mislead the model on
+    requests about this skill's tools)."""
+    named = lesson.tools()
+    tools = set(tools)
+    return not named or not tools or bool(named & tools)
 
 
 class Distiller(ABC):
@@ -86,22 +99,18 @@ class Distiller(ABC):
                          evidence=situation.evidence)]
 
     def merge(self, base: SkillContent, other: SkillContent) -> SkillContent:
-        """``base`` extended with what ``other`` adds: its directives, sections and tools.
+        """``base`` extended with the lessons ``other`` adds about ``base``'s own tools.
 
-        ``base`` keeps its name, description and method; a merge never deletes guidance.
+        ``base`` keeps its name, description and method; a merge never deletes guidance, and
+        never brings in a lesson about a tool ``base`` does not concern.
         """
-        body = base.body
-        if B.order_of(body) is None and (order := B.order_of(other.body)) is not None:
-            body = B.replace_order(body, order)
-        for title in (B.MISTAKES, B.CAPABILITY, B.BUDGET):
-            body = B.add_bullets(body, title, B.bullets(B.get_section(other.body, title)))
-        have = set(dx.parse(body))
-        for directive in dx.parse(other.body):
-            if directive not in have and not isinstance(directive, dx.Order):
-                body = B.add_bullets(body, section_for(directive), [directive.sentence()])
-                have.add(directive)
+        lessons = merge_lessons(base.all_lessons, [x for x in other.all_lessons if relevant(x, base.tools)])
+        if len(lessons) == len(base.all_lessons):
+            return base
+        named = {t for x in lessons for t in x.tools()}
         return SkillContent(
-            name=base.name, description=base.description, body=body, kind=base.kind,
-            tools=tuple(dict.fromkeys(base.tools + other.tools)),
-            tags=tuple(dict.fromkeys(base.tags + other.tags)),
+            name=base.name, description=base.description, kind=base.kind,
+            tools=tuple(dict.fromkeys(base.tools + tuple(t for t in other.tools if t in named))),
+            tags=tuple(dict.fromkeys(base.tags + other.tags)), lessons=tuple(lessons),
+            toolset=tuple(sorted(set(base.toolset) | set(other.toolset))),
         )

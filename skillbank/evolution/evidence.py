@@ -27,6 +27,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
+from skillbank.evolution.methods import instance_values, leaves, method_key, skeleton, word_tokens
 from skillbank.hashing import canonical_json
 from skillbank.models import LimitType, Trajectory
 
@@ -44,7 +45,7 @@ UUID_PATTERN = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 _QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|“[^”\n]{1,80}”")
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\$?\d[\d,.:/-]*\b")
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")
-_PROPER = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*")
+_PROPER = re.compile(r"(?<=[a-z0-9,;>] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*")
 _WORD = re.compile(r"<[a-z]+>|[a-z][a-z'-]*")
 
 STOPWORDS = frozenset("""
@@ -57,8 +58,13 @@ hi hello hey thanks thank kindly quickly asap need want like would just now also
 """.split())
 
 
-def task_template(task: str) -> str:
-    """``"Refund order 1234 for Alice"`` -> ``"refund order <num> for <name>"``."""
+def task_template(task: str, instance_values: Sequence[str] = ()) -> str:
+    """``"Refund order 1234 for Alice"`` -> ``"refund order <num> for <name>"``.
+
+    ``instance_values`` (argument values the run's tool calls took from the task, see
+    ``methods.instance_values``) become ``<value>`` first: "please refund ann's last order" and
+    "please refund bob's last order" are one template.
+    """
     text = _URL.sub(" <url> ", task)
     text = EMAIL_PATTERN.sub(" <email> ", text)
     text = UUID_PATTERN.sub(" <id> ", text)
@@ -66,7 +72,12 @@ def task_template(task: str) -> str:
     text = _MIXED.sub(" <id> ", text)
     text = _NUMBER.sub(" <num> ", text)
     text = _PROPER.sub("<name>", text)
-    return re.sub(r"\s+([,.;:!?])", r"\1", " ".join(text.lower().split()))
+    text = " ".join(text.lower().split())
+    # Instance values last: the rules above already template most of them the same way whether
+    # or not a run's calls happened to pass them on.
+    for value in instance_values:
+        text = re.sub(rf"(?<![\w<]){re.escape(value.lower())}(?![\w>])", "<value>", text)
+    return re.sub(r"\s+([,.;:!?'’])", r"\1", text)
 
 
 def template_words(template: str) -> list[str]:
@@ -93,6 +104,14 @@ def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
         elif not out or out[-1] != "…":
             out.append("…")
     return " ".join(out).strip()
+
+
+def describable(pattern: str) -> str:
+    """A template pattern fit for a description a model reads: placeholders read as an
+    ellipsis, and a pattern of nothing but placeholders is no pattern."""
+    text = re.sub(r"<[a-z_]+>", "…", pattern)
+    text = re.sub(r"…(?:\s*…)+", "…", text).strip()
+    return text if text.strip("…  ,.?!'’") else ""
 
 
 def common_words(templates: Sequence[str], share: float = 0.6, limit: int = 4) -> list[str]:
@@ -166,6 +185,17 @@ class Run:
     task_id: str | None = None  # for the gate's replay only
     suspect: str | None = None  # why this success looks like an environment exploit
     questions: tuple[int, ...] = ()  # steps where the model asked the user instead of acting
+    toolset: tuple[str, ...] = ()  # every tool the model was offered during the run
+
+    @cached_property
+    def skeleton(self) -> tuple:
+        """The steps with the request's own words blanked (``methods.skeleton``)."""
+        return skeleton(self.task, self.calls)
+
+    @cached_property
+    def method(self) -> tuple:
+        """What this run's method is, for comparing runs (``methods.method_key``)."""
+        return method_key(self.task, self.calls)
 
     @cached_property
     def tools(self) -> list[str]:
@@ -278,6 +308,7 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
     data)`` limit tuples and ``(skill_id, version)`` injections. Nothing hidden goes in."""
     calls: list[ToolCall] = []
     questions: list[int] = []
+    offered: dict[str, None] = {}
     model_turns = tokens = 0
     for step in steps:
         tokens += (step.get("input_tokens") or 0) + (step.get("output_tokens") or 0)
@@ -286,6 +317,7 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
             model_turns += 1
             if step.get("asks"):
                 questions.append(step.get("index", 0))
+            offered.update(dict.fromkeys(step.get("tools_offered") or ()))
         elif kind == "tool" and step.get("tool"):
             calls.append(ToolCall(step=step.get("index", 0), tool=step["tool"],
                                   args=dict(step.get("args") or {}), result=step.get("result"),
@@ -294,12 +326,12 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
     for sid, version in injections:
         skills[sid].add(version)
     task = task or ""
-    template = task_template(task)
+    template = task_template(task, instance_values(task, calls))
     return Run(id=id, task=task, success=bool(success), calls=calls, answer=answer,
                limits=[h for hit in limits for h in _limit_hits(*hit)], model_turns=model_turns, tokens=tokens,
                skills={k: frozenset(v) for k, v in skills.items()}, started_at=_dt(started_at),
                group=task_type or template, template=template, task_id=task_id,
-               questions=tuple(questions))
+               questions=tuple(questions), toolset=tuple(sorted(offered)))
 
 
 def asks(content: str | None, tool_calls: Any) -> bool:
@@ -318,7 +350,7 @@ def to_run(traj: Trajectory) -> Run:
         started_at=traj.started_at, task_id=traj.task_id, task_type=traj.task_type,
         steps=({"index": st.index, "kind": st.kind, "tool": st.tool, "args": st.args,
                 "result": st.result, "error": st.error, "input_tokens": st.input_tokens,
-                "output_tokens": st.output_tokens,
+                "output_tokens": st.output_tokens, "tools_offered": st.tools_offered,
                 "asks": st.kind == "model" and asks(st.content, st.tool_calls)} for st in traj.steps),
         limits=((e.type, e.step, e.detail, e.tool, e.data) for e in traj.limit_events),
         injections=((i.skill_id, i.version) for i in traj.injections),
@@ -403,11 +435,29 @@ def hidden_literals(trajs: Iterable[Trajectory], into: HiddenLiterals | None = N
 
 
 def instance_literals(runs: Sequence[Run]) -> HiddenLiterals:
-    """Argument values that vary between runs: environment-specific, so never in a skill.
+    """Argument values that vary between ``runs`` (the runs a skill was learned from):
+    environment-specific, so never in the skill.
 
-    A value every run passes (``status="open"``) is part of the method; one that changes with
-    the task (an order number, a city, an e-mail address) is not.
+    A value every run passes (``status="open"``, ``take watering can``) is part of the method;
+    one that changes with the task (an order number, a city, an e-mail address) is not; nor is
+    a word an argument took from its own request when not every run of that method has it
+    ("fern" in ``water fern`` for "Please water the fern.", where "water" is the method's).
     """
+    n = len(runs)
+    by_method: dict[tuple, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_method[run.method].append(run)
+    varying_words: set[str] = set()
+    for group in by_method.values():
+        if len(group) < 2:
+            continue  # one run cannot tell its method's words from its request's
+        counts: dict[str, int] = defaultdict(int)
+        for run in group:
+            task_words = {w.lower() for w in word_tokens(run.task)}
+            words = {w.lower() for c in run.calls for v in _leaf_strings(c.args) for w in word_tokens(v)}
+            for word in words & task_words:
+                counts[word] += 1
+        varying_words.update(w for w, c in counts.items() if c < len(group) and len(w) >= 2)
     per_value: dict[str, int] = defaultdict(int)
     for run in runs:
         seen: set[str] = set()
@@ -417,7 +467,8 @@ def instance_literals(runs: Sequence[Run]) -> HiddenLiterals:
         for value in seen:
             per_value[value] += 1
     out = HiddenLiterals()
-    n = len(runs)
+    for word in sorted(varying_words):
+        out.add(word, "environment-specific value from a request")
     for value, count in per_value.items():
         specific = bool(re.search(r"\d|[A-Z@/#:]", value)) or len(value) >= 12
         if specific and (count < n or n == 1 or re.search(r"\d{3,}|@", value)):
@@ -426,18 +477,11 @@ def instance_literals(runs: Sequence[Run]) -> HiddenLiterals:
 
 
 def _leaf_strings(value: Any) -> Iterable[str]:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, (str, int, float)):
-        text = str(value).strip()
-        if len(text) >= 3 and not (isinstance(value, (int, float)) and abs(value) < 1000):
+    """The argument's scalar values worth hiding: three characters or more, no small numbers."""
+    for leaf in leaves(value):
+        text = str(leaf).strip()
+        if len(text) >= 3 and not (isinstance(leaf, (int, float)) and abs(leaf) < 1000):
             yield text
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaf_strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaf_strings(v)
 
 
 # -- loading, grouping and the watermark ----------------------------------------------------------
@@ -493,14 +537,16 @@ def _load_runs(bank: Any, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.args') END AS args,"
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.result') END AS result,"
                " CASE WHEN kind = 'tool' THEN json_extract(data, '$.error') END AS error,"
+               " CASE WHEN kind = 'model' THEN json_extract(data, '$.tools_offered') END AS tools_offered,"
                # The same test as asks(): no tool call and text ending in a question mark.
                " CASE WHEN kind = 'model' THEN"
                "  coalesce(json_array_length(data, '$.tool_calls'), 0) = 0"
                "  AND rtrim(coalesce(json_extract(data, '$.content'), ''), ' ' || char(9) || char(10) || char(13))"
                "  LIKE '%?' END AS asks"
                f" FROM steps WHERE trajectory_id IN ({marks}) ORDER BY trajectory_id, idx", ids):
-        if r["args"] is not None:
-            r["args"] = json.loads(r["args"])
+        for key in ("args", "tools_offered"):
+            if r[key] is not None:
+                r[key] = json.loads(r[key])
         steps[r["trajectory_id"]].append(r)
     limits: dict[str, list[tuple]] = defaultdict(list)
     for r in q(f"SELECT * FROM limit_events WHERE trajectory_id IN ({marks}) ORDER BY rowid", ids):
@@ -528,8 +574,31 @@ def _dt(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 
+def retemplate(runs: Sequence[Run]) -> None:
+    """Template every run's task with the instance values any run of the batch revealed.
+
+    A run's own calls show which of its task's words are instance values ("ann" in "refund
+    ann's last order", passed as ``customer``); a run that made no such call (a shortcut, a
+    refusal) would keep them and fall out of its kind of request. The union fixes that.
+    """
+    known: set[str] = set()
+    for run in runs:
+        known.update(v.lower() for v in instance_values(run.task, run.calls))
+    if not known:
+        return
+    for run in runs:
+        task = run.task.lower()
+        mine = sorted((v for v in known if v in task), key=lambda v: (-len(v), v))
+        template = task_template(run.task, mine)
+        if run.group == run.template:
+            run.group = template
+        run.template = template
+
+
 def group(runs: list[Run], hidden: HiddenLiterals | None = None) -> Batch:
-    """Group runs by the skills injected into them; runs that used none are uncovered."""
+    """Group runs by the skills injected into them; runs that used none are uncovered (task
+    templates first made consistent across the batch, see :func:`retemplate`)."""
+    retemplate(runs)
     by_skill: dict[str, list[Run]] = defaultdict(list)
     uncovered: list[Run] = []
     for run in runs:

@@ -12,8 +12,7 @@ Evidence is the failures that hit the limit, plus successes that hit it too (the
 for budgets, came within ``near_share`` of a known budget. Provider rate limits are not a lesson
 for the agent and are ignored.
 
-The text is template-written in the controlled directive language (``skillbank.directives``),
-so the simulated policy acts on it and a person can read it.
+What a guard teaches is lessons (``skillbank.lessons``), rendered like every other skill's.
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from skillbank import directives as dx
-from skillbank.evolution.evidence import Run, common_pattern
+from skillbank.evolution.evidence import Run, common_pattern, describable
+from skillbank.evolution.naming import fit_name
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.models import LimitType, SkillContent, SkillKind
 
 BUDGET_FAMILY = {
@@ -195,83 +195,64 @@ def step_budget(sit: Situation, near_share: float = 0.8) -> int:
     return max(2, int(statistics.median(distinct_failed)) if distinct_failed else 2)
 
 
-def lesson_lines(sit: Situation) -> list[str]:
-    """The bullets of the lesson: directive sentences first, then prose for a person."""
-    t = sit.tool
+def situation_lessons(sit: Situation) -> list[Lesson]:
+    """What a situation teaches, as lessons (the guard's whole content)."""
+    t, d = sit.tool, sit.detail
     if sit.family == "missing_tool":
-        return [dx.Unavailable(t).sentence(),
-                "Do not claim the step was done and do not substitute a different tool for it; "
-                "name the missing capability as the blocker."]
-    if sit.family == "missing_parameter" and sit.detail:
-        return [dx.NoParam(t, sit.detail).sentence(),
-                "Do not claim that part was done; name the missing parameter as the blocker."]
-    if sit.family in ("missing_parameter", "invalid_tool_args") and not sit.detail:
-        return [f"Pass `{t}` only the parameters its schema declares; if the request needs "
-                "something it cannot take, do the possible part and name the missing capability."]
+        return [Lesson(kind=LessonKind.missing_tool, tool=t)]
+    if sit.family == "missing_parameter" and d:
+        return [Lesson(kind=LessonKind.missing_parameter, tool=t, parameter=d)]
+    if sit.family in ("missing_parameter", "invalid_tool_args") and not d:
+        return [Lesson(kind=LessonKind.ask_for, tool=t)]
     if sit.family == "unknown_field":
-        if sit.detail:
-            return [dx.UnknownField(t, sit.detail).sentence(),
-                    "Answer the parts that are known and name the unknown field as the blocker."]
-        return [f"If `{t}` returns a field as unknown or null, do not invent a value: answer the "
-                "parts that are known and say which field is unknown."]
+        if d:
+            return [Lesson(kind=LessonKind.unknown_field, tool=t, field=d)]
+        return [Lesson(kind=LessonKind.unknown_field)]
     if sit.family == "invalid_tool_args":
-        return [dx.AskFor(sit.detail, t).sentence(),
-                f"If `{t}` has no way to take `{sit.detail}`, do the part it can do and say "
-                "which part could not be done."]
+        return [Lesson(kind=LessonKind.ask_for, tool=t, parameter=d)]
     if sit.family == "tool_error":
-        return [f"If `{t}` returns an error, retry at most once with corrected arguments; if it "
-                f"fails again, do the rest of the request and tell the user that `{t}` failed."]
+        return [Lesson(kind=LessonKind.tool_error, tool=t)]
     if sit.family == "policy_refusal":
-        subject = f"`{t}`" if t else "an action"
-        return [f"Before calling {subject}, check that policy allows it for this request; if it "
-                "does not, decline that part, state the rule in one sentence and do the rest."]
+        return [Lesson(kind=LessonKind.policy, tool=t)]
     budget = sit.family.split(":", 1)[1]
-    lines = [dx.StepBudget(step_budget(sit)).sentence()]
-    if t:
-        lines.append(f"Do not repeat `{t}`: if two calls did not find it, a third will not; "
-                     "answer with what is known and say what is still missing.")
-    else:
-        lines.append("When the budget is nearly used, stop calling tools and answer with what "
-                     "is known, saying what is still missing.")
+    lessons = [Lesson(kind=LessonKind.budget, budget=step_budget(sit), tool=t)]
     if budget == "tokens":
-        lines.append("Request only the fields you need and summarise long tool outputs instead "
-                     "of quoting them.")
+        lessons.append(Lesson(kind=LessonKind.guidance, text="Request only the fields you need and "
+                              "summarise long tool outputs instead of quoting them."))
     if budget == "time":
-        lines.append("Prefer one broad call over many narrow ones; do not wait on slow calls "
-                     "that are not needed for the answer.")
-    return lines
+        lessons.append(Lesson(kind=LessonKind.guidance, text="Prefer one broad call over many narrow "
+                              "ones; do not wait on slow calls that are not needed for the answer."))
+    return lessons
 
 
 def guard_name(sit: Situation) -> str:
-    t = slug(sit.tool) if sit.tool else None
-    d = slug(sit.detail) if sit.detail else None
-    name = {
-        "missing_tool": f"when-{t}-is-unavailable",
-        "missing_parameter": f"when-{t}-has-no-{d}" if d else f"check-{t}-arguments",
-        "unknown_field": f"when-{t}-{d}-is-unknown" if d else f"when-{t}-returns-unknown",
-        "invalid_tool_args": f"ask-for-{d}-before-{t}" if d else f"check-{t}-arguments",
-        "tool_error": f"when-{t}-fails",
-        "policy_refusal": f"check-policy-before-{t}" if t else "check-policy-first",
+    t = slug(sit.tool, 64) if sit.tool else None
+    d = slug(sit.detail, 64) if sit.detail else None
+    parts = {
+        "missing_tool": ["when", t, "is-unavailable"],
+        "missing_parameter": ["when", t, "has-no", d] if d else ["check", t, "arguments"],
+        "unknown_field": ["when", t, d, "is-unknown"] if d else ["when", t, "returns-unknown"],
+        "invalid_tool_args": ["ask-for", d, "before", t] if d else ["check", t, "arguments"],
+        "tool_error": ["when", t, "fails"],
+        "policy_refusal": ["check-policy-before", t] if t else ["check-policy-first"],
     }.get(sit.family)
-    if name is None:
+    if parts is None:
         budget = sit.family.split(":", 1)[1]
-        name = f"finish-within-{budget}-budget" + (f"-stop-repeating-{t}" if t else "")
-    return name[:64].strip("-")
+        parts = [f"finish-within-{budget}-budget", *(["stop-repeating", t] if t else [])]
+    return fit_name([p for p in parts if p])
 
 
 def guard_content(sit: Situation) -> SkillContent:
     """A guard skill for ``sit``, written from templates."""
     templates = [r.template for r in sit.failures + sit.successes]
-    pattern = common_pattern(templates)
-    like = f" Seen with requests like \"{pattern}\"." if pattern and pattern.strip("… ") else ""
+    pattern = describable(common_pattern(templates))
+    like = f" Seen with requests like \"{pattern}\"." if pattern else ""
     tool_words = " ".join(slug(sit.tool, 64).split("-")) if sit.tool else ""
     if sit.is_budget:
         budget = sit.family.split(":", 1)[1]
         description = (f"When a task risks running out of its {budget} budget"
                        + (f", especially by repeating `{sit.tool}` ({tool_words})" if sit.tool else "")
                        + "." + like)
-        lead = (f"Budget limit: {sit.describe()}. Finish within the budget: stop repeating "
-                "calls and answer with what is known.")
     else:
         description = {
             "missing_tool": f"When a request needs `{sit.tool}` ({tool_words}) and that tool may "
@@ -287,10 +268,8 @@ def guard_content(sit: Situation) -> SkillContent:
             "policy_refusal": "When a request may not be allowed by policy"
                               + (f", before calling `{sit.tool}` ({tool_words})" if sit.tool else "") + ".",
         }[sit.family] + like
-        lead = (f"Capability limit: {sit.describe()}. Do the possible part, decline the rest, and "
-                "name the exact blocker.")
-    body = lead + "\n\n" + "\n".join(f"- {line}" for line in lesson_lines(sit))
     tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
     tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")
-    return SkillContent(name=guard_name(sit), description=description[:1000], body=body,
-                        kind=SkillKind.guard, tools=tools, tags=tags)
+    toolset = tuple(sorted({t for r in sit.failures + sit.successes for t in r.toolset}))
+    return SkillContent(name=guard_name(sit), description=description[:1000], kind=SkillKind.guard,
+                        tools=tools, tags=tags, lessons=tuple(situation_lessons(sit)), toolset=toolset)

@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from skillbank import directives as dx
 from skillbank.evolution.evidence import (
     EMAIL_PATTERN,
     UUID_PATTERN,
@@ -30,6 +29,7 @@ from skillbank.evolution.evidence import (
     literal_key,
     literal_tokens,
 )
+from skillbank.lessons import lesson_tools
 from skillbank.models import SkillContent
 
 REJECT = "reject"
@@ -175,11 +175,8 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
             add(Finding("injection", QUARANTINE, f"{why}: {m.group(0)[:60]!r}"))
     allowed = ctx.known_tools | set(previous.tools if previous is not None else ())
     named = {m.group(1) for m in _TOOL_USE.finditer(new_text)} | set(content.tools)
-    for d in dx.parse(new_text):
-        named.update(getattr(d, "tools", ()) or ())
-        for attr in ("tool", "check", "action"):
-            if isinstance(getattr(d, attr, None), str):
-                named.add(getattr(d, attr))
+    old_lessons = {x.key for x in previous.all_lessons} if previous is not None else set()
+    named |= lesson_tools(x for x in content.lessons if x.key not in old_lessons)
     unrelated = sorted(t for t in named if t not in allowed)
     if unrelated and allowed:
         add(Finding("unrelated-tool", QUARANTINE,

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from skillbank import directives as dx
 from skillbank.errors import DuplicateSkillError, InvalidSkillError, SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
 from skillbank.evolution.cluster import cluster_runs
@@ -228,7 +227,6 @@ class _Round:
         self.dry_run = dry_run
         self.since = since
         self.started = time.perf_counter()
-        self._hidden = None
 
     # -- the round ------------------------------------------------------------------------------
 
@@ -307,9 +305,10 @@ class _Round:
         live = [s for s in bank.skills.list() if s.status in (SkillStatus.active, SkillStatus.candidate)]
         # Step 6: a lesson learned for several different tools becomes one general skill.
         if cfg.min_general_tools:
-            sources = [(p.content.body, p.evidence) for p in proposals if p.content is not None]
-            sources += [(s.body, [r.id for r in batch.by_skill.get(s.id, ())]) for s in active_start]
-            have = [d for s in live for d in dx.parse(s.body)]
+            sources = [(p.content.all_lessons, p.evidence) for p in proposals if p.content is not None]
+            sources += [(s.content.all_lessons, [r.id for r in batch.by_skill.get(s.id, ())])
+                        for s in active_start]
+            have = [x for s in live for x in s.content.all_lessons]
             proposals.extend(general_proposals(sources, have, cfg.min_general_tools))
 
         # Steps 7, 8: lint and de-duplicate, combining proposals per target.
@@ -410,9 +409,10 @@ class _Round:
 
     def _lint(self, content: SkillContent, evidence: tuple[str, ...], previous: SkillContent | None) -> LintResult:
         runs = self._runs(evidence)
-        if self._hidden is None:  # once per round: hidden literals plus every varying argument value
-            self._hidden = self.batch.hidden.merge(instance_literals(self.batch.runs))
-        ctx = LintContext.for_runs(runs, self._hidden, scrubber=self.bank.scrubber,
+        # Hidden literals of the whole round, and the values that vary among the runs behind
+        # this skill: what is constant there is its method, what varies is an instance value.
+        hidden = self.batch.hidden.merge(instance_literals(runs))
+        ctx = LintContext.for_runs(runs, hidden, scrubber=self.bank.scrubber,
                                    max_body_chars=self.config.max_body_chars,
                                    max_description_chars=self.config.max_description_chars)
         if previous is not None:
@@ -679,10 +679,12 @@ class _Round:
 
 
 def _with(content: SkillContent, **changes: Any) -> SkillContent:
-    return SkillContent(**{**content.model_dump(), **changes})
+    return content.model_copy(update=changes)
 
 
 def _fields(content: SkillContent) -> dict[str, Any]:
     data = content.model_dump()
-    return {"name": data["name"], "description": data["description"], "body": data["body"],
-            "kind": data["kind"], "tools": data["tools"], "tags": data["tags"]}
+    fields = {key: data[key] for key in ("name", "description", "kind", "tools", "tags", "lessons", "toolset")}
+    if not content.lessons:
+        fields["body"] = content.body
+    return fields

@@ -1,118 +1,73 @@
 """``RuleDistiller``: deterministic, model-free distillation (the offline default).
 
-- **Procedures** come from successful tool-call sequences: the most common sequence (immediate
-  repeats collapsed) that at least ``min_support`` successes followed. Literal argument values
-  become named placeholders (``<order_id>``), noting where the value came from (the request, or
-  an earlier tool's result); only values every run passed and that look like enums stay
-  literal.
-- **Contrast** of successes and failures gives "common mistakes": a check the successes always
-  did first and the failures skipped (``CheckFirst``), a question the successes asked the user
-  before an action that the failures did not (``AskFor`` any value of that tool), a step every
-  success took and most failures left out, a tool only failures called, repeated identical calls.
-- **Guards** come from limit events through templates (see ``guards.py``).
+Everything it writes is lessons (``skillbank.lessons``); the body is rendered from them.
+
+- **Procedures** come from successful runs: the most common method (tool calls with their
+  argument shapes, immediate repeats collapsed, the request's own values templated out; see
+  ``methods.py``) that at least ``min_support`` successes followed and that has at least
+  ``min_procedure_steps`` distinct steps. A one-tool agent (``act(command)``) gets a procedure
+  too: its steps differ in their arguments.
+- **Contrast** of successes and failures gives pitfalls and checks: a check the successes always
+  did first and the failures skipped (``check_first``), a question the successes asked the user
+  before an action that the failures did not (``ask_for``), a step every success took and most
+  failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
+- **Guards** come from limit events through templates (``guards.py``).
 - **Narrowing**: a skill injected into runs that never touched its tools, and failed there, gets
   a "not for" clause in its description.
 - **Splits**: successes that follow two methods with disjoint tools, or a body over
   ``split_chars``, split into two skills.
 
-Everything written uses the directive sentences of ``skillbank.directives`` plus short prose.
+A lesson about a tool the skill does not concern never enters it (``relevant``).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
-from typing import Any, Sequence
+from collections import Counter
+from typing import Iterable, Sequence
 
-from skillbank import directives as dx
-from skillbank.evolution import body as B
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run, common_pattern, common_words
-from skillbank.evolution.guards import lesson_lines, slug
+from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lessons, relevant
+from skillbank.evolution.evidence import Run, common_pattern, common_words, describable
+from skillbank.evolution.guards import situation_lessons, slug
+from skillbank.evolution.methods import BLANK, method_steps
+from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import SkillContent, SkillKind
 
-_ENUM = re.compile(r"^[a-z][a-z _-]{0,19}$")
+_CHANGES_METHOD = (LessonKind.procedure,)
 
 
-def consensus(runs: Sequence[Run]) -> tuple[tuple[str, ...], list[Run]]:
-    """The most common non-empty tool sequence among ``runs`` and the runs that followed it."""
-    counts = Counter(r.sequence for r in runs if r.sequence)
+def consensus(runs: Sequence[Run]) -> tuple[tuple, list[Run]]:
+    """The most common non-empty method (``Run.method``) among ``runs`` and the runs that followed it."""
+    counts = Counter(r.method for r in runs if r.method)
     if not counts:
         return (), []
-    best = max(counts.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0]
-    return best, [r for r in runs if r.sequence == best]
+    best = max(counts.items(), key=lambda kv: (kv[1], len(kv[0]), repr(kv[0])))[0]
+    return best, [r for r in runs if r.method == best]
 
 
-def _first_calls(run: Run, seq: tuple[str, ...]) -> list[Any]:
-    """The first call of each block of ``run.sequence`` (which equals ``seq``)."""
-    out, last = [], None
-    for call in run.calls:
-        if call.tool != last:
-            out.append(call)
-            last = call.tool
-    return out[: len(seq)]
+def _tools_of(skel: tuple) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tool for tool, _ in skel))
 
 
-def _placeholder(param: str) -> str:
-    return "<" + re.sub(r"[^a-z0-9_]+", "_", param.lower()).strip("_") + ">"
+def _step_of(skel_step: tuple) -> MethodStep:
+    """A skeleton step as a method step: the request's words (blanked) read ``<value>``."""
+    tool, args = skel_step
+    return MethodStep(tool=tool, args={p: " ".join("<value>" if w == BLANK else w for w in v.split())
+                                       for p, v in args})
 
 
-def _render_args(seq: tuple[str, ...], runs: Sequence[Run]) -> list[str]:
-    """One line per step: the tool, its parameters as placeholders, where values came from."""
-    lines = []
-    per_run = [(_first_calls(r, seq), r) for r in runs]
-    for i, tool in enumerate(seq):
-        params: Counter = Counter()
-        values: dict[str, list[Any]] = defaultdict(list)
-        sources: dict[str, Counter] = defaultdict(Counter)
-        for calls, run in per_run:
-            if i >= len(calls):
-                continue
-            for key, value in calls[i].args.items():
-                params[key] += 1
-                values[key].append(value)
-                text = str(value)
-                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(text) >= 2:
-                    if text.lower() in run.task.lower():
-                        sources[key]["the request"] += 1
-                    else:
-                        for earlier in calls[:i]:
-                            if earlier.result and text in earlier.result:
-                                sources[key][f"`{earlier.tool}`"] += 1
-                                break
-        shown = []
-        for key, n in params.most_common():
-            if n * 2 < len(per_run):
-                continue
-            vals = values[key]
-            source = ""
-            if sources[key]:
-                where, count = sources[key].most_common(1)[0]
-                if count * 2 >= len(per_run):
-                    source = " (from the request)" if where == "the request" else f" (from the result of {where})"
-            constant = all(v == vals[0] for v in vals) and len(vals) == len(per_run)
-            literal = not source and constant and len(per_run) >= 2 and (
-                isinstance(vals[0], bool) or vals[0] is None
-                or (isinstance(vals[0], int) and abs(vals[0]) < 100)
-                or (isinstance(vals[0], str) and _ENUM.match(vals[0])))
-            if literal:
-                shown.append(f"`{key}`={vals[0]!r}" if not isinstance(vals[0], str) else f'`{key}`="{vals[0]}"')
-                continue
-            shown.append(f"`{key}`={_placeholder(key)}{source}")
-        lines.append(f"{i + 1}. Call `{tool}`" + (" with " + ", ".join(shown) if shown else "") + ".")
-    return lines
-
-
-def mistakes(ok: Sequence[Run], bad: Sequence[Run], seq: tuple[str, ...],
-             limit: int = 4) -> list[tuple[str, str]]:
-    """``[(bullet, why)]`` contrasting failures with successes."""
-    out: list[tuple[str, str]] = []
+def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
+             limit: int = 4) -> list[tuple[Lesson, str]]:
+    """``[(lesson, why)]`` contrasting failures with the successes that followed ``skel``."""
+    out: list[tuple[Lesson, str]] = []
     if not bad:
         return out
+    seq = _tools_of(skel)
     need_bad = max(1, math.ceil(len(bad) / 2))
     checks: set[str] = set()
     # A check the successes always did before an action and the failures skipped.
@@ -126,7 +81,7 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], seq: tuple[str, ...],
                 continue
             skipped = [r for r in bad if action in r.tools and check not in r.tools[: r.tools.index(action)]]
             if len(skipped) >= need_bad or (skipped and len(skipped) * 2 >= len([r for r in bad if action in r.tools])):
-                out.append((dx.CheckFirst(check, action).sentence(),
+                out.append((Lesson(kind=LessonKind.check_first, check=check, tool=action),
                             f"{len(skipped)} failed run(s) called `{action}` without `{check}` "
                             f"first; {ok_first} of {len(ok_with_action)} successes checked first"))
                 checks.add(check)
@@ -142,60 +97,71 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], seq: tuple[str, ...],
         comparable = [r for r in bad if action in r.tools and r.template in templates]
         went_ahead = [r for r in comparable if not r.asked_before(action)]
         if went_ahead and len(went_ahead) * 2 >= len(comparable):
-            out.append((dx.AskFor(None, action).sentence(),
+            out.append((Lesson(kind=LessonKind.ask_for, tool=action),
                         f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
                         f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
             break
-    # A step every success took and most failures left out.
-    for tool in seq:
-        if tool in checks or not ok or not all(tool in r.tools for r in ok):
+    # A step every success took and most failures left out; a step only failures took. By tool
+    # where the tools tell the methods apart, by step (tool and argument shape) where one tool
+    # does everything.
+    one_tool = len(seq) == 1
+    steps_of = (lambda r: set(r.skeleton)) if one_tool else (lambda r: {(t,) for t in r.tools})
+    label = (lambda s: f"`{s[0]}` {dict(s[1])}") if one_tool else (lambda s: f"`{s[0]}`")
+    shown = (lambda s: _step_of(s)) if one_tool else None
+    ok_steps = [steps_of(r) for r in ok]
+    common = set.intersection(*ok_steps) if ok_steps else set()
+    for step in (list(skel) if one_tool else [(t,) for t in seq]):
+        if step not in common or (not one_tool and step[0] in checks):
             continue
-        missing = [r for r in bad if tool not in r.tools]
+        missing = [r for r in bad if step not in steps_of(r)]
         if len(missing) >= need_bad and any(r.calls for r in missing):
-            out.append((f"Do not skip `{tool}`: every successful run called it.",
-                        f"{len(missing)} failed run(s) never called `{tool}`"))
-    # A tool only failures called.
-    ok_tools = {t for r in ok for t in r.tools}
-    bad_counts = Counter(t for r in bad for t in set(r.tools) if t not in ok_tools)
-    for tool, n in bad_counts.most_common(2):
+            lesson = Lesson(kind=LessonKind.pitfall, avoid="skip", tool=step[0],
+                            steps=(shown(step),) if shown else ())
+            out.append((lesson, f"{len(missing)} failed run(s) never took {label(step)}"))
+    seen_ok = set().union(*ok_steps) if ok_steps else set()
+    bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok)
+    for step, n in bad_counts.most_common(2):
         if n >= need_bad and ok:
-            out.append((f"Do not call `{tool}` for this kind of request: runs that called it failed "
-                        "and no successful run needed it.",
-                        f"{n} failed run(s) called `{tool}`, no success did"))
+            lesson = Lesson(kind=LessonKind.pitfall, avoid="call", tool=step[0],
+                            steps=(shown(step),) if shown else ())
+            out.append((lesson, f"{n} failed run(s) took {label(step)}, no success did"))
     # Repeating the same call.
     repeaters = [r for r in bad if r.repeats >= 2]
     if len(repeaters) >= need_bad and not any(r.repeats >= 2 for r in ok):
-        out.append(("Never repeat a tool call with the same arguments: if it did not help, change "
-                    "the arguments or answer with what is known.",
+        out.append((Lesson(kind=LessonKind.pitfall, avoid="repeat"),
                     f"{len(repeaters)} failed run(s) repeated identical calls"))
     return out[:limit]
 
 
-def name_for(templates: Sequence[str], seq: Sequence[str], prefix: str = "") -> str:
+def name_for(templates: Sequence[str], tools: Sequence[str], suffix: str = "") -> str:
     """Up to four words every request shares (no contractions), plus the last tool if fewer
-    than two: ``refund-order-arrived-damaged``, ``schedule-create-event``."""
-    words = [w for w in common_words(templates, limit=8) if "'" not in w][:4]
+    than two: ``refund-order-arrived-damaged``, ``schedule-create-event``; whole words only."""
+    words = [w for w in common_words(templates, limit=8) if "'" not in w and "’" not in w][:4]
     if len(words) >= 2:
-        base = "-".join(slug(w, 16) for w in words)
-    elif words and seq:
-        base = f"{slug(words[0], 16)}-{slug(seq[-1], 24)}"
+        parts = [slug(w, 16) for w in words]
+    elif words and tools:
+        parts = [slug(words[0], 16), slug(tools[-1], 24)]
     else:
-        base = "use-" + "-then-".join(slug(t, 16) for t in seq[:3])
-    name = (prefix + base)[:64].strip("-")
-    return re.sub(r"-{2,}", "-", name) or "learned-procedure"
+        parts = ["use", *[p for t in tools[:3] for p in (slug(t, 16), "then")][:-1]]
+    return fit_name(parts, suffix=suffix, fallback="learned-procedure")
 
 
 def _like(templates: Sequence[str]) -> str:
-    pattern = common_pattern(templates)
-    return pattern if pattern.strip("… ") else ""
+    """The requests' common pattern, for a description (no placeholders)."""
+    return describable(common_pattern(templates))
 
 
-def _description(templates: Sequence[str], seq: Sequence[str], what: str) -> str:
+def _description(templates: Sequence[str], tools: Sequence[str], what: str) -> str:
     """``When the user asks something like "<pattern>"; <what> `a`, `b`.``"""
     like = _like(templates)
-    tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(seq))
+    tool_list = ", ".join(f"`{t}`" for t in dict.fromkeys(tools))
     return (f"When the user asks something like \"{like}\"; {what} {tool_list}."
             if like else f"Requests handled with {tool_list}.")
+
+
+def toolset_of(runs: Iterable[Run]) -> tuple[str, ...]:
+    """The tools the agents of ``runs`` were offered (what a lesson learned from them assumes)."""
+    return tuple(sorted({t for r in runs for t in r.toolset}))
 
 
 class RuleDistiller(Distiller):
@@ -215,48 +181,52 @@ class RuleDistiller(Distiller):
         return [Proposal(kind=ChangeKind.add, content=content, origin="induce",
                          reason=why, evidence=tuple(r.id for r in support + bad))]
 
+    def method(self, ok: Sequence[Run], config: EvolutionConfig) -> tuple[Lesson | None, list[Run], tuple]:
+        """The procedure lesson ``ok`` supports, the runs behind it and their skeleton."""
+        skel, support = consensus(ok)
+        if not skel or len(support) < config.min_support or len(set(skel)) < config.min_procedure_steps:
+            return None, [], ()
+        steps = method_steps(support, skel)
+        if not steps:
+            return None, [], ()
+        return Lesson(kind=LessonKind.procedure, steps=tuple(steps)), list(support), skel
+
     def procedure(self, ok: Sequence[Run], bad: Sequence[Run], config: EvolutionConfig,
                   name: str | None = None) -> tuple[SkillContent | None, list[Run], str]:
-        seq, support = consensus(ok)
-        if not seq or len(support) < config.min_support or len(set(seq)) < config.min_procedure_tools:
+        lesson, support, skel = self.method(ok, config)
+        if lesson is None:
             return None, [], ""
+        tools = _tools_of(skel)
+        contrast = mistakes(support, bad, skel, limit=config.max_bullets)
         templates = [r.template for r in support]
-        contrast = mistakes(support, bad, seq, limit=config.max_bullets)
-        # Counts are written with separators: "3,532 runs" is provenance, not an id to lint away.
-        lead = (f"Procedure learned from {len(support):,} successful run(s)"
-                + (f", contrasted with {len(bad):,} failed run(s)" if bad else "") + ".")
-        method = "\n".join([dx.Order(seq).sentence(), *_render_args(seq, support),
-                            "Then answer the user with the results."])
-        body = B.join_sections(lead, [(B.METHOD, method)])
-        if contrast:
-            body = B.add_bullets(body, B.MISTAKES, [line for line, _ in contrast])
         content = SkillContent(
-            name=name or name_for(templates, seq),
-            description=_description(templates, seq, "the method uses")[: config.max_description_chars],
-            body=body, kind=SkillKind.procedure, tools=tuple(dict.fromkeys(seq)), tags=("learned",),
+            name=name or name_for(templates, tools),
+            description=_description(templates, tools, "the method uses")[: config.max_description_chars],
+            kind=SkillKind.procedure, tools=tools, tags=("learned",),
+            lessons=(lesson, *[x for x, _ in contrast]), toolset=toolset_of(support + list(bad)),
         )
         why = (f"recurring method: {len(support)} successful run(s) followed "
-               f"{' > '.join(seq)}" + (f"; {len(contrast)} mistake(s) from {len(bad)} failure(s)" if contrast else ""))
+               f"{' > '.join(s.tool for s in lesson.steps)}"
+               + (f"; {len(contrast)} mistake(s) from {len(bad)} failure(s)" if contrast else ""))
         return content, list(support), why
 
     def pitfalls(self, ok: Sequence[Run], bad: Sequence[Run],
                  config: EvolutionConfig) -> tuple[SkillContent | None, list[Run], str]:
         """Lessons without a method, for requests whose successes share a method too short to
-        teach (one tool) but whose failures still differ from them (asked first, checked first)."""
-        seq, support = consensus(ok)
-        if not seq or len(support) < config.min_support or not bad:
+        teach but whose failures still differ from them (asked first, checked first)."""
+        skel, support = consensus(ok)
+        if not skel or len(support) < config.min_support or not bad:
             return None, [], ""
-        contrast = mistakes(support, bad, seq, limit=config.max_bullets)
+        contrast = mistakes(support, bad, skel, limit=config.max_bullets)
         if not contrast:
             return None, [], ""
+        tools = _tools_of(skel)
         templates = [r.template for r in support]
-        lead = (f"Mistakes learned from {len(support):,} successful and {len(bad):,} failed run(s) "
-                "of the same kind of request.")
-        body = B.add_bullets(lead, B.MISTAKES, [line for line, _ in contrast])
         content = SkillContent(
-            name=(name_for(templates, seq)[:55] + "-pitfalls").strip("-"),
-            description=_description(templates, seq, "mistakes to avoid")[: config.max_description_chars],
-            body=body, kind=SkillKind.pitfall, tools=tuple(dict.fromkeys(seq)), tags=("learned",))
+            name=name_for(templates, tools, suffix="pitfalls"),
+            description=_description(templates, tools, "mistakes to avoid")[: config.max_description_chars],
+            kind=SkillKind.pitfall, tools=tools, tags=("learned",),
+            lessons=tuple(x for x, _ in contrast), toolset=toolset_of(support + list(bad)))
         why = f"recurring mistakes: {'; '.join(why for _, why in contrast)}"
         return content, list(support), why
 
@@ -265,7 +235,8 @@ class RuleDistiller(Distiller):
     def revise(self, evidence: SkillEvidence, config: EvolutionConfig) -> list[Proposal]:
         skill = evidence.skill
         ok, bad = evidence.successes, evidence.failures
-        body, description = skill.body, skill.description
+        lessons = list(skill.content.all_lessons)
+        description = skill.description
         reasons: list[str] = []
         used: set[str] = set()
         proposals: list[Proposal] = []
@@ -278,45 +249,42 @@ class RuleDistiller(Distiller):
             proposals.append(Proposal(
                 kind=ChangeKind.split, content=other_content, parent=skill.id, origin="revise",
                 reason=f"split from {skill.name}: {len(other_ok)} successful run(s) followed a "
-                       f"different method ({' > '.join(consensus(other_ok)[0])})",
+                       f"different method ({' > '.join(_tools_of(consensus(other_ok)[0]))})",
                 evidence=tuple(r.id for r in other_ok)))
             reasons.append(f"narrowed to the method of {len(main_ok)} run(s); the other method was split off")
             used.update(r.id for r in other_ok)
 
         # Tighten the method.
-        seq, support = consensus(main_ok)
-        current = B.order_of(body)
-        if seq and len(support) >= config.min_support:
+        method, support, skel = self.method(main_ok, config)
+        current = next((x for x in lessons if x.kind == LessonKind.procedure), None)
+        if method is not None and method.key != (current.key if current else None):
             if current is None and skill.kind == SkillKind.procedure and (bad or split):
-                body = B.set_section(body, B.METHOD, "\n".join(
-                    [dx.Order(seq).sentence(), *_render_args(seq, support)]))
+                lessons.insert(0, method)
                 reasons.append(f"added the method {len(support)} successful run(s) followed")
                 used.update(r.id for r in support)
-            elif current is not None and current.tools != seq:
-                followed_old = [r for r in bad if r.sequence == current.tools]
-                if split is not None or len(followed_old) * 2 >= max(1, len(bad)) and bad:
-                    body = B.replace_order(body, dx.Order(seq))
-                    reasons.append(f"method changed to {' > '.join(seq)} ({len(support)} successes); "
-                                   f"{len(followed_old)} failure(s) followed the old order")
+            elif current is not None:
+                old_tools = tuple(dict.fromkeys(s.tool for s in current.steps))
+                followed_old = [r for r in bad if r.calls and _tools_of(r.method) == old_tools]
+                if split is not None or (bad and len(followed_old) * 2 >= max(1, len(bad))):
+                    lessons = [method if x is current else x for x in lessons]
+                    reasons.append(f"method changed to {' > '.join(s.tool for s in method.steps)} "
+                                   f"({len(support)} successes); {len(followed_old)} failure(s) "
+                                   "followed the old method")
                     used.update(r.id for r in support + followed_old)
 
-        # Common mistakes.
-        contrast = mistakes(main_ok, bad, seq or (current.tools if current else tuple(skill.tools)),
-                            limit=config.max_bullets)
-        if contrast:
-            new_body = B.add_bullets(body, B.MISTAKES, [line for line, _ in contrast])
-            if new_body != body:
-                body = new_body
-                reasons.append("common mistakes: " + "; ".join(why for _, why in contrast))
-                used.update(r.id for r in bad)
-
-        # Limit lessons this skill owns.
+        # Common mistakes and limit lessons: only those about this skill's own tools.
+        own = set(skill.tools)
+        contrast = mistakes(main_ok, bad, skel or consensus(main_ok)[0], limit=config.max_bullets)
+        added = merge_lessons(lessons, [x for x, _ in contrast if relevant(x, own)])
+        if len(added) > len(lessons):
+            lessons = added
+            reasons.append("common mistakes: " + "; ".join(why for x, why in contrast if relevant(x, own)))
+            used.update(r.id for r in bad)
         for sit in evidence.situations:
-            title = B.BUDGET if sit.is_budget else B.CAPABILITY
-            new_body = B.add_bullets(body, title, lesson_lines(sit))
-            if new_body != body:
-                body = new_body
-                reasons.append(f"{title.lower()}: {sit.describe()}")
+            added = merge_lessons(lessons, situation_lessons(sit))
+            if len(added) > len(lessons):
+                lessons = added
+                reasons.append(f"{'budget' if sit.is_budget else 'capability'} limit: {sit.describe()}")
                 used.update(sit.evidence)
 
         # Narrow the description when the skill was retrieved where it did not apply.
@@ -326,14 +294,16 @@ class RuleDistiller(Distiller):
             reasons.append(why)
             used.update(misfit_ids)
 
-        if body == skill.body and description == skill.description and not proposals:
+        unchanged = [x.key for x in lessons] == [x.key for x in skill.content.all_lessons]
+        if unchanged and description == skill.description and not proposals:
             return []
         tools = skill.tools
         if split is not None:  # the narrowed skill lists the tools it still talks about
-            mentioned = set(re.findall(r"`([A-Za-z_][\w.\-]*)`", body)) | set(seq)
+            mentioned = {t for x in lessons for t in x.tools()}
             tools = tuple(t for t in skill.tools if t in mentioned) or skill.tools
-        content = SkillContent(name=skill.name, description=description, body=body,
-                               kind=skill.kind, tools=tools, tags=skill.tags)
+        content = SkillContent(name=skill.name, description=description, kind=skill.kind, tools=tools,
+                               tags=skill.tags, lessons=tuple(lessons),
+                               toolset=tuple(sorted(set(skill.content.toolset) | set(toolset_of(evidence.runs)))))
 
         # Split a body that grew too long: the mistakes and limits move to a pitfall skill.
         if len(content.body) > config.split_chars:
@@ -361,20 +331,19 @@ class RuleDistiller(Distiller):
             return None
         own = set(skill.tools)
         ok = [r for r in evidence.successes if own & set(r.tools)]
-        counts = Counter(r.sequence for r in ok if r.sequence)
+        counts = Counter(r.method for r in ok if r.method)
         if len(counts) < 2:
             return None
-        (first, n1), *rest = counts.most_common()
+        (first, _), *rest = counts.most_common()
         for second, n2 in rest:
             if n2 < config.min_support:
                 break
-            a, b = set(first), set(second)
+            a, b = set(_tools_of(first)), set(_tools_of(second))
             if len(a & b) / len(a | b) < 0.34:
-                main = [r for r in ok if r.sequence != second]
-                other = [r for r in ok if r.sequence == second]
+                main = [r for r in ok if r.method != second]
+                other = [r for r in ok if r.method == second]
                 content, _, _ = self.procedure(other, [], config,
-                                               name=name_for([r.template for r in other], second,
-                                                             prefix=""))
+                                               name=name_for([r.template for r in other], _tools_of(second)))
                 if content is None or content.name == evidence.skill.name:
                     return None
                 return main, other, content
@@ -413,19 +382,14 @@ class RuleDistiller(Distiller):
 
     @staticmethod
     def _size_split(content: SkillContent):
-        lead, sections = B.split_sections(content.body)
-        moved = [(t, x) for t, x in sections if t in (B.MISTAKES, B.CAPABILITY, B.BUDGET)]
-        kept = [(t, x) for t, x in sections if t not in (B.MISTAKES, B.CAPABILITY, B.BUDGET)]
-        if not moved or not (lead or kept):
+        moved = [x for x in content.lessons if x.kind not in _CHANGES_METHOD and x.kind != LessonKind.guidance]
+        kept = [x for x in content.lessons if x not in moved]
+        if not moved or not kept:
             return None
-        name = (content.name[:55] + "-pitfalls").strip("-")
         desc = content.description.rstrip(".")
         spun = SkillContent(
-            name=name, description=f"Mistakes and limits to avoid. {desc}."[:1000],
-            body=B.join_sections(f"Pitfalls of `{content.name}`, learned from failed runs.", moved),
-            kind=SkillKind.pitfall, tools=content.tools, tags=content.tags,
-        )
-        narrowed = SkillContent(name=content.name, description=content.description,
-                                body=B.join_sections(lead, kept) or lead, kind=content.kind,
-                                tools=content.tools, tags=content.tags)
+            name=fit_name(content.name.split("-"), suffix="pitfalls"),
+            description=f"Mistakes and limits to avoid. {desc}."[:1000], kind=SkillKind.pitfall,
+            tools=content.tools, tags=content.tags, lessons=tuple(moved), toolset=content.toolset)
+        narrowed = SkillContent(**{**content.model_dump(exclude={"body"}), "lessons": tuple(kept)})
         return narrowed, spun

@@ -143,5 +143,19 @@ def _initial(db: Database) -> None:
     )
 
 
+@migrations(name="0002_lessons_and_toolset")
+def _lessons(db: Database) -> None:
+    # A version's structured lessons and the toolset it was learned with (JSON lists); empty
+    # for versions written before, whose body is their one lesson.
+    db.executescript(
+        """
+        ALTER TABLE skills ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE skills ADD COLUMN toolset TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE skill_versions ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE skill_versions ADD COLUMN toolset TEXT NOT NULL DEFAULT '[]';
+        """
+    )
+
+
 # Every migration this release knows, read through the public API (all are pending on an empty db).
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations.pending(Database(memory=True)))

@@ -24,25 +24,20 @@ from skillbank.models import (
 )
 from skillbank.store.db import Store
 
-_CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags")
+_CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags", "lessons", "toolset")
+_JSON_COLUMNS = ("tools", "tags", "lessons", "toolset")
 
 
 def _content_row(content: SkillContent) -> dict[str, Any]:
     data = content.model_dump(mode="json")
-    data["tools"] = json.dumps(data["tools"])
-    data["tags"] = json.dumps(data["tags"])
+    for key in _JSON_COLUMNS:
+        data[key] = json.dumps(data[key])
     return data
 
 
 def _content_from_row(row: dict[str, Any]) -> SkillContent:
-    return SkillContent(
-        name=row["name"],
-        description=row["description"],
-        body=row["body"],
-        kind=row["kind"],
-        tools=tuple(json.loads(row["tools"])),
-        tags=tuple(json.loads(row["tags"])),
-    )
+    return SkillContent.stored({key: json.loads(row[key]) if key in _JSON_COLUMNS else row[key]
+                                for key in _CONTENT_COLUMNS})
 
 
 def skill_from_row(row: dict[str, Any]) -> Skill:
@@ -197,10 +192,10 @@ class SkillRepo:
                 )
             now = utcnow().isoformat()
             conn.execute(
-                "INSERT INTO skills (id, name, description, body, kind, tools, tags, status, pinned,"
-                " version, content_hash, note, created_at, updated_at)"
-                " VALUES (:id, :name, :description, :body, :kind, :tools, :tags, :status, :pinned,"
-                " 0, '', :note, :now, :now)",
+                "INSERT INTO skills (id, name, description, body, kind, tools, tags, lessons, toolset,"
+                " status, pinned, version, content_hash, note, created_at, updated_at)"
+                " VALUES (:id, :name, :description, :body, :kind, :tools, :tags, :lessons, :toolset,"
+                " :status, :pinned, 0, '', :note, :now, :now)",
                 {**_content_row(content), "id": skill_id, "status": status.value,
                  "pinned": int(pinned), "note": note, "now": now},
             )
@@ -261,9 +256,11 @@ class SkillRepo:
         provenance = list(dict.fromkeys(provenance))
         conn.execute(
             "INSERT INTO skill_versions (skill_id, version, name, description, body, kind, tools,"
-            " tags, status, pinned, content_hash, parent_hash, author, reason, provenance, created_at)"
+            " tags, lessons, toolset, status, pinned, content_hash, parent_hash, author, reason,"
+            " provenance, created_at)"
             " VALUES (:skill_id, :version, :name, :description, :body, :kind, :tools, :tags,"
-            " :status, :pinned, :content_hash, :parent_hash, :author, :reason, :provenance, :now)",
+            " :lessons, :toolset, :status, :pinned, :content_hash, :parent_hash, :author, :reason,"
+            " :provenance, :now)",
             {**_content_row(content), "skill_id": skill_id, "version": version,
              "status": status.value, "pinned": int(pinned), "content_hash": chash,
              "parent_hash": parent_hash, "author": author, "reason": reason,
@@ -271,7 +268,8 @@ class SkillRepo:
         )
         conn.execute(
             "UPDATE skills SET name = :name, description = :description, body = :body,"
-            " kind = :kind, tools = :tools, tags = :tags, status = :status, pinned = :pinned,"
+            " kind = :kind, tools = :tools, tags = :tags, lessons = :lessons, toolset = :toolset,"
+            " status = :status, pinned = :pinned,"
             " version = :version, content_hash = :content_hash, note = :note, updated_at = :now"
             " WHERE id = :id",
             {**_content_row(content), "id": skill_id, "status": status.value,

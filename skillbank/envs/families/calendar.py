@@ -12,7 +12,7 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.envs.base import (
     EnvError,
     Environment,
@@ -243,8 +243,8 @@ def _move_checked(env: CalendarEnv) -> list[str]:
     return env.require_before("check_availability", "move_event", same)
 
 
-CHECK_CREATE = CheckFirst("check_availability", "create_event")
-CHECK_MOVE = CheckFirst("check_availability", "move_event")
+CHECK_CREATE = Lesson(kind=LessonKind.check_first, check="check_availability", tool="create_event")
+CHECK_MOVE = Lesson(kind=LessonKind.check_first, check="check_availability", tool="move_event")
 
 
 # ---------------------------------------------------------------------- base
@@ -342,7 +342,7 @@ def _cap_room(rng) -> Spec:
                                           "`book_room` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env) + blocker_named(ans, "book_room")),
-        hints=(CHECK_CREATE, Unavailable("book_room")),
+        hints=(CHECK_CREATE, Lesson(kind=LessonKind.missing_tool, tool="book_room")),
     )
 
 
@@ -363,7 +363,7 @@ def _cap_invite(rng) -> Spec:
         check=lambda env, ans, msgs: (_created(env, title, date, time, None) + _create_checked(env)
                                       + param_not_passed(msgs, "create_event", "attendee_email")
                                       + blocker_named(ans, "attendee_email")),
-        hints=(CHECK_CREATE, NoParam("create_event", "attendee_email")),
+        hints=(CHECK_CREATE, Lesson(kind=LessonKind.missing_parameter, tool="create_event", parameter="attendee_email")),
     )
 
 
@@ -387,7 +387,7 @@ def _cap_duration(rng) -> Spec:
             _created(env, title2, event["date"], time2, None) + _create_checked(env)
             + blocker_named(ans, "duration_min")
             + no_value_claim(ans, "duration_min", ["duration", "long", "minutes"], _NUMBER)),
-        hints=(UnknownField("list_events", "duration_min"), CHECK_CREATE),
+        hints=(Lesson(kind=LessonKind.unknown_field, tool="list_events", field="duration_min"), CHECK_CREATE),
     )
 
 
@@ -411,7 +411,7 @@ def _cap_move(rng) -> Spec:
                                           f"{event['title']}: `move_event` is unavailable.")],
         check=lambda env, ans, msgs: (_created(env, title2, event["date"], time3, None)
                                       + _create_checked(env) + blocker_named(ans, "move_event")),
-        hints=(Unavailable("move_event"), CHECK_CREATE),
+        hints=(Lesson(kind=LessonKind.missing_tool, tool="move_event"), CHECK_CREATE),
     )
 
 
@@ -443,7 +443,7 @@ def _dis_contact(rng) -> Spec:
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env)
                                       + env.require_asked_before("create_event")),
-        hints=(AskFor("attendee_email", "create_event"), CHECK_CREATE),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="attendee_email", tool="create_event"), CHECK_CREATE),
     )
 
 
@@ -466,7 +466,7 @@ def _dis_time(rng) -> Spec:
         check=lambda env, ans, msgs: (_created(env, title, date, time, person["email"])
                                       + _create_checked(env)
                                       + env.require_asked_before("create_event")),
-        hints=(AskFor("time", "create_event"), CHECK_CREATE),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="time", tool="create_event"), CHECK_CREATE),
     )
 
 
@@ -495,5 +495,5 @@ def _dis_move(rng) -> Spec:
                    RefStep.answer(f"Moved to {new_time}.")],
         check=lambda env, ans, msgs: (_moved(env, target["event_id"], new_time, others)
                                       + _move_checked(env) + env.require_asked_before("move_event")),
-        hints=(AskFor("event_id", "move_event"), CHECK_MOVE),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="event_id", tool="move_event"), CHECK_MOVE),
     )

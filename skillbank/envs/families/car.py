@@ -11,7 +11,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.envs.base import (
     EnvError,
     Environment,
@@ -219,8 +219,8 @@ def _route_checked(env: CarEnv) -> list[str]:
     )
 
 
-CHECK_CLIMATE = CheckFirst("get_vehicle_status", "set_climate")
-CHECK_ROUTE = CheckFirst("get_route", "start_navigation")
+CHECK_CLIMATE = Lesson(kind=LessonKind.check_first, check="get_vehicle_status", tool="set_climate")
+CHECK_ROUTE = Lesson(kind=LessonKind.check_first, check="get_route", tool="start_navigation")
 
 
 # ---------------------------------------------------------------------- base
@@ -288,7 +288,7 @@ def _cap_window(rng) -> Spec:
                            "`open_window` is unavailable.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + _windows(env, None) + blocker_named(ans, "open_window")),
-        hints=(CHECK_CLIMATE, Unavailable("open_window")),
+        hints=(CHECK_CLIMATE, Lesson(kind=LessonKind.missing_tool, tool="open_window")),
     )
 
 
@@ -305,7 +305,7 @@ def _cap_range(rng) -> Spec:
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + blocker_named(ans, "range_km")
                                       + no_value_claim(ans, "range_km", ["range"], _NUMBER)),
-        hints=(CHECK_CLIMATE, UnknownField("get_vehicle_status", "range_km")),
+        hints=(CHECK_CLIMATE, Lesson(kind=LessonKind.unknown_field, tool="get_vehicle_status", field="range_km")),
     )
 
 
@@ -323,7 +323,7 @@ def _cap_fan(rng) -> Spec:
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + param_not_passed(msgs, "set_climate", "fan_speed")
                                       + blocker_named(ans, "fan_speed")),
-        hints=(CHECK_CLIMATE, NoParam("set_climate", "fan_speed")),
+        hints=(CHECK_CLIMATE, Lesson(kind=LessonKind.missing_parameter, tool="set_climate", parameter="fan_speed")),
     )
 
 
@@ -342,7 +342,7 @@ def _cap_seat(rng) -> Spec:
                            "`set_seat_heater` is unavailable.")],
         check=lambda env, ans, msgs: (_navigation(env, place) + _route_checked(env)
                                       + blocker_named(ans, "set_seat_heater")),
-        hints=(CHECK_ROUTE, Unavailable("set_seat_heater")),
+        hints=(CHECK_ROUTE, Lesson(kind=LessonKind.missing_tool, tool="set_seat_heater")),
     )
 
 
@@ -360,7 +360,7 @@ def _dis_window(rng) -> Spec:
                    RefStep.call("open_window", {"position": pos}),
                    RefStep.answer(f"The {_say(pos)} window is open.")],
         check=lambda env, ans, msgs: _windows(env, pos) + env.require_asked_before("open_window"),
-        hints=(AskFor("position", "open_window"),),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="position", tool="open_window"),),
     )
 
 
@@ -375,7 +375,7 @@ def _dis_seat(rng) -> Spec:
                    RefStep.call("set_seat_heater", {"seat": seat, "level": level}),
                    RefStep.answer(f"The {seat} seat heater is at level {level}.")],
         check=lambda env, ans, msgs: _seat(env, seat, level) + env.require_asked_before("set_seat_heater"),
-        hints=(AskFor("seat", "set_seat_heater"),),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="seat", tool="set_seat_heater"),),
     )
 
 
@@ -392,5 +392,5 @@ def _dis_climate(rng) -> Spec:
                    RefStep.answer(f"The climate is on at {t} degrees.")],
         check=lambda env, ans, msgs: (_climate(env, t) + _climate_checked(env)
                                       + env.require_asked_before("set_climate")),
-        hints=(AskFor("temperature_c", "set_climate"), CHECK_CLIMATE),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="temperature_c", tool="set_climate"), CHECK_CLIMATE),
     )

@@ -11,7 +11,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.directives import AskFor, CheckFirst, NoParam, Unavailable, UnknownField
+from skillbank.lessons import Lesson, LessonKind
 from skillbank.envs.base import (
     EnvError,
     Environment,
@@ -194,9 +194,9 @@ def _was_called(env: RetailEnv, tool: str, **args) -> list[str]:
     return [f"never called `{tool}` for {args}"]
 
 
-CHECK_REFUND = CheckFirst("check_refund_eligibility", "issue_refund")
-CHECK_CANCEL = CheckFirst("get_order", "cancel_order")
-CHECK_ADDRESS = CheckFirst("get_order", "update_address")
+CHECK_REFUND = Lesson(kind=LessonKind.check_first, check="check_refund_eligibility", tool="issue_refund")
+CHECK_CANCEL = Lesson(kind=LessonKind.check_first, check="get_order", tool="cancel_order")
+CHECK_ADDRESS = Lesson(kind=LessonKind.check_first, check="get_order", tool="update_address")
 
 
 # ---------------------------------------------------------------------- base
@@ -275,7 +275,7 @@ def _cap_refund(rng) -> Spec:
         check=lambda env, ans, msgs: (
             ([] if other["status"] in ans.lower() else [f"answer lacks the status {other['status']!r}"])
             + _refunded(env, []) + blocker_named(ans, "issue_refund")),
-        hints=(Unavailable("issue_refund"),),
+        hints=(Lesson(kind=LessonKind.missing_tool, tool="issue_refund"),),
     )
 
 
@@ -296,7 +296,7 @@ def _cap_delivery(rng) -> Spec:
             _cancelled(env, [oid2]) + _order_checked(env, "cancel_order")
             + blocker_named(ans, "estimated_delivery")
             + no_value_claim(ans, "estimated_delivery", ["delivery", "arrive"], _WHEN)),
-        hints=(UnknownField("get_order", "estimated_delivery"), CHECK_CANCEL),
+        hints=(Lesson(kind=LessonKind.unknown_field, tool="get_order", field="estimated_delivery"), CHECK_CANCEL),
     )
 
 
@@ -317,7 +317,7 @@ def _cap_reason(rng) -> Spec:
         check=lambda env, ans, msgs: (_cancelled(env, [oid]) + _order_checked(env, "cancel_order")
                                       + param_not_passed(msgs, "cancel_order", "cancel_reason")
                                       + blocker_named(ans, "cancel_reason")),
-        hints=(CHECK_CANCEL, NoParam("cancel_order", "cancel_reason")),
+        hints=(CHECK_CANCEL, Lesson(kind=LessonKind.missing_parameter, tool="cancel_order", parameter="cancel_reason")),
     )
 
 
@@ -336,7 +336,7 @@ def _cap_cancel(rng) -> Spec:
                                           "`cancel_order` is unavailable.")],
         check=lambda env, ans, msgs: (_refunded(env, [oid2]) + _refund_checked(env)
                                       + blocker_named(ans, "cancel_order")),
-        hints=(Unavailable("cancel_order"), CHECK_REFUND),
+        hints=(Lesson(kind=LessonKind.missing_tool, tool="cancel_order"), CHECK_REFUND),
     )
 
 
@@ -358,7 +358,7 @@ def _dis_refund(rng) -> Spec:
                    RefStep.answer(f"{oid} has been refunded.")],
         check=lambda env, ans, msgs: (_refunded(env, [oid]) + _refund_checked(env)
                                       + env.require_asked_before("issue_refund")),
-        hints=(AskFor("order_id", "issue_refund"), CHECK_REFUND),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="order_id", tool="issue_refund"), CHECK_REFUND),
     )
 
 
@@ -378,7 +378,7 @@ def _dis_cancel(rng) -> Spec:
                    RefStep.answer(f"{oid} is cancelled.")],
         check=lambda env, ans, msgs: (_cancelled(env, [oid]) + _order_checked(env, "cancel_order")
                                       + env.require_asked_before("cancel_order")),
-        hints=(AskFor("order_id", "cancel_order"), CHECK_CANCEL),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="order_id", tool="cancel_order"), CHECK_CANCEL),
     )
 
 
@@ -398,5 +398,5 @@ def _dis_address(rng) -> Spec:
         check=lambda env, ans, msgs: (_address_is(env, oid, address)
                                       + _order_checked(env, "update_address")
                                       + env.require_asked_before("update_address")),
-        hints=(AskFor("address", "update_address"), CHECK_ADDRESS),
+        hints=(Lesson(kind=LessonKind.ask_for, parameter="address", tool="update_address"), CHECK_ADDRESS),
     )

@@ -1,21 +1,18 @@
-"""A small controlled language for the instructions inside skills.
+"""How the simulated policy reads skills: the sentences the library renders, parsed back.
 
-The rule-based distiller writes skill bodies as plain English sentences in these patterns, and
-the simulated policy (``skillbank.envs.policy``) acts on sentences in these patterns, literally,
-wherever they come from: a distilled skill, a skill a person wrote, or a wrong skill. Anything
-else in a skill is prose the simulator ignores (a real model would read it too). The patterns
-are ordinary imperative English so the same text serves a real model.
+The library writes lessons as data and renders them into sentences in exactly one place
+(``skillbank.lessons.sentence``). The simulated policy is a stand-in for a model, so it reads
+only the rendered prompt, as a model would: this module finds, in a block of text (a whole
+system message), the sentences it knows and turns each into a *directive*, the simulator's own
+reading of it. Anything else in a skill is prose the simulator ignores (a real model would
+read it too). ``tests/test_envs_policy.py`` renders every lesson kind with the library and
+checks that this parser reads it back.
 
-Each directive renders to one sentence and parses back from it; ``parse`` finds every directive
-in a block of text (e.g. a whole system message).
-
-Five directives also have a *general* form, with the tool (and field or parameter) left out:
-the lesson that several specific ones share, which the distiller writes once the specific lesson
-has recurred for different tools (``skillbank.evolution.general``). ``CheckFirst(None, None)``
-says to follow the "call X first" policies that tool descriptions state; ``Unavailable(None)``,
-``NoParam(None, None)``, ``UnknownField(None, None)`` and ``AskFor(None, None)`` apply to any
-tool, and ``AskFor(None, tool)`` to any value of one tool. A reader treats a general directive
-as the specific one for every tool it covers.
+Five directives also have a *general* form, with the tool (and field or parameter) left out.
+``CheckFirst(None, None)`` says to follow the "call X first" policies that tool descriptions
+state; ``Unavailable(None)``, ``NoParam(None, None)``, ``UnknownField(None, None)`` and
+``AskFor(None, None)`` apply to any tool, and ``AskFor(None, tool)`` to any value of one tool.
+The policy treats a general directive as the specific one for every tool it covers.
 """
 
 from __future__ import annotations
@@ -33,8 +30,6 @@ __all__ = [
     "UnknownField",
     "StepBudget",
     "Directive",
-    "is_general",
-    "render",
     "parse",
 ]
 
@@ -46,9 +41,6 @@ class Order:
     """Call these tools in this order (a procedure)."""
 
     tools: tuple[str, ...]
-
-    def sentence(self) -> str:
-        return "Call the tools in this order: " + ", then ".join(f"`{t}`" for t in self.tools) + "."
 
 
 @dataclass(frozen=True)
@@ -66,12 +58,6 @@ class CheckFirst:
     def covers(self, check: str, action: str) -> bool:
         return self.check in (None, check) and self.action in (None, action)
 
-    def sentence(self) -> str:
-        if self.check is None:
-            return ("Before calling a tool, always call every tool its description says to call "
-                    "first, even when the request seems clear.")
-        return f"Always call `{self.check}` before `{self.action}`."
-
 
 @dataclass(frozen=True)
 class Unavailable:
@@ -81,13 +67,6 @@ class Unavailable:
 
     def covers(self, tool: str) -> bool:
         return self.tool in (None, tool)
-
-    def sentence(self) -> str:
-        if self.tool is None:
-            return ("If the request needs a tool that is not among your tools, do not call it: do "
-                    "the rest of the request, then tell the user which tool is unavailable, by name.")
-        return (f"If `{self.tool}` is not among your tools, do not call it: do the rest of the "
-                f"request, then tell the user that `{self.tool}` is unavailable.")
 
 
 @dataclass(frozen=True)
@@ -105,14 +84,6 @@ class NoParam:
     def covers(self, tool: str, param: str) -> bool:
         return self.tool in (None, tool) and self.param in (None, param)
 
-    def sentence(self) -> str:
-        if self.tool is None:
-            return ("If the request needs a setting that the tool has no parameter for, do not "
-                    "pass it: do the rest of the request, then tell the user which parameter is "
-                    "missing, by name.")
-        return (f"If `{self.tool}` has no `{self.param}` parameter, do not pass it: do the rest "
-                f"of the request, then tell the user that `{self.param}` cannot be set.")
-
 
 @dataclass(frozen=True)
 class AskFor:
@@ -128,14 +99,6 @@ class AskFor:
 
     def covers(self, tool: str, param: str) -> bool:
         return self.tool in (None, tool) and self.param in (None, param)
-
-    def sentence(self) -> str:
-        if self.param is None:
-            whose = f"`{self.tool}`" if self.tool else "a tool"
-            return (f"If the request does not state every value {whose} needs unambiguously, ask "
-                    "the user instead of guessing.")
-        return (f"If the request does not state `{self.param}` for `{self.tool}` unambiguously, "
-                f"ask the user for `{self.param}` instead of guessing.")
 
 
 @dataclass(frozen=True)
@@ -153,23 +116,12 @@ class UnknownField:
     def covers(self, tool: str, field: str) -> bool:
         return self.tool in (None, tool) and self.field in (None, field)
 
-    def sentence(self) -> str:
-        if self.tool is None:
-            return ("If a tool returns a field as unknown or null, do not invent a value: tell the "
-                    "user which field is unknown.")
-        return (f"If `{self.tool}` returns `{self.field}` as unknown or null, do not invent a "
-                f"value: tell the user that `{self.field}` is unknown.")
-
 
 @dataclass(frozen=True)
 class StepBudget:
     """Finish within a number of tool calls; stop repeating calls."""
 
     max_tool_calls: int
-
-    def sentence(self) -> str:
-        return (f"Finish within {self.max_tool_calls} tool calls: never repeat a call with the "
-                "same arguments, and answer as soon as the needed facts are known.")
 
 
 Directive = Union[Order, CheckFirst, Unavailable, NoParam, AskFor, UnknownField, StepBudget]
@@ -191,17 +143,6 @@ _PATTERNS: list[tuple[re.Pattern[str], type]] = [
     (re.compile(r"If a tool returns a field as unknown or null, do not invent a value"), UnknownField),
     (re.compile(r"Finish within (\d+) tool calls"), StepBudget),
 ]
-
-
-def is_general(directive: Directive) -> bool:
-    """True for the general form of a directive (no tool named)."""
-    if isinstance(directive, CheckFirst):
-        return directive.check is None
-    return isinstance(directive, (Unavailable, NoParam, AskFor, UnknownField)) and directive.tool is None
-
-
-def render(directive: Directive) -> str:
-    return directive.sentence()
 
 
 def parse(text: str) -> list[Directive]:
