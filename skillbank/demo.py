@@ -56,6 +56,9 @@ class DemoConfig:
     # Lessons learned for several tools become general skills (evolution step 6); False is the
     # ablation that keeps every lesson tool-specific.
     general_lessons: bool = True
+    # Inject only skills learned with the agent's own tools (InjectionConfig.match_toolset);
+    # False is the ablation where retrieval alone decides.
+    match_toolset: bool = True
     concurrency: int = 2
     max_train_tasks: int | None = None  # cap on evolution-set tasks (quick mode)
     max_heldout_tasks: int | None = None
@@ -191,7 +194,7 @@ def run_demo(
         t0 = time.perf_counter()
         out.print("\n[bold]1. Baseline[/] on the evolution set: without the bank and with the "
                   "empty bank")
-        baseline = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
+        baseline = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
                                run_id=f"{run_tag}-baseline", concurrency=config.concurrency,
                                progress=progress, seed=seed, description="baseline")
         phase("baseline", t0)
@@ -226,7 +229,7 @@ def run_demo(
                     validate = make_validator(bank, by_id, trial_fn,
                                               trials=config.validate_trials,
                                               concurrency=config.concurrency,
-                                              seed=seed + 1000 * round_no, k=config.k, middleware_options={"min_score": config.min_score},
+                                              seed=seed + 1000 * round_no, k=config.k, middleware_options=_injection_options(config),
                                               max_tasks=config.validate_tasks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
                                     eval_budget=config.validate_budget, **general_options)
@@ -245,7 +248,7 @@ def run_demo(
                       f"{len(active)} active skill(s) in {phase_time(phases, round_no)}s")
             if round_no < config.rounds:
                 t0 = time.perf_counter()
-                run = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
+                run = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
                                   arms=(ARM_WITH,), run_id=f"{run_tag}-round{round_no}",
                                   concurrency=config.concurrency, progress=progress, seed=seed,
                                   description=f"evolution set with the bank (round {round_no})")
@@ -261,7 +264,7 @@ def run_demo(
         # -- 3. final measurement ----------------------------------------------------------------
         t0 = time.perf_counter()
         out.print("\n[bold]3. Final[/]: every task of both sets, without and with the bank")
-        final = measure_env(train + heldout, trials=config.trials, bank=bank, k=config.k, middleware_options={"min_score": config.min_score},
+        final = measure_env(train + heldout, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
                             run_id=f"{run_tag}-final", concurrency=config.concurrency,
                             progress=progress, seed=seed, description="final")
         phase("final", t0)
@@ -321,6 +324,10 @@ def run_demo(
     return DemoResult(bank_path=bank_path, report_html=html_path, report_json=json_path,
                       baseline=baseline, final=final, evolution=rounds, phases=phases,
                       cpu_seconds=cpu, seconds=seconds)
+
+
+def _injection_options(config: DemoConfig) -> dict[str, Any]:
+    return {"min_score": config.min_score, "match_toolset": config.match_toolset}
 
 
 def _precision_note(precision: InjectionPrecision) -> str:

@@ -29,6 +29,9 @@ def demo(
     general: Annotated[bool, typer.Option(
         "--general/--no-general", help="Let evolution turn a lesson learned for several tools "
         "into one general skill; --no-general keeps every lesson tool-specific (an ablation).")] = True,
+    toolset: Annotated[bool, typer.Option(
+        "--toolset-match/--no-toolset-match", help="Inject only skills learned with the agent's own "
+        "tools; --no-toolset-match lets retrieval alone decide (an ablation).")] = True,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bars.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -44,7 +47,7 @@ def demo(
 
     if gate not in ("validate", "policy"):
         fail(f"--gate must be 'validate' or 'policy', not {gate!r}")
-    config = replace(QUICK if quick else FULL, gate=gate, general_lessons=general)
+    config = replace(QUICK if quick else FULL, gate=gate, general_lessons=general, match_toolset=toolset)
     if trials is not None:
         config = replace(config, trials=trials)
     if rounds is not None:

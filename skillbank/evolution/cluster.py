@@ -3,9 +3,10 @@
 1. Runs whose tasks share a template (values replaced by placeholders, the request's own
    argument values included: see ``methods.py``) are one group, and templates with the same
    content words ("please refund order <num>" and "refund order <num>") are one group; most
-   workloads have far fewer of these than runs. Groups whose successes share a method of two
-   or more steps are then one group too, however different their wording ("Put the key in the
-   chest." and "Put the coin in the crate." both take, open, put).
+   workloads have far fewer of these than runs. Groups too small to learn from alone whose
+   successes share a method of two or more steps are then one group too, however different
+   their wording ("Put the key in the chest." and "Put the coin in the crate." both take, open,
+   put).
 2. The ``max_embed`` most frequent groups are embedded (one representative each, in one batch)
    and joined greedily (leader clustering) at ``threshold`` cosine similarity.
 3. Templates beyond that cap are grouped by the tool signature of their successes, so a
@@ -38,7 +39,7 @@ class Cluster(RunGroup):
 
 
 def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
-                 max_embed: int = 4000) -> list[Cluster]:
+                 max_embed: int = 4000, min_support: int = 2) -> list[Cluster]:
     by_template: dict[str, list[Run]] = defaultdict(list)
     representative: dict[str, str] = {}  # template -> the first template with its content words
     first_with: dict[frozenset[str], str] = {}
@@ -49,7 +50,7 @@ def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
             # Same content words, same task: one template stands for all of them.
             rep = representative[run.template] = first_with.setdefault(key, run.template) if key else run.template
         by_template[rep].append(run)
-    by_template = _join_by_method(by_template)
+    by_template = _join_by_method(by_template, min_support)
     ordered = sorted(by_template, key=lambda t: (-len(by_template[t]), t))
     head, tail = ordered[:max_embed], ordered[max_embed:]
     clusters: list[Cluster] = []
@@ -71,14 +72,21 @@ def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
     return clusters
 
 
-def _join_by_method(by_template: dict[str, list[Run]]) -> dict[str, list[Run]]:
-    """Template groups whose successes mostly follow one method (two steps or more) joined."""
+def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict[str, list[Run]]:
+    """Template groups too small to learn from alone (fewer than ``min_support`` successes)
+    whose successes mostly follow one method of two steps or more, joined by that method.
+
+    A group that can teach on its own stays alone: joining it with other requests that happen
+    to use the same tools would mix their failures (a missing tool, an ambiguous value) into
+    its contrast and blur the lesson its own failures hold.
+    """
     joined: dict[str, list[Run]] = {}
     first_with: dict[tuple, str] = {}
     for template, runs in by_template.items():
-        methods = Counter(r.method for r in runs if r.success and len(r.method) >= 2)
+        successes = [r for r in runs if r.success]
+        methods = Counter(r.method for r in successes if len(r.method) >= 2)
         method, n = methods.most_common(1)[0] if methods else ((), 0)
-        if n * 2 <= sum(1 for r in runs if r.success):
+        if len(successes) >= min_support or n * 2 <= len(successes):
             joined[template] = list(runs)
             continue
         lead = first_with.setdefault(method, template)

@@ -296,7 +296,7 @@ class _Round:
 
         # Step 4: the uncovered pile.
         clusters = cluster_runs(batch.uncovered, bank.embedder, threshold=cfg.cluster_threshold,
-                                max_embed=cfg.max_embed) if batch.uncovered else []
+                                max_embed=cfg.max_embed, min_support=cfg.min_support) if batch.uncovered else []
         recurring = [c for c in clusters if len(c.successes) >= cfg.min_support]
         report.clusters, report.recurring_clusters = len(clusters), len(recurring)
         for cluster in recurring:
