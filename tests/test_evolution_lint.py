@@ -137,3 +137,33 @@ def test_long_hidden_values_and_large_counts():
     assert result.rejected and "expected answer" in result.reason
     # Evidence counts are written with separators and are not ids.
     assert lint_content(content(body="Procedure learned from 3,532 successful run(s).\n\n" + CLEAN), ctx()).ok
+
+
+def test_a_word_from_the_request_in_a_learned_shape_is_refused_but_not_in_rendered_boilerplate():
+    from skillbank.evolution.evidence import request_words
+    from skillbank.lessons import Lesson, LessonKind, MethodStep
+    from skillbank.models import SkillContent
+    from test_evolution_support import traj
+
+    plants = ["fern", "cactus", "orchid", "ivy"]
+    how = ["call", "text", "call", "mail"]
+    runs = [to_run(traj(f"Please water the {p}, then notify me by {h}.",
+                        [("act", {"command": "take watering can"}, "ok"), ("act", {"command": f"water {p}"}, "ok"),
+                         ("act", {"command": f"notify {h}"}, "ok")], success=True))
+            for p, h in zip(plants, how)]
+    ctx = LintContext(request_words=request_words(runs), known_tools={"act"})
+    assert "fern" in ctx.request_words and "water" not in ctx.request_words
+
+    def procedure(*commands):
+        steps = tuple(MethodStep(tool="act", args={"command": c}) for c in commands)
+        return SkillContent(name="water-plants", description="When the user asks to water a plant.",
+                            kind="procedure", tools=("act",), lessons=(Lesson(kind=LessonKind.procedure, steps=steps),))
+
+    assert lint_content(procedure("take watering can", "water <value_1>"), ctx).ok
+    bad = lint_content(procedure("take watering can", "water fern"), ctx)
+    assert bad.rejected and "value from a request" in bad.reason and "fern" in bad.reason
+    # "call" varies between these runs' requests, and every budget lesson renders "tool calls":
+    # the fixed sentences are not held to the request's words.
+    budget = SkillContent(name="stay-in-budget", description="When the budget is tight.", kind="guard",
+                          lessons=(Lesson(kind=LessonKind.budget, budget=3),))
+    assert "call" in ctx.request_words and lint_content(budget, ctx).ok

@@ -57,10 +57,10 @@ def merge_lessons(base: Sequence[Lesson], new: Iterable[Lesson]) -> list[Lesson]
 def relevant(lesson: Lesson, tools: Iterable[str]) -> bool:
     """Whether ``lesson`` belongs in a skill about ``tools``: it names one of them, or no tool
     at all. A lesson about another tool never enters a skill (it would mislead the model on
-    requests about this skill's tools)."""
+    requests about this skill's tools), and a skill about no tool (a budget, a general lesson)
+    takes only lessons about no tool."""
     named = lesson.tools()
-    tools = set(tools)
-    return not named or not tools or bool(named & tools)
+    return not named or bool(named & set(tools))
 
 
 class Distiller(ABC):

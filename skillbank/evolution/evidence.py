@@ -439,25 +439,8 @@ def instance_literals(runs: Sequence[Run]) -> HiddenLiterals:
     environment-specific, so never in the skill.
 
     A value every run passes (``status="open"``, ``take watering can``) is part of the method;
-    one that changes with the task (an order number, a city, an e-mail address) is not; nor is
-    a word an argument took from its own request when not every run of that method has it
-    ("fern" in ``water fern`` for "Please water the fern.", where "water" is the method's).
+    one that changes with the task (an order number, a city, an e-mail address) is not.
     """
-    n = len(runs)
-    by_method: dict[tuple, list[Run]] = defaultdict(list)
-    for run in runs:
-        by_method[run.method].append(run)
-    varying_words: set[str] = set()
-    for group in by_method.values():
-        if len(group) < 2:
-            continue  # one run cannot tell its method's words from its request's
-        counts: dict[str, int] = defaultdict(int)
-        for run in group:
-            task_words = {w.lower() for w in word_tokens(run.task)}
-            words = {w.lower() for c in run.calls for v in _leaf_strings(c.args) for w in word_tokens(v)}
-            for word in words & task_words:
-                counts[word] += 1
-        varying_words.update(w for w, c in counts.items() if c < len(group) and len(w) >= 2)
     per_value: dict[str, int] = defaultdict(int)
     for run in runs:
         seen: set[str] = set()
@@ -467,13 +450,34 @@ def instance_literals(runs: Sequence[Run]) -> HiddenLiterals:
         for value in seen:
             per_value[value] += 1
     out = HiddenLiterals()
-    for word in sorted(varying_words):
-        out.add(word, "environment-specific value from a request")
+    n = len(runs)
     for value, count in per_value.items():
         specific = bool(re.search(r"\d|[A-Z@/#:]", value)) or len(value) >= 12
         if specific and (count < n or n == 1 or re.search(r"\d{3,}|@", value)):
             out.add(value, "environment-specific value from a tool call")
     return out
+
+
+def request_words(runs: Sequence[Run]) -> frozenset[str]:
+    """Words arguments took from their own request that not every run of that method has:
+    instance values ("fern" in ``water fern`` for "Please water the fern.", where "water" is the
+    method's). Only text a skill learned from runs is held to these (an argument shape, a
+    description, free guidance), not the fixed sentences every lesson renders to."""
+    by_method: dict[tuple, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_method[run.method].append(run)
+    varying: set[str] = set()
+    for group in by_method.values():
+        if len(group) < 2:
+            continue  # one run cannot tell its method's words from its request's
+        counts: dict[str, int] = defaultdict(int)
+        for run in group:
+            task_words = {w.lower() for w in word_tokens(run.task)}
+            words = {w.lower() for c in run.calls for v in _leaf_strings(c.args) for w in word_tokens(v)}
+            for word in words & task_words:
+                counts[word] += 1
+        varying.update(w for w, c in counts.items() if c < len(group) and len(w) >= 2)
+    return frozenset(varying)
 
 
 def _leaf_strings(value: Any) -> Iterable[str]:

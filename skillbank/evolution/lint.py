@@ -72,6 +72,9 @@ class LintContext:
     """What a skill is checked against: the evidence it came from and the caps."""
 
     hidden: HiddenLiterals = field(default_factory=HiddenLiterals)
+    # Instance values from the requests (``evidence.request_words``): checked against what the
+    # skill learned from runs, not against the fixed sentences its lessons render to.
+    request_words: frozenset[str] = frozenset()
     known_tools: set[str] = field(default_factory=set)
     tool_outputs: Sequence[str] = ()
     scrubber: Callable[[str], str] | None = None
@@ -141,6 +144,22 @@ def _shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
+def _learned_text(content: SkillContent, previous: SkillContent | None) -> str:
+    """The part of a skill that came from runs: its name and description, and what its new
+    lessons say in their own words (argument shapes, free guidance), not the sentences the
+    renderer wraps them in. A skill without structured lessons is all its own words."""
+    if not content.lessons:
+        return f"{content.name}\n{content.description}\n{content.body}"
+    old = {x.key for x in previous.all_lessons} if previous is not None else set()
+    parts = [content.name.replace("-", " "), content.description]
+    for lesson in content.lessons:
+        if lesson.key in old:
+            continue
+        parts.append(lesson.text or "")
+        parts += [value for step in lesson.steps for value in step.args.values()]
+    return "\n".join(parts)
+
+
 def lint_content(content: SkillContent, ctx: LintContext | None = None,
                  *, previous: SkillContent | None = None) -> LintResult:
     """Check ``content``; ``previous`` (the version it edits) exempts text a person already had."""
@@ -207,6 +226,11 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
         for key in ctx.hidden.long:
             if key in flat:
                 hits.setdefault(ctx.hidden.values[key], ctx.hidden.originals.get(key, key))
+    if ctx.request_words:
+        learned = _PLACEHOLDER.sub(" ", _learned_text(content, previous))
+        for word in sorted(set(literal_tokens(learned)) & ctx.request_words):
+            hits.setdefault("environment-specific value from a request", word)
+            break
     for why, value in sorted(hits.items()):
         add(Finding("hardcoded" if "environment" in why else "hidden", REJECT,
                     f"contains {'an' if why[0] in 'aeiou' else 'a'} {why}: {value!r}"))

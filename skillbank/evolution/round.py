@@ -34,7 +34,14 @@ from skillbank.evolution.cluster import cluster_runs
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run, current_round, finish_round, instance_literals, load_batch
+from skillbank.evolution.evidence import (
+    Run,
+    current_round,
+    finish_round,
+    instance_literals,
+    load_batch,
+    request_words,
+)
 from skillbank.evolution.exploit import flag_exploits
 from skillbank.evolution.gate import Gate, GateDecision
 from skillbank.evolution.general import general_proposals
@@ -412,7 +419,7 @@ class _Round:
         # Hidden literals of the whole round, and the values that vary among the runs behind
         # this skill: what is constant there is its method, what varies is an instance value.
         hidden = self.batch.hidden.merge(instance_literals(runs))
-        ctx = LintContext.for_runs(runs, hidden, scrubber=self.bank.scrubber,
+        ctx = LintContext.for_runs(runs, hidden, request_words=request_words(runs), scrubber=self.bank.scrubber,
                                    max_body_chars=self.config.max_body_chars,
                                    max_description_chars=self.config.max_description_chars)
         if previous is not None:
