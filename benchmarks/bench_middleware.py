@@ -182,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     existing = {s.name for s in bank.list_skills()}  # a reused --dir keeps its skills
     with bank.store.transaction():
         for i, spec in enumerate(synthetic_skills(args.skills)):
+            # Skills this agent learned: their toolset is its own (the injector keeps skills
+            # learned with other tools away from it).
+            spec = {**spec, "toolset": ["lookup"]}
             if i < args.general:
                 spec = {**spec, "tags": [*spec["tags"], GENERAL_TAG]}
             if spec["name"] not in existing:
@@ -205,9 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         if mw and mw[0].inject:
             original = mw[0].injector.inject
 
-            def timed(messages: Any, task: Any = None, *, block: Any = None, _orig: Any = original,
-                      _arm: Any = inj) -> Any:
-                result = _orig(messages, task, block=block)
+            def timed(messages: Any, task: Any = None, _orig: Any = original, _arm: Any = inj,
+                      **options: Any) -> Any:
+                result = _orig(messages, task, **options)
                 _arm["retrieval"].append(result.seconds)
                 _arm["embedding"].append(result.embed_seconds)
                 return result

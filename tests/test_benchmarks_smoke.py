@@ -61,3 +61,16 @@ def test_growth_quick_is_bounded_and_unrecorded(tmp_path: Path) -> None:
     assert "Verdict: BOUNDED" in proc.stdout, proc.stdout[-3000:]
     assert "budget off" in proc.stdout
     assert (results.read_text() if results.exists() else None) == before
+
+
+def test_middleware_benchmark_really_injects(tmp_path: Path) -> None:
+    """A retrieval that fails falls back to no skills (by design, in the agent), which would
+    let the benchmark time an injection arm that injects nothing: check it does inject."""
+    import json
+
+    proc = _run([str(BENCH_DIR / "bench_middleware.py"), "--quick", "--embedder", "hash", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "retrieval_median_ms" in report["injection"] and report["query_cache"]["texts"] > 0
+    assert "retrieval failed" not in proc.stderr
+    assert report["injection"]["prefix_reuse"] > report["baseline"]["prefix_reuse"]  # a stable block

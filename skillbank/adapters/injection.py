@@ -142,10 +142,11 @@ class Block:
     def ids(self) -> set[str]:
         return {h.skill.id for h in self.hits}
 
-    def retrieved_floor(self, standing: set[str]) -> float | None:
-        """The lowest score among the block's retrieved (not standing) skills."""
+    def retrieved_floor(self, standing: set[str], k: int) -> float | None:
+        """The score a newly retrieved skill must reach to join: none while the block holds
+        fewer than ``k`` retrieved (not standing) skills, then the lowest of theirs."""
         scores = [float(h.score) for h in self.hits if h.skill.id not in standing]
-        return min(scores) if scores else None
+        return min(scores) if len(scores) >= k else None
 
 
 class RunBlocks:
@@ -331,18 +332,18 @@ class SkillInjector:
 
         Without a ``block``: pinned skills, general skills, then up to ``k`` retrieved, as far
         as the token budget allows. With one (a run's earlier turns): the block's skills as they
-        were, then whichever of this turn's selection is new, appended; a retrieved skill is
-        new to the block only if it scores at least as well as the weakest retrieved skill
-        already in it (it would have made the cut on the turn that filled the block), so the
-        block does not churn with every small change in the query. ``tools``: the agent's tool
-        names, for ``match_toolset``.
+        were, then whichever of this turn's selection is new, appended. While the block holds
+        fewer than ``k`` retrieved skills any of this turn's joins; once it holds ``k``, a
+        newcomer must score at least as well as the weakest of them (it would have made the cut
+        on the turn that filled the block), so a full block does not churn with every small
+        change in the query. ``tools``: the agent's tool names, for ``match_toolset``.
         """
         cfg = self.config
         pinned, general = self.standing()
         standing_ids = {s.id for s in pinned + general}
         kept = list(block.hits) if block is not None else []
         in_block = {h.skill.id for h in kept}
-        floor = block.retrieved_floor(standing_ids) if block is not None else None
+        floor = block.retrieved_floor(standing_ids, cfg.k) if block is not None else None
         budget = TokenBudget(cfg.token_budget)
         for hit in kept:
             budget.spend(hit.skill)  # already shown: stays, whatever it costs
