@@ -78,7 +78,23 @@ class LocalPostgres:
             except KeyError:
                 raise ServerUnavailable("running as root needs a 'postgres' system user to run the server") from None
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
+            self.bindir = self._reachable(self.bindir)
         self._databases = 0
+
+    def _reachable(self, bindir: Path) -> Path:
+        """``bindir``, or a copy of its installation the server's user can read (a venv inside a
+        private folder is not)."""
+        check = subprocess.run(["runuser", "-u", self.user.pw_name, "--", "test", "-x", str(bindir / "postgres")],
+                               capture_output=True)
+        if check.returncode == 0:
+            return bindir
+        install = self.root / "install"
+        shutil.copytree(bindir.parent, install, symlinks=True)
+        for folder, _, files in os.walk(install):
+            os.chown(folder, self.user.pw_uid, self.user.pw_gid)
+            for name in files:
+                os.chown(os.path.join(folder, name), self.user.pw_uid, self.user.pw_gid, follow_symlinks=False)
+        return install / "bin"
 
     def _run(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
         cmd = [str(self.bindir / args[0]), *args[1:]]

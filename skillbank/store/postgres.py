@@ -171,17 +171,16 @@ class PostgresStore(Store):
         except psycopg.ProgrammingError as exc:
             raise BankUnavailableError(f"{location} is not a valid PostgreSQL connection string: "
                                        f"{exc}. Use postgresql://user@host:5432/dbname") from None
+        try:  # one direct attempt first: it fails fast and says why (the pool would retry)
+            psycopg.connect(url, connect_timeout=int(connect_timeout)).close()
+        except psycopg.Error as exc:
+            raise BankUnavailableError(
+                f"cannot connect to the PostgreSQL bank {location}: {' '.join(str(exc).split())}. "
+                "Check that the server is running and the connection string "
+                "(postgresql://user@host:5432/dbname)") from None
         pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False,
                               kwargs={"autocommit": True}, name="skillbank")
-        try:
-            pool.open(wait=True, timeout=connect_timeout)
-        except Exception as exc:  # noqa: BLE001 - psycopg_pool.PoolTimeout hides the reason
-            pool.close()
-            reason = _connect_reason(psycopg, url)
-            raise BankUnavailableError(
-                f"cannot connect to the PostgreSQL bank {location}: {reason}. Check that the server "
-                "is running and the connection string (postgresql://user@host:5432/dbname)"
-            ) from exc
+        pool.open(wait=True, timeout=connect_timeout)
         store = cls(url, pool)
         try:
             if not create and store.query_one("SELECT to_regclass(?) AS t", (MIGRATIONS_TABLE,))["t"] is None:
@@ -300,10 +299,3 @@ class PostgresStore(Store):
         with contextlib.suppress(Exception):
             self.pool.close()
 
-
-def _connect_reason(psycopg: Any, url: str) -> str:
-    try:
-        psycopg.connect(url, connect_timeout=5).close()
-    except Exception as exc:  # noqa: BLE001 - the text is the point
-        return " ".join(str(exc).split()) or type(exc).__name__
-    return "the connection pool timed out"
