@@ -11,6 +11,14 @@ from skillbank import SkillBank  # noqa: E402
 
 
 @pytest.fixture
+def cli_env(monkeypatch):
+    """The CLI as tests run it: the model-free embedder, a wide terminal, no bank from the env."""
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("SKILLBANK_DIR", raising=False)
+
+
+@pytest.fixture
 def bank(tmp_path):
     """A real bank (SQLite file + Chroma directory) with the deterministic hash embedder."""
     b = SkillBank.open(tmp_path / "bank", embedder="hash")

@@ -25,11 +25,7 @@ from test_evolution_support import refund, window
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("SKILLBANK_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("cli_env")
 
 
 def _used_bank(path: Path) -> None:
@@ -52,11 +48,17 @@ def _overwrite(file: Path) -> None:
 DAMAGES = {"truncated": _truncate, "overwritten": _overwrite}
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
-def test_verify_names_a_damaged_index_in_one_line(tmp_path, damage):
+@pytest.fixture(params=DAMAGES)
+def damaged(tmp_path, request):
+    """A used bank whose index file was truncated or overwritten."""
     path = tmp_path / "bank"
     _used_bank(path)
-    DAMAGES[damage](path / "index" / "chroma.sqlite3")
+    DAMAGES[request.param](path / "index" / "chroma.sqlite3")
+    return path
+
+
+def test_verify_names_a_damaged_index_in_one_line(damaged):
+    path = damaged
     result = runner.invoke(app, ["verify", "-d", str(path)])
     assert result.exit_code == 1
     problems = [line for line in result.output.splitlines() if line.strip().startswith("- ")]
@@ -65,11 +67,8 @@ def test_verify_names_a_damaged_index_in_one_line(tmp_path, damage):
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
-def test_search_rebuilds_a_damaged_index_and_says_so(tmp_path, damage, caplog):
-    path = tmp_path / "bank"
-    _used_bank(path)
-    DAMAGES[damage](path / "index" / "chroma.sqlite3")
+def test_search_rebuilds_a_damaged_index_and_says_so(damaged, caplog):
+    path = damaged
     with caplog.at_level(logging.WARNING, logger="skillbank"):
         with SkillBank.open(path, embedder="hash") as bank:
             hits = bank.search("battery climate", k=1)
@@ -79,11 +78,8 @@ def test_search_rebuilds_a_damaged_index_and_says_so(tmp_path, damage, caplog):
     assert len(said) == 1 and "rebuilding it from the bank" in said[0]
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
-def test_reindex_always_repairs(tmp_path, damage):
-    path = tmp_path / "bank"
-    _used_bank(path)
-    DAMAGES[damage](path / "index" / "chroma.sqlite3")
+def test_reindex_always_repairs(damaged):
+    path = damaged
     result = runner.invoke(app, ["reindex", "-d", str(path)])
     assert result.exit_code == 0, result.output
     assert "3 skills indexed" in result.output

@@ -30,11 +30,7 @@ from test_evolution_support import refund, window
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("SKILLBANK_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("cli_env")
 
 
 def _skills(bank):
