@@ -105,10 +105,6 @@ class SearchFilters:
                                            tags=self.tags, tools=self.tools)
 
 
-def default_bank_dir() -> Path:
-    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
-
-
 class SkillBank:
     def __init__(self, path: Path | None, store: Store, embedder: Any = None, scrubber: Any = None):
         from skillbank.scrub import resolve_scrubber

@@ -196,6 +196,8 @@ def test_search_with_filters_and_after_changes(any_bank):
     assert [h.skill.id for h in any_bank.search("battery", k=3, kinds=["policy"])] == [car.id]
     assert [h.skill.id for h in any_bank.search("battery", k=3, tools=["get_battery"])] == [car.id]
     assert car.id not in {h.skill.id for h in any_bank.search("battery level", k=3, exclude=[car.id])}
+    assert [s.name for s in any_bank.list_skills(tag="car")] == ["battery-first"]
+    assert any_bank.skills.count_by("kind") == {"policy": 1, "procedure": 2}
     any_bank.retire(car.id, reason="obsolete")
     assert car.id not in {h.skill.id for h in any_bank.search("battery level climate", k=3)}
     any_bank.update_skill(refund_.id, description="battery refunds for electric cars", reason="edit")
@@ -287,3 +289,20 @@ def test_outcome_source_survives(any_bank):
     any_bank.trajectories.save(t)
     assert any_bank.trajectories.get(t.id).outcome.source == "verifier"
     assert SkillStatus.active.value == "active"
+
+
+def test_importing_and_opening_needs_no_fcntl(tmp_path):
+    """Windows has no fcntl: skillbank's locks come from filelock, which picks what the OS has."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['fcntl'] = None\n"
+            "from skillbank import SkillBank\n"
+            "from skillbank.evolution import evolution_lock\n"
+            f"bank = SkillBank.open({str(tmp_path / 'bank')!r}, embedder='hash')\n"
+            "bank.add_skill(name='portable', description='d', body='b')\n"
+            "with evolution_lock(bank, timeout=1):\n"
+            "    print(len(bank.list_skills()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1"

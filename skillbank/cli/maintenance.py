@@ -18,15 +18,16 @@ def init(
     embedder: EmbedderOption = None,
 ) -> None:
     """Create a skill bank (or confirm that one exists)."""
-    from skillbank.store.sqlite import DB_FILENAME
+    from skillbank.errors import NotABankError
 
-    existed = (bank_dir / DB_FILENAME).exists()
-    with open_bank(bank_dir, embedder, create=True) as bank:
-        count = len(bank.list_skills())
-    if existed:
-        console().print(f"Skill bank already exists at {escape(str(bank_dir))} ({count} skills).")
-    else:
-        console().print(f"Created a skill bank at {escape(str(bank_dir))}.")
+    try:
+        with open_bank(bank_dir, embedder, create=False) as bank:
+            count, where = len(bank.list_skills()), bank.location
+        console().print(f"Skill bank already exists at {escape(where)} ({count} skills).")
+    except NotABankError:
+        with open_bank(bank_dir, embedder, create=True) as bank:
+            where = bank.location
+        console().print(f"Created a skill bank at {escape(where)}.")
 
 
 def stats(
