@@ -53,8 +53,22 @@ def test_pgvector_search_is_one_filtered_query(pg_url):
         hits = index.query(vector, 5, SearchFilters(tags=["retail"], exclude=()))
         assert [h.skill.name for h in hits] == ["refund-check"]
         assert np.isclose(np.linalg.norm(hits[0].vector), 1.0, atol=1e-3)
-        plan = bank.store.query("SELECT indexdef FROM pg_indexes WHERE tablename = ?", (index.table,))
-        assert any("hnsw" in r["indexdef"] and "vector_cosine_ops" in r["indexdef"] for r in plan)
+        indexes = bank.store.query("SELECT indexdef FROM pg_indexes WHERE tablename = ?", (index.table,))
+        assert any("hnsw" in r["indexdef"] and "vector_cosine_ops" in r["indexdef"] for r in indexes)
+
+
+def test_pgvector_search_scans_the_hnsw_index(pg_url):
+    with SkillBank.open(pg_url, embedder="hash") as bank:
+        with bank.store.transaction():
+            for i in range(400):
+                bank.add_skill(name=f"skill-{i}", description=f"skill {i} about topic {i % 13}", body="b",
+                               kind="policy" if i % 2 else "procedure", tags=[f"t{i % 5}"])
+        bank.search("skill 7 about topic 7", k=5)  # builds the table and its HNSW index
+        vector = bank.embedder.embed_query("skill 7 about topic 7")
+        for filters in (None, SearchFilters(kinds=["policy"], tags=["t2"], exclude=("x",))):
+            sql, params, _ = bank.index.search_sql(vector, 20, filters)
+            plan = "\n".join(r["QUERY PLAN"] for r in bank.store.query("EXPLAIN " + sql, params))
+            assert f"Index Scan using {bank.index.table}_hnsw" in plan, plan
 
 
 def test_without_pgvector_search_is_exact_and_says_so_once(pg_plain_server, caplog):

@@ -5,10 +5,11 @@ embedder (``skill_vectors_<hash>``, so vectors of different models never mix), s
 change log by the bank under an advisory lock, and dropped and rebuilt by ``reindex``. It is
 not part of the migrations, because it exists only where the server has the extension.
 
-A search is one SQL statement: the nearest vectors joined to their skills, with the status,
-content hash, kind, tag, tool and exclusion filters in its WHERE clause. pgvector's HNSW scan
-filters after it finds ``hnsw.ef_search`` neighbours, so the statement raises ``ef_search`` to
-the number of candidates it asks for (and more when a filter narrows).
+A search is one SQL statement: the nearest vectors (an HNSW index scan in a subquery) joined to
+their skills, with the status, content hash, kind, tag, tool and exclusion filters in its WHERE
+clause. Like pgvector's own filtering, the filters apply to the neighbours the index found, so a
+narrowing filter reads four times as many neighbours (and ``hnsw.ef_search`` is raised to match:
+the scan returns at most that many).
 
 Without the extension, :func:`database_index` says so once and returns ``None``; the bank then
 searches exactly over the cached embeddings (:class:`skillbank.index.ExactIndex`).
@@ -122,6 +123,10 @@ class PgVectorIndex:
             if new:  # built after the first fill: much faster than growing the graph row by row
                 conn.execute(f"CREATE INDEX {self.table}_hnsw ON {self.table} USING hnsw"
                              f" (embedding vector_cosine_ops) WITH (m = 16, ef_construction = {EF_CONSTRUCTION})")
+                # Fresh statistics, so the planner joins the few neighbours to skills by key
+                # instead of scanning every active skill.
+                conn.execute(f"ANALYZE {self.table}")
+                conn.execute("ANALYZE skills")
             count = conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0] if exists else 0
             conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)"
                          " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -148,7 +153,16 @@ class PgVectorIndex:
         """The ``n`` nearest active skills passing ``filters`` (a ``SearchFilters``), in one statement."""
         if n <= 0 or not self.view.count:
             return []
-        where, params = ["s.status = 'active'", "s.content_hash = v.content_hash"], []
+        sql, params, ef = self.search_sql(vector, n, filters)
+        with self.store.transaction() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+            rows = self.store.query(sql, params)
+        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _parse(r["_embedding"]),
+                         skill=skill_from_row(r)) for r in rows]
+
+    def search_sql(self, vector: np.ndarray, n: int, filters: Any = None) -> tuple[str, list[Any], int]:
+        """The search statement, its parameters and the ``hnsw.ef_search`` it needs."""
+        where, params = ["s.status = 'active'", "s.content_hash = c.content_hash"], []
         narrows = False
         if filters is not None:
             from skillbank.models import SkillKind
@@ -167,15 +181,16 @@ class PgVectorIndex:
                 params.append(list(filters.exclude))
             narrows = bool(filters.narrows)
         literal = vector_literal(vector)
-        ef = min(1000, max(EF_SEARCH, n * (4 if narrows else 1)))
-        sql = (f"SELECT s.*, v.embedding::text AS _embedding, 1 - (v.embedding <=> ?::vector) AS _similarity"
-               f" FROM {self.table} v JOIN skills s ON s.id = v.skill_id"
-               f" WHERE {' AND '.join(where)} ORDER BY v.embedding <=> ?::vector LIMIT {int(n)}")
-        with self.store.transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-            rows = self.store.query(sql, [literal, *params, literal])
-        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _parse(r["_embedding"]),
-                         skill=skill_from_row(r)) for r in rows]
+        # The nearest vectors first, through the HNSW index (a plain join would let the planner
+        # scan every active skill and sort); then the skills and the filters. A filter that
+        # narrows reads more neighbours, as pgvector's own filtering would.
+        nearest = min(1000, n * 4) if narrows else n
+        sql = (f"SELECT s.*, c.embedding::text AS _embedding, 1 - c.distance AS _similarity FROM"
+               f" (SELECT skill_id, content_hash, embedding, embedding <=> ?::vector AS distance"
+               f"  FROM {self.table} ORDER BY embedding <=> ?::vector LIMIT {int(nearest)}) c"
+               f" JOIN skills s ON s.id = c.skill_id"
+               f" WHERE {' AND '.join(where)} ORDER BY c.distance LIMIT {int(n)}")
+        return sql, [literal, literal, *params], max(EF_SEARCH, nearest)
 
     def close(self) -> None:
         """Nothing held: the table lives in the database."""
