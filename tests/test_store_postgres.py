@@ -60,14 +60,16 @@ def test_pgvector_search_is_one_filtered_query(pg_url):
 def test_pgvector_search_scans_the_hnsw_index(pg_url):
     with SkillBank.open(pg_url, embedder="hash") as bank:
         with bank.store.transaction():
-            for i in range(400):
+            for i in range(1500):
                 bank.add_skill(name=f"skill-{i}", description=f"skill {i} about topic {i % 13}", body="b",
                                kind="policy" if i % 2 else "procedure", tags=[f"t{i % 5}"])
         bank.search("skill 7 about topic 7", k=5)  # builds the table and its HNSW index
         vector = bank.embedder.embed_query("skill 7 about topic 7")
         for filters in (None, SearchFilters(kinds=["policy"], tags=["t2"], exclude=("x",))):
-            sql, params, _ = bank.index.search_sql(vector, 20, filters)
-            plan = "\n".join(r["QUERY PLAN"] for r in bank.store.query("EXPLAIN " + sql, params))
+            sql, params, ef = bank.index.search_sql(vector, 5, filters)
+            with bank.store.transaction() as conn:  # as the search runs it
+                conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                plan = "\n".join(r["QUERY PLAN"] for r in bank.store.query("EXPLAIN " + sql, params))
             assert f"Index Scan using {bank.index.table}_hnsw" in plan, plan
 
 
