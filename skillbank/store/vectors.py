@@ -34,6 +34,7 @@ __all__ = ["PgVectorIndex", "database_index", "vector_literal"]
 log = logging.getLogger("skillbank.store")
 EF_SEARCH = 100  # as the embedded default's Chroma index (recall vs latency: benchmarks/RESULTS.md)
 EF_CONSTRUCTION = 200
+BUILD_MEMORY = "512MB"
 _warned: set[str] = set()
 
 
@@ -121,6 +122,9 @@ class PgVectorIndex:
                     " embedding = excluded.embedding",
                     [(sid, chash, vector_literal(vec)) for sid, vec, chash in upserts])
             if new:  # built after the first fill: much faster than growing the graph row by row
+                # The graph of 100,000 MiniLM vectors is ~200 MB; the default 64 MB makes the
+                # build spill and crawl. Scoped to this transaction.
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
                 conn.execute(f"CREATE INDEX {self.table}_hnsw ON {self.table} USING hnsw"
                              f" (embedding vector_cosine_ops) WITH (m = 16, ef_construction = {EF_CONSTRUCTION})")
                 # Fresh statistics, so the planner joins the few neighbours to skills by key
