@@ -162,8 +162,12 @@ def bench_search(n: int, args: Any, base: Any, targets: dict[str, Any], plain_db
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     from postgres_support import LocalPostgres
 
+    # A stopped run still stops its servers (the context managers' exit runs on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = common.base_parser(__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 10_000, 100_000])
     parser.add_argument("--writes", type=int, default=2000, help="trajectories per write configuration")

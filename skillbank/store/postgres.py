@@ -123,6 +123,14 @@ def _psycopg() -> Any:
     return psycopg
 
 
+def _configure(conn: Any) -> None:
+    """Session settings of every pooled connection: pgvector's search width (a placeholder
+    setting where the extension is absent), so a plain search needs no transaction to set it."""
+    from skillbank.store.vectors import EF_SEARCH
+
+    conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+
+
 class _Tx:
     """A transaction's connection, taking the repositories' placeholders."""
 
@@ -179,7 +187,7 @@ class PostgresStore(Store):
                 "Check that the server is running and the connection string "
                 "(postgresql://user@host:5432/dbname)") from None
         pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False,
-                              kwargs={"autocommit": True}, name="skillbank")
+                              kwargs={"autocommit": True}, configure=_configure, name="skillbank")
         pool.open(wait=True, timeout=connect_timeout)
         store = cls(url, pool)
         try:

@@ -91,9 +91,10 @@ class SkillRepo:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, id_or_name: str) -> Skill:
-        row = self.store.query_one(
-            "SELECT * FROM skills WHERE id = ? OR name = ?", (id_or_name, id_or_name)
-        )
+        # Two lookups, not "id = ? OR name = ?": PostgreSQL may plan an OR as a full scan when
+        # its statistics lag (inside a long transaction they always do), costing O(n) a call.
+        row = self.store.query_one("SELECT * FROM skills WHERE id = ?", (id_or_name,)) or \
+            self.store.query_one("SELECT * FROM skills WHERE name = ?", (id_or_name,))
         if row is None:
             raise SkillNotFoundError(
                 f"no skill with id or name {id_or_name!r}; list them with `skillbank skills list`"

@@ -43,8 +43,10 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
-def _parse(text: str) -> np.ndarray:
-    return np.array(json.loads(text), dtype=np.float32)
+def _vector(row: dict[str, Any]) -> np.ndarray:
+    if row["_vector"] is not None:
+        return np.frombuffer(bytes(row["_vector"]), dtype=np.float32)
+    return np.array(json.loads(row["_embedding"]), dtype=np.float32)
 
 
 def database_index(store: PostgresStore, embedder: Any) -> "PgVectorIndex | None":
@@ -158,10 +160,13 @@ class PgVectorIndex:
         if n <= 0 or not self.view.count:
             return []
         sql, params, ef = self.search_sql(vector, n, filters)
-        with self.store.transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+        if ef == EF_SEARCH:  # every pooled connection starts with it (PostgresStore's pool)
             rows = self.store.query(sql, params)
-        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _parse(r["_embedding"]),
+        else:
+            with self.store.transaction() as conn:
+                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                rows = self.store.query(sql, params)
+        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
                          skill=skill_from_row(r)) for r in rows]
 
     def search_sql(self, vector: np.ndarray, n: int, filters: Any = None) -> tuple[str, list[Any], int]:
@@ -189,12 +194,17 @@ class PgVectorIndex:
         # scan every active skill and sort); then the skills and the filters. A filter that
         # narrows reads more neighbours, as pgvector's own filtering would.
         nearest = min(1000, n * 4) if narrows else n
-        sql = (f"SELECT s.*, c.embedding::text AS _embedding, 1 - c.distance AS _similarity FROM"
+        # Each hit's vector (for near-duplicate suppression) comes as bytes from the embedding
+        # cache: parsing pgvector's text form costs more than the search.
+        sql = (f"SELECT s.*, e.vector AS _vector,"
+               f" CASE WHEN e.vector IS NULL THEN c.embedding::text END AS _embedding,"
+               f" 1 - c.distance AS _similarity FROM"
                f" (SELECT skill_id, content_hash, embedding, embedding <=> ?::vector AS distance"
                f"  FROM {self.table} ORDER BY embedding <=> ?::vector LIMIT {int(nearest)}) c"
                f" JOIN skills s ON s.id = c.skill_id"
+               f" LEFT JOIN embeddings e ON e.content_hash = c.content_hash AND e.embedder = ?"
                f" WHERE {' AND '.join(where)} ORDER BY c.distance LIMIT {int(n)}")
-        return sql, [literal, literal, *params], max(EF_SEARCH, nearest)
+        return sql, [literal, literal, self.embedder.name, *params], max(EF_SEARCH, nearest)
 
     def close(self) -> None:
         """Nothing held: the table lives in the database."""
