@@ -97,7 +97,7 @@ def verify(
 
 def copy(
     locations: Annotated[list[str], typer.Argument(
-        help="SRC DST, or only DST to copy the -d bank. Each is a folder or a PostgreSQL "
+        metavar="[SRC] DST", help="SRC DST, or only DST to copy the -d bank. Each is a folder or a PostgreSQL "
              "connection string (postgresql://user@host/db); DST must be new or empty.")],
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
