@@ -124,6 +124,22 @@ def _worker(path: str, n: int, seed: int, skill_ids: list[str], barrier: Any, ou
     bank.close()
 
 
+def parallel_write(ctx: Any, target: str, writers: int, per: int, skill_ids: list[str]) -> tuple[float, list]:
+    """``writers`` processes write ``per`` trajectories each into the bank at ``target`` (a folder
+    or a connection string), started together; returns the seconds from first start to last
+    finish and each worker's ``(seed, start, end, steps)``."""
+    barrier, out = ctx.Barrier(writers + 1), ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(target, per, 100 + i, skill_ids, barrier, out))
+             for i in range(writers)]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    results = [out.get(timeout=3600) for _ in procs]
+    for p in procs:
+        p.join()
+    return max(r[2] for r in results) - min(r[1] for r in results), results
+
+
 def new_bank(path: Path) -> tuple[Any, list[str]]:
     from skillbank import SkillBank
 
@@ -181,19 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     for w in args.procs:
         bank, ids = new_bank(root / f"procs-{w}")
         per = max(1, n // w)
-        barrier = ctx.Barrier(w + 1)
-        out = ctx.Queue()
-        procs = [ctx.Process(target=_worker, args=(str(bank.path), per, 100 + i, ids, barrier, out))
-                 for i in range(w)]
-        for p in procs:
-            p.start()
-        barrier.wait()
-        results = [out.get(timeout=1800) for _ in procs]
-        for p in procs:
-            p.join()
-        t_start = min(r[1] for r in results)
-        t_end = max(r[2] for r in results)
-        dt = t_end - t_start
+        dt, results = parallel_write(ctx, str(bank.path), w, per, ids)
         steps = sum(r[3] for r in results)
         expected = per * w
         found, steps_found, ok = check(bank, expected)

@@ -8,7 +8,9 @@
 Figures: agent processes x trajectories written and found; kill -9 points tried (during
 skill/trajectory writes and during evolution rounds) and the problems found after them; inputs
 fuzzed (hypothesis examples over the record parsers and the store); secrets in the scrub corpus
-and how many were caught; look-alikes and false positives. Exit code 1 if any check failed.
+and how many were caught; look-alikes and false positives; damaged search indexes (truncated or
+overwritten ``index/chroma.sqlite3``) and how ``verify``, ``search`` and ``reindex`` handled
+them. Exit code 1 if any check failed.
 """
 
 from __future__ import annotations
@@ -107,7 +109,71 @@ def scrub_corpus() -> tuple[dict, bool]:
     return fig, caught == len(CASES) and false_pos == 0
 
 
-CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub")
+def damaged_index(tmp: Path, rounds: int, seed: int) -> tuple[dict, bool]:
+    """Damage a used bank's Chroma file ``rounds`` times per way (truncated at a random size,
+    overwritten with random bytes); each time ``verify``, ``search`` and ``reindex`` must
+    neither crash nor lie: verify names the damage in one problem line, search answers from a
+    rebuilt index, reindex repairs, and verify is clean afterwards."""
+    import logging
+
+    from skillbank import SkillBank
+
+    rng = random.Random(seed)
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("skillbank").addHandler(handler)
+    counts = {"damaged": 0, "verify_named_it": 0, "search_rebuilt_and_said_so": 0,
+              "reindex_repaired": 0, "crashes": 0}
+    try:
+        for way in ("truncated", "overwritten"):
+            for attempt in range(rounds):
+                path = tmp / f"index-{way}-{attempt}"
+                with SkillBank.open(path, embedder="hash") as bank:
+                    for i in range(20):
+                        bank.add_skill(name=f"skill-{i}", description=f"skill number {i} about topic {i % 5}",
+                                       body=f"Do step {i}.")
+                    bank.search("skill number 3", k=1)
+                index_file = path / "index" / "chroma.sqlite3"
+                size = index_file.stat().st_size
+                for action in ("verify", "search", "reindex"):
+                    if way == "truncated":
+                        with open(index_file, "r+b") as handle:
+                            handle.truncate(rng.randrange(0, size))
+                    else:
+                        index_file.write_bytes(os.urandom(rng.randrange(1, size)))
+                    counts["damaged"] += 1
+                    del said[:]
+                    try:
+                        with SkillBank.open(path, embedder="hash") as bank:
+                            if action == "verify":
+                                problems = bank.verify().problems
+                                counts["verify_named_it"] += len(problems) == 1 and "damaged" in problems[0]
+                            elif action == "search":
+                                hit = bank.search("skill number 3 about topic 3", k=1)
+                                counts["search_rebuilt_and_said_so"] += (
+                                    bool(hit) and hit[0].skill.name == "skill-3" and bank.verify().ok
+                                    and sum("damaged" in m for m in said) == 1)
+                            else:
+                                bank.reindex()
+                                counts["reindex_repaired"] += bank.verify().ok
+                    except Exception as exc:  # noqa: BLE001 - a crash is what this counts
+                        counts["crashes"] += 1
+                        print(f"  {way} index, {action}: {type(exc).__name__}: {exc}"[:500], file=sys.stderr)
+                    index_file = path / "index" / "chroma.sqlite3"
+                    if not index_file.exists():  # a rebuild that never reopened the files
+                        with SkillBank.open(path, embedder="hash") as bank:
+                            bank.search("skill", k=1)
+                    size = index_file.stat().st_size
+    finally:
+        logging.getLogger("skillbank").removeHandler(handler)
+    per_action = counts["damaged"] // 3
+    ok = counts["crashes"] == 0 and all(counts[k] == per_action for k in
+                                        ("verify_named_it", "search_rebuilt_and_said_so", "reindex_repaired"))
+    return counts, ok
+
+
+CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index")
 
 
 def main() -> int:
@@ -122,6 +188,7 @@ def main() -> int:
     only = set(args.only or CHECKS)
     per = args.per or (50 if args.quick else 400)
     write_kills, evolve_kills, examples = (5, 4, 50) if args.quick else (40, 30, 1000)
+    damage_rounds = 2 if args.quick else 10
 
     start = time.monotonic()
     results, all_ok = {}, True
@@ -133,6 +200,7 @@ def main() -> int:
             ("evolve-kills", "kill -9 during evolution rounds", lambda: kill_during_evolution(tmp_path, evolve_kills, args.seed)),
             ("fuzz", "fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
             ("scrub", "scrub corpus", scrub_corpus),
+            ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
         ]:
             if check not in only:
                 continue
@@ -149,6 +217,7 @@ def main() -> int:
     k1 = results.get("kill -9 during skill/trajectory writes")
     k2 = results.get("kill -9 during evolution rounds")
     f, s = results.get("fuzzed record parsers (hypothesis)"), results.get("scrub corpus")
+    d = results.get("damaged search index")
     print("\nSummary for the closing note:")
     if w:
         print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
@@ -165,6 +234,11 @@ def main() -> int:
     if s:
         print(f"- scrub corpus: {s['caught']}/{s['secrets']} secrets caught across {s['kinds']} kinds; "
               f"{s['lookalikes']} look-alikes, {s['false_positives']} false positives")
+    if d:
+        print(f"- damaged index: {d['damaged']} damages (truncated or overwritten chroma.sqlite3); "
+              f"verify named it {d['verify_named_it']}/{d['damaged'] // 3}, search rebuilt and said so "
+              f"{d['search_rebuilt_and_said_so']}/{d['damaged'] // 3}, reindex repaired "
+              f"{d['reindex_repaired']}/{d['damaged'] // 3}; crashes: {d['crashes']}")
     print(f"- total time: {time.monotonic() - start:.0f}s; all checks passed: {all_ok}")
     return 0 if all_ok else 1
 

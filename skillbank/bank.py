@@ -1,13 +1,16 @@
 """``SkillBank``: the facade users touch first.
 
-SQLite (``bank.db``) is the source of truth; the Chroma index (``index/``) is derived from it
-and repaired from it. Opening a bank touches only SQLite, so it is fast; the embedding model and
-Chroma load on the first search.
+The store is the source of truth: a SQLite file (``bank.db``, the embedded default) or a
+PostgreSQL database (``SkillBank.open("postgresql://…")``, for a fleet). The search index is
+derived from it and repaired from it: a Chroma directory (``index/``) beside a SQLite file,
+pgvector inside PostgreSQL. Opening a bank touches only the store, so it is fast; the embedding
+model and the index load on the first search.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,8 +22,14 @@ from pydantic import ValidationError
 
 from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
-from skillbank.errors import InvalidSkillError, NotABankError, SkillBankError
-from skillbank.index import SkillIndex
+from skillbank.errors import (
+    CorruptBankError,
+    DamagedIndexError,
+    InvalidSkillError,
+    NotABankError,
+    SkillBankError,
+)
+from skillbank.index import INDEX_DIR, VectorIndex, open_index
 from skillbank.lessons import scrub_lesson
 from skillbank.models import (
     GENERAL_TAG,
@@ -34,14 +43,21 @@ from skillbank.models import (
     utcnow,
 )
 from skillbank.retrieval import Candidate, SkillHit
-from skillbank.store.db import DB_FILENAME, Store
+from skillbank.store.base import Store
+from skillbank.store.embeddings import EmbeddingCache
+from skillbank.store.evidence import EvidenceRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
+from skillbank.store.postgres import is_database_url
 from skillbank.store.skills import SkillRepo
+from skillbank.store.sqlite import DB_FILENAME, SQLiteStore
 from skillbank.store.trajectories import TrajectoryRepo
+
+log = logging.getLogger("skillbank")
 
 DEFAULT_DIR = ".skillbank"
 ENV_DIR = "SKILLBANK_DIR"
-INDEX_DIR = "index"
+# Files that only a bank which has been used leaves beside its database.
+_USED_BANK_SIGNS = (INDEX_DIR, "evolve.lock")
 # Up to this many skills changed since the index last synced are scored exactly from the
 # embedding cache instead of rewriting the index on every change.
 DIRTY_LIMIT = 256
@@ -90,21 +106,20 @@ class SearchFilters:
                                            tags=self.tags, tools=self.tools)
 
 
-def default_bank_dir() -> Path:
-    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
-
-
 class SkillBank:
-    def __init__(self, path: Path, store: Store, embedder: Any = None, scrubber: Any = None):
+    def __init__(self, path: Path | None, store: Store, embedder: Any = None, scrubber: Any = None):
         from skillbank.scrub import resolve_scrubber
 
-        self.path = path
+        self.path = path  # the bank folder; None for a bank in a database server
+        self.location = str(path) if path is not None else store.location
         self.store = store
         self.skills = SkillRepo(store)
         self.trajectories = TrajectoryRepo(store, self.skills)
+        self.evidence = EvidenceRepo(store)
+        self.embeddings = EmbeddingCache(store)
         self._embedder_spec = embedder
         self._embedder: BaseEmbedder | None = None
-        self._index: SkillIndex | None = None
+        self._index: VectorIndex | None = None
         self._dirty: tuple[int, int, frozenset[str]] | None = None
         self.scrubber: Callable[[str], str] = resolve_scrubber(scrubber)
 
@@ -121,12 +136,23 @@ class SkillBank:
     ) -> "SkillBank":
         """Open the bank in ``path`` (default ``$SKILLBANK_DIR`` or ``./.skillbank``).
 
-        ``create=False`` refuses to make a new bank. A non-empty folder without a bank database
-        is refused either way, so a typo never scatters files into an unrelated folder.
+        ``path`` is a folder (the embedded default: a SQLite file and a local index) or a
+        PostgreSQL connection string, ``postgresql://user[:password]@host[:port]/dbname``, that
+        every process of a fleet opens alike. ``create=False`` refuses to make a new bank. A
+        non-empty folder without a bank database is refused either way, so a typo never
+        scatters files into an unrelated folder.
         """
-        folder = Path(path) if path is not None else default_bank_dir()
+        target = path if path is not None else (os.environ.get(ENV_DIR) or DEFAULT_DIR)
+        if is_database_url(target):
+            from skillbank.store.postgres import PostgresStore
+
+            return cls(None, PostgresStore.open(str(target), create=create), embedder=embedder,
+                       scrubber=scrubber)
+        folder = Path(target)
         db_path = folder / DB_FILENAME
-        if not db_path.exists():
+        if db_path.exists():
+            _refuse_emptied_database(folder, db_path)
+        else:
             if folder.exists() and not folder.is_dir():
                 raise NotABankError(f"{folder} is a file, not a skill bank folder")
             if folder.exists() and any(folder.iterdir()):
@@ -148,7 +174,7 @@ class SkillBank:
                 f"the skill bank folder {folder} is not writable; fix its permissions or "
                 "choose another folder with -d / SKILLBANK_DIR"
             )
-        return cls(folder, Store.open(db_path), embedder=embedder, scrubber=scrubber)
+        return cls(folder, SQLiteStore.open(db_path), embedder=embedder, scrubber=scrubber)
 
     def close(self) -> None:
         if self._index is not None:
@@ -168,9 +194,9 @@ class SkillBank:
         return self._embedder
 
     @property
-    def index(self) -> SkillIndex:
+    def index(self) -> VectorIndex:
         if self._index is None:
-            self._index = SkillIndex(self.path / INDEX_DIR, self.embedder)
+            self._index = open_index(self.store, self.path, self.embedder)
         return self._index
 
     # -- skills ------------------------------------------------------------------------------
@@ -377,7 +403,13 @@ class SkillBank:
         query under ``filters``."""
         if k <= 0:
             return []
-        candidates = self._candidates(np.asarray(vector, dtype=np.float32), k * (20 if filters.narrows else 4))
+        vector = np.asarray(vector, dtype=np.float32)
+        n = k * (20 if filters.narrows else 4)
+        try:
+            candidates = self._candidates(vector, n, filters)
+        except DamagedIndexError as exc:
+            self._rebuild_damaged(exc)
+            candidates = self._candidates(vector, n, filters)
         return retrieval.select(filters.allow(candidates), k=k, min_score=filters.min_score,
                                 token_budget=filters.token_budget)
 
@@ -390,14 +422,15 @@ class SkillBank:
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
         return retrieval.render(hits, token_budget=token_budget)
 
-    def _candidates(self, vector: np.ndarray, n: int) -> list[Candidate]:
+    def _candidates(self, vector: np.ndarray, n: int, filters: SearchFilters | None = None) -> list[Candidate]:
         dirty = self._dirty_ids()
-        hits = [h for h in self.index.query(vector, n + len(dirty)) if h.skill_id not in dirty]
-        skills = self.skills.get_many([h.skill_id for h in hits] + list(dirty))
+        hits = [h for h in self.index.query(vector, n + len(dirty), filters) if h.skill_id not in dirty]
+        skills = {h.skill_id: h.skill for h in hits if h.skill is not None}
+        skills.update(self.skills.get_many([h.skill_id for h in hits if h.skill is None] + list(dirty)))
         out = []
         for hit in hits:
             skill = skills.get(hit.skill_id)
-            # Defensive: an entry the index kept for a skill SQLite no longer calls active.
+            # Defensive: an entry the index kept for a skill the store no longer calls active.
             if skill and skill.status == SkillStatus.active and skill.content_hash == hit.content_hash:
                 out.append(Candidate(skill, hit.similarity, hit.vector))
         fresh = [skills[i] for i in dirty if i in skills and skills[i].status == SkillStatus.active]
@@ -424,7 +457,21 @@ class SkillBank:
         return ids
 
     def sync_index(self, *, full: bool = False) -> dict[str, int]:
-        """Bring the index in step with SQLite; ``full`` compares every entry (repairs anything)."""
+        """Bring the index in step with the store; ``full`` compares every entry (repairs anything).
+
+        A damaged index is rebuilt from the store (and a warning says so).
+        """
+        try:
+            return self._sync(full)
+        except DamagedIndexError as exc:
+            return self._rebuild_damaged(exc)
+
+    def _rebuild_damaged(self, exc: DamagedIndexError) -> dict[str, int]:
+        log.warning("the search index at %s was damaged (%s); rebuilding it from the bank",
+                    exc.where, exc.reason)
+        return self.reindex()
+
+    def _sync(self, full: bool) -> dict[str, int]:
         index = self.index
         with index.write_lock():
             view = index.view
@@ -445,43 +492,39 @@ class SkillBank:
         return {"upserted": len(upsert), "deleted": len(delete)}
 
     def reindex(self) -> dict[str, int]:
-        """Delete the index files and rebuild them from SQLite (cached embeddings are reused)."""
+        """Delete the index and rebuild it from the store (cached embeddings are reused).
+
+        Always works: the old index is removed without being read, damaged or not.
+        """
         self.index.destroy()
-        return self.sync_index(full=True)
+        self._dirty = None
+        return self._sync(full=True)
 
     def _vectors(self, skills: Sequence[Skill]) -> dict[str, np.ndarray]:
-        """Embeddings by content hash, from the SQLite cache; missing ones are embedded and cached."""
+        """Embeddings by content hash, from the store's cache; missing ones are embedded and cached."""
         name = self.embedder.name
-        hashes = list(dict.fromkeys(s.content_hash for s in skills))
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.store.query(
-                f"SELECT content_hash, vector FROM embeddings WHERE embedder = ? AND content_hash IN ({marks})",
-                [name, *chunk],
-            ):
-                out[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        out = self.embeddings.get(name, (s.content_hash for s in skills))
         missing = [s for s in {s.content_hash: s for s in skills}.values() if s.content_hash not in out]
         if missing:
             vectors = self.embedder.embed([s.content.embedding_text() for s in missing])
-            with self.store.transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings (content_hash, embedder, vector) VALUES (?, ?, ?)",
-                    [(s.content_hash, name, v.astype(np.float32).tobytes()) for s, v in zip(missing, vectors)],
-                )
-            out.update({s.content_hash: v.astype(np.float32) for s, v in zip(missing, vectors)})
+            fresh = {s.content_hash: np.asarray(v, dtype=np.float32) for s, v in zip(missing, vectors)}
+            self.embeddings.put(name, fresh)
+            out.update(fresh)
         return out
 
     # -- integrity ---------------------------------------------------------------------------
 
     def verify(self, *, check_index: bool = True) -> VerifyReport:
-        """Check the history chain and versions, and that the index matches SQLite's active set."""
+        """Check the history chain and versions, and that the index matches the active set."""
         report = verify_history(self.store)
         report.problems.extend(f"database: {p}" for p in self.store.integrity_check())
         if check_index:
-            dirty = self._dirty_ids()  # first: it may sync, which changes the entries
-            indexed = self.index.entries()
+            try:
+                dirty = self._dirty_ids()  # first: it may sync, which changes the entries
+                indexed = self.index.entries()
+            except DamagedIndexError as exc:
+                report.problems.append(f"index: {exc}")
+                return report
             active = {s.id: s.content_hash for s in self.skills.list(status=SkillStatus.active)}
             missing = [i for i in active if i not in indexed and i not in dirty]
             extra = [i for i in indexed if i not in active and i not in dirty]
@@ -550,24 +593,30 @@ class SkillBank:
     # -- overview ----------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
-        q = self.store.query
-        by_status = {r["status"]: r["n"] for r in q("SELECT status, count(*) AS n FROM skills GROUP BY status")}
-        by_kind = {r["kind"]: r["n"] for r in q(
-            "SELECT kind, count(*) AS n FROM skills WHERE status = 'active' GROUP BY kind")}
-        runs = q("SELECT count(*) AS n, sum(success IS NOT NULL) AS labelled, sum(success = 1) AS ok,"
-                 " sum(status = 'incomplete') AS incomplete FROM trajectories")[0]
-        limits = {r["type"]: r["n"] for r in q("SELECT type, count(*) AS n FROM limit_events GROUP BY type")}
+        by_status = self.skills.count_by("status")
         return {
-            "path": str(self.path),
+            "path": self.location,
             "skills": {"total": sum(by_status.values()), **by_status},
-            "active_by_kind": by_kind,
-            "trajectories": {
-                "total": runs["n"] or 0,
-                "labelled": runs["labelled"] or 0,
-                "successes": runs["ok"] or 0,
-                "incomplete": runs["incomplete"] or 0,
-            },
-            "limit_events": limits,
+            "active_by_kind": self.skills.count_by("kind", status=SkillStatus.active),
+            "trajectories": self.trajectories.totals(),
+            "limit_events": self.trajectories.limit_counts(),
             "history_events": self.skills.last_event_seq(),
             "snapshot": self.snapshot_id(),
         }
+
+
+def _refuse_emptied_database(folder: Path, db_path: Path) -> None:
+    """A 0-byte database beside the files a used bank leaves is a damaged bank, not a new one."""
+    if db_path.stat().st_size != 0:
+        return
+    signs = [name for name in _USED_BANK_SIGNS
+             if (folder / name).exists() and (not (folder / name).is_dir() or any((folder / name).iterdir()))]
+    wal = Path(f"{db_path}-wal")
+    if wal.exists() and wal.stat().st_size:
+        signs.append(wal.name)
+    if signs:
+        raise CorruptBankError(
+            f"{db_path} is empty (0 bytes) but {folder} holds {', '.join(signs)}: this bank once "
+            "held data and its database was truncated or replaced. Nothing was written; restore "
+            f"{DB_FILENAME} from a backup (or move the folder aside to start a new bank)."
+        )

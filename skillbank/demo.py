@@ -184,6 +184,7 @@ def run_demo(
 
     t0 = time.perf_counter()
     bank = SkillBank.open(bank_path, embedder=embedder)
+    _refuse_rerun(bank)
     blas = _one_blas_thread_each()
     try:
         bank.embedder.embed_query("warm up the embedding model")
@@ -336,6 +337,21 @@ def _precision_note(precision: InjectionPrecision) -> str:
     return (f"Injection precision (final, with the bank): {on} of {precision.pairs} injected learned "
             f"skills were learned with the agent's own tools; {precision.no_toolset} more were general "
             "lessons or skills without a recorded toolset.")
+
+
+def _refuse_rerun(bank: Any) -> None:
+    """A second demo on one bank would evolve on the first one's runs (held-out ones included)
+    and compare against a baseline that is no longer the starting bank: refuse, say why."""
+    from skillbank.errors import AlreadyMeasuredError
+
+    earlier = {run: n for run, n in bank.trajectories.label_values("run").items() if run.startswith("demo-")}
+    if earlier:
+        bank.close()
+        runs = ", ".join(f"{run}: {n} trajectories" for run, n in sorted(earlier.items()))
+        raise AlreadyMeasuredError(
+            f"{bank.location} already holds an earlier demo's runs ({runs}); a rerun would learn "
+            "from them and its baseline would not be this bank's starting point. Run the demo "
+            "in a new folder (omit -d), or remove this one first.")
 
 
 def _one_blas_thread_each() -> Any:

@@ -22,6 +22,9 @@ __all__ = [
     "LockedError",
     "StorageFullError",
     "MissingExtraError",
+    "BankUnavailableError",
+    "DamagedIndexError",
+    "AlreadyMeasuredError",
 ]
 
 
@@ -95,3 +98,20 @@ class MissingExtraError(SkillBankError, ImportError):
             f"{feature} needs the optional package {package!r}: "
             f"pip install 'skillbank[{extra}]'"
         )
+
+
+class BankUnavailableError(SkillBankError):
+    """The bank's database server cannot be reached (or refused the connection)."""
+
+
+class DamagedIndexError(SkillBankError):
+    """The search index's files are unreadable; ``skillbank reindex`` rebuilds them from the bank."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"the search index at {where} is damaged ({reason}); "
+                         "`skillbank reindex` rebuilds it from the bank")
+        self.where, self.reason = where, reason
+
+
+class AlreadyMeasuredError(SkillBankError):
+    """The bank already holds the runs of an earlier measurement that a new one would mix with."""

@@ -1,4 +1,10 @@
-"""The Chroma index of active skills: derived data, rebuildable from SQLite at any time.
+"""Search indexes of the active skills: derived data, rebuildable from the bank at any time.
+
+Three implementations of one small surface (:class:`VectorIndex`): :class:`SkillIndex`, the
+embedded default's Chroma directory; :class:`ExactIndex`, an exact search in this process over
+the cached embeddings (a PostgreSQL bank without pgvector); and
+:class:`~skillbank.store.vectors.PgVectorIndex`, an HNSW index inside PostgreSQL.
+:func:`open_index` picks one for a store.
 
 Chroma's persistent client keeps its HNSW graph in memory per process and does not see other
 processes' writes, and two processes writing at once could clobber each other's files. So:
@@ -7,28 +13,43 @@ processes' writes, and two processes writing at once could clobber each other's 
   since this process last loaded (``synced.json`` records the change-log position the files
   reflect);
 - between syncs the bank scores the few skills changed since that position exactly, from
-  SQLite's embedding cache, and ignores the index's stale entries for them (see ``bank.py``).
+  the embedding cache, and ignores the index's stale entries for them (see ``bank.py``);
+- damaged files (``chroma.sqlite3`` truncated or overwritten) raise :class:`DamagedIndexError`
+  with one readable line; the bank rebuilds them from the database.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import json
 import os
+import re
 import shutil
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Iterator, Protocol, Sequence
 
 import numpy as np
+from filelock import FileLock
 
+from skillbank.errors import DamagedIndexError
 from skillbank.hashing import content_hash
 
+if TYPE_CHECKING:  # pragma: no cover
+    from skillbank.models import Skill
+    from skillbank.store.base import Store
+
+__all__ = ["IndexHit", "IndexState", "VectorIndex", "SkillIndex", "ExactIndex", "open_index", "INDEX_DIR"]
+
+INDEX_DIR = "index"
 STATE_FILE = "synced.json"
 LOCK_FILE = ".lock"
+# What SQLite (under Chroma) says about a file that is not, or no longer, a whole database.
+_DAMAGE = re.compile(r"malformed|not a database|file is encrypted|no such table|disk i/o error|"
+                     r"database corrupt|unable to open database", re.IGNORECASE)
 
 
 @dataclass
@@ -44,6 +65,48 @@ class IndexHit:
     similarity: float
     content_hash: str
     vector: np.ndarray | None
+    skill: "Skill | None" = None  # filled by an index that reads the skill in the same query
+
+
+class VectorIndex(Protocol):
+    """What the bank needs of a search index (see ``SkillBank.sync_index``)."""
+
+    view: IndexState  # the change-log position this process's view reflects
+
+    def ensure_fresh(self) -> IndexState: ...
+
+    def write_lock(self) -> ContextManager[None]: ...
+
+    def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None: ...
+
+    def entries(self) -> dict[str, str]: ...
+
+    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]: ...
+
+    def destroy(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def open_index(store: "Store", folder: Path | None, embedder: Any) -> VectorIndex:
+    """The index for a bank: Chroma beside a SQLite file; pgvector (or, without the
+    extension, exact search in this process) for a PostgreSQL bank."""
+    if store.backend == "sqlite":
+        if folder is None:
+            return ExactIndex(embedder)
+        return SkillIndex(folder / INDEX_DIR, embedder)
+    from skillbank.store.vectors import database_index
+
+    return database_index(store, embedder) or ExactIndex(embedder)
+
+
+def _damage(path: Path, exc: BaseException) -> DamagedIndexError | None:
+    """A :class:`DamagedIndexError` if ``exc`` says the index files are unreadable, else None."""
+    text = " ".join(str(exc).split())
+    if (type(exc).__module__.startswith("chromadb") or isinstance(exc, sqlite3.DatabaseError)) \
+            and _DAMAGE.search(text):
+        return DamagedIndexError(str(path), text)
+    return None
 
 
 class _ChromaEmbeddingFunction:
@@ -86,10 +149,22 @@ class _ChromaEmbeddingFunction:
 
 
 def _locked(method: Any) -> Any:
+    """Under the process lock; a damaged file becomes :class:`DamagedIndexError` (and this
+    process's client is dropped, so a rebuild starts from nothing)."""
+
     @functools.wraps(method)
     def wrapper(self: "SkillIndex", *args: Any, **kwargs: Any) -> Any:
         with self.lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except DamagedIndexError:
+                raise
+            except Exception as exc:
+                damage = _damage(self.path, exc)
+                if damage is None:
+                    raise
+                self.reload()
+                raise damage from exc
 
     return wrapper
 
@@ -148,15 +223,20 @@ class SkillIndex:
             self.view = state
         return self._collection
 
-    @_locked
     def reload(self) -> None:
         """Drop this process's in-memory view so the next use reads the files again."""
-        if self._client is not None:
-            # close() releases this process's shared system, so reopening reads the files.
-            with contextlib.suppress(Exception):
-                self._client.close()
-        self._client = self._collection = None
-        self.view = IndexState(embedder=self.embedder.name)
+        with self.lock:
+            if self._client is not None:
+                # close() releases this process's shared system, so reopening reads the files.
+                with contextlib.suppress(Exception):
+                    self._client.close()
+            else:  # a client that failed to open may still have left its system in the cache
+                with contextlib.suppress(Exception):
+                    from chromadb.api.shared_system_client import SharedSystemClient
+
+                    SharedSystemClient._identifier_to_system.pop(str(self.path), None)
+            self._client = self._collection = None
+            self.view = IndexState(embedder=self.embedder.name)
 
     @_locked
     def ensure_fresh(self) -> IndexState:
@@ -168,15 +248,16 @@ class SkillIndex:
         return self.view
 
     @contextlib.contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def _file_lock(self) -> Iterator[None]:
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with self.lock, open(self.path / LOCK_FILE, "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if the process dies
-            try:
-                self.ensure_fresh()
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with self.lock, FileLock(str(self.path / LOCK_FILE)):  # released by the OS if the process dies
+            yield
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self._file_lock():
+            self.ensure_fresh()
+            yield
 
     @_locked
     def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
@@ -209,7 +290,8 @@ class SkillIndex:
         return out
 
     @_locked
-    def query(self, vector: np.ndarray, n: int) -> list[IndexHit]:
+    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
+        """The ``n`` nearest entries (``filters`` are applied by the caller)."""
         collection = self._open()
         total = self.view.count  # kept by _open/apply; Collection.count() costs a round trip
         if total == 0 or n <= 0:
@@ -226,11 +308,11 @@ class SkillIndex:
         return hits
 
     def destroy(self) -> None:
-        """Delete the index files (reindex rebuilds them)."""
-        with self.write_lock():
+        """Delete the index files (reindex rebuilds them); never reads them, so damage is no bar."""
+        with self._file_lock():
             self.reload()
             for child in self.path.iterdir():
-                if child.name == LOCK_FILE:
+                if child.name in (LOCK_FILE, LOCK_FILE + ".holder"):
                     continue
                 if child.is_dir():
                     shutil.rmtree(child, ignore_errors=True)
@@ -239,3 +321,62 @@ class SkillIndex:
 
     def close(self) -> None:
         self.reload()
+
+
+class ExactIndex:
+    """Exact cosine search over the active skills' cached embeddings, held in this process.
+
+    For a PostgreSQL server without pgvector: each process keeps its own matrix, filled by the
+    bank's sync from the embedding cache and kept current from the change log like any index.
+    """
+
+    def __init__(self, embedder: Any):
+        self.embedder = embedder
+        self.view = IndexState(embedder=embedder.name)
+        self.lock = threading.RLock()
+        self._entries: dict[str, tuple[str, np.ndarray]] = {}
+        self._matrix: tuple[list[str], np.ndarray] | None = None
+
+    def ensure_fresh(self) -> IndexState:
+        return self.view
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self.lock:
+            yield
+
+    def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
+        with self.lock:
+            for sid in deletes:
+                self._entries.pop(sid, None)
+            for sid, vector, chash in upserts:
+                self._entries[sid] = (chash, np.asarray(vector, dtype=np.float32))
+            self._matrix = None
+            self.view = IndexState(seq=seq, count=len(self._entries), embedder=self.embedder.name)
+
+    def entries(self) -> dict[str, str]:
+        with self.lock:
+            return {sid: chash for sid, (chash, _) in self._entries.items()}
+
+    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
+        with self.lock:
+            if not self._entries or n <= 0:
+                return []
+            if self._matrix is None:
+                ids = list(self._entries)
+                self._matrix = (ids, np.vstack([self._entries[i][1] for i in ids]))
+            ids, matrix = self._matrix
+        sims = matrix @ np.asarray(vector, dtype=np.float32)
+        n = min(n, len(ids))
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [IndexHit(ids[i], float(sims[i]), self._entries[ids[i]][0], matrix[i]) for i in top]
+
+    def destroy(self) -> None:
+        with self.lock:
+            self._entries.clear()
+            self._matrix = None
+            self.view = IndexState(embedder=self.embedder.name)
+
+    def close(self) -> None:
+        self.destroy()

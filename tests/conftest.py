@@ -11,6 +11,14 @@ from skillbank import SkillBank  # noqa: E402
 
 
 @pytest.fixture
+def cli_env(monkeypatch):
+    """The CLI as tests run it: the model-free embedder, a wide terminal, no bank from the env."""
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("SKILLBANK_DIR", raising=False)
+
+
+@pytest.fixture
 def bank(tmp_path):
     """A real bank (SQLite file + Chroma directory) with the deterministic hash embedder."""
     b = SkillBank.open(tmp_path / "bank", embedder="hash")
@@ -97,3 +105,70 @@ def unknown_field(tool=None, field=None):
 
 def budget(calls):
     return _lesson("budget", budget=calls)
+
+
+# -- PostgreSQL: a real server per session (see postgres_support.py) -----------------------------
+
+_SERVERS: dict = {}
+
+
+def _server(kind: str, request):
+    """The session's server of ``kind``, started on first use; skipped locally when this machine
+    cannot start one, but a failure under CI=true, where both must run."""
+    from postgres_support import LocalPostgres, ServerUnavailable
+
+    if kind not in _SERVERS:
+        try:
+            import psycopg  # noqa: F401
+            import psycopg_pool  # noqa: F401
+
+            server = LocalPostgres(kind).start()
+        except (ServerUnavailable, ImportError) as exc:
+            _SERVERS[kind] = exc
+        else:
+            _SERVERS[kind] = server
+            request.session.config.add_cleanup(server.stop)
+    server = _SERVERS[kind]
+    if isinstance(server, Exception):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must test PostgreSQL ({kind} server): {server}")
+        pytest.skip(f"no {kind} PostgreSQL server here: {server}")
+    return server
+
+
+@pytest.fixture(scope="session")
+def pg_server(request):
+    """A PostgreSQL server with pgvector."""
+    return _server("pgvector", request)
+
+
+@pytest.fixture(scope="session")
+def pg_plain_server(request):
+    """A PostgreSQL server without pgvector (the exact-search fallback)."""
+    return _server("plain", request)
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A new empty database on the pgvector server."""
+    return pg_server.create_database()
+
+
+BACKENDS = ["sqlite", "postgres", "postgres-exact"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_target(request, tmp_path):
+    """Where a bank goes, per backend: a folder, a pgvector database, a database without pgvector."""
+    if request.param == "sqlite":
+        return tmp_path / "bank"
+    server = _server("pgvector" if request.param == "postgres" else "plain", request)
+    return server.create_database()
+
+
+@pytest.fixture
+def any_bank(backend_target):
+    """The conformance suite's bank: the same tests run on every backend."""
+    b = SkillBank.open(backend_target, embedder="hash")
+    yield b
+    b.close()

@@ -21,7 +21,7 @@ from skillbank import (
 )
 from skillbank.models import Outcome, Trajectory, utcnow
 from skillbank.models import Injection
-from skillbank.store.db import Store
+from skillbank.store.sqlite import SQLiteStore as Store
 
 
 def test_open_creates_bank_and_reopens(tmp_path):

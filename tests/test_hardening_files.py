@@ -13,7 +13,7 @@ from pathlib import Path
 
 from skillbank import SkillBank
 from skillbank.evolution import evolve
-from skillbank.store.db import DB_FILENAME
+from skillbank.store.sqlite import DB_FILENAME
 from test_hardening_support import family_runs, make_agent
 
 

@@ -13,7 +13,7 @@ from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.cli import app
 from skillbank.errors import NotABankError
 from skillbank.evolution import LLMDistiller, evolve
-from skillbank.store.db import DB_FILENAME
+from skillbank.store.sqlite import DB_FILENAME
 from test_hardening_support import family_runs, make_agent
 
 runner = CliRunner()

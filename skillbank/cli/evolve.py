@@ -113,6 +113,9 @@ def evolve(
         "--min-support", min=1, help="Runs a pattern needs before it becomes a new skill.")] = 2,
     lock_timeout: Annotated[float, typer.Option(
         "--lock-timeout", min=0, help="Seconds to wait for another running round before giving up.")] = 10.0,
+    include_heldout: Annotated[bool, typer.Option(
+        "--include-heldout", help="Also learn from runs labelled with a held-out split "
+                                  "(split=heldout, test, ...); skipped by default.")] = False,
     as_json: JsonOption = False,
     dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
@@ -131,11 +134,17 @@ def evolve(
         report = run_round(bank, distiller, dry_run=dry_run, since=since_at,
                            validate=validator, auto_promote=auto_promote,
                            promote_policy=promote_policy.value if promote_policy else None,
-                           eval_budget=eval_budget, lock_timeout=lock_timeout, min_support=min_support)
+                           eval_budget=eval_budget, lock_timeout=lock_timeout, min_support=min_support,
+                           include_heldout=include_heldout)
+        held_out = 0 if include_heldout else bank.trajectories.count(
+            labelled=True, unconsumed=since_at is None, since=since_at, held_out=True)
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), "held_out_skipped": held_out})
         return
     console().print(Text(str(report)), soft_wrap=True)
+    if held_out:
+        console().print(f"Skipped {held_out} run(s) labelled with a held-out split "
+                        "(pass --include-heldout to learn from them).")
 
 
 # -- skillbank candidates ... ------------------------------------------------------------------------
@@ -251,7 +260,7 @@ def promote(
         p = get_pending(bank, candidate)
         if force and p.skill.status.value == "quarantined":
             console().print(Text(f"promoting a quarantined candidate: {p.skill.note}", style="yellow"))
-        with evolution_lock(bank.path, timeout=30, what="candidates promote"):
+        with evolution_lock(bank, timeout=30, what="candidates promote"):
             skill = do_promote(bank, p.skill.id, force=force, reason=reason or "promoted by review")
     console().print(f"Promoted: {escape(skill.name)} is active at v{skill.version} ({skill.id}).")
 
@@ -269,6 +278,6 @@ def reject(
     from skillbank.evolution.lock import evolution_lock
 
     with open_bank(dir, embedder) as bank:
-        with evolution_lock(bank.path, timeout=30, what="candidates reject"):
+        with evolution_lock(bank, timeout=30, what="candidates reject"):
             skill = do_reject(bank, candidate, reason=reason)
     console().print(f"Rejected: {escape(skill.name)} ({skill.id}) is retired and remembered.")

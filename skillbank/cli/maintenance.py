@@ -1,9 +1,9 @@
-"""Bank-level commands: ``init``, ``stats``, ``reindex`` and ``verify``."""
+"""Bank-level commands: ``init``, ``stats``, ``reindex``, ``verify`` and ``copy``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -18,15 +18,16 @@ def init(
     embedder: EmbedderOption = None,
 ) -> None:
     """Create a skill bank (or confirm that one exists)."""
-    from skillbank.store.db import DB_FILENAME
+    from skillbank.errors import NotABankError
 
-    existed = (bank_dir / DB_FILENAME).exists()
-    with open_bank(bank_dir, embedder, create=True) as bank:
-        count = len(bank.list_skills())
-    if existed:
-        console().print(f"Skill bank already exists at {escape(str(bank_dir))} ({count} skills).")
-    else:
-        console().print(f"Created a skill bank at {escape(str(bank_dir))}.")
+    try:
+        with open_bank(bank_dir, embedder, create=False) as bank:
+            count, where = len(bank.list_skills()), bank.location
+        console().print(f"Skill bank already exists at {escape(where)} ({count} skills).")
+    except NotABankError:
+        with open_bank(bank_dir, embedder, create=True) as bank:
+            where = bank.location
+        console().print(f"Created a skill bank at {escape(where)}.")
 
 
 def stats(
@@ -92,3 +93,34 @@ def verify(
             out.print(Text(f"  - {problem}", style="red"), soft_wrap=True)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def copy(
+    locations: Annotated[list[str], typer.Argument(
+        metavar="[SRC] DST", help="SRC DST, or only DST to copy the -d bank. Each is a folder or a PostgreSQL "
+             "connection string (postgresql://user@host/db); DST must be new or empty.")],
+    bank_dir: DirOption = Path(".skillbank"),
+    embedder: EmbedderOption = None,
+) -> None:
+    """Copy a bank to another store (SQLite <-> PostgreSQL): versions, change log, runs."""
+    from skillbank.bank import SkillBank
+    from skillbank.cli._common import fail
+    from skillbank.store.transfer import copy_store
+
+    if len(locations) not in (1, 2):
+        fail("copy takes SRC DST (or DST alone, with the source from -d / SKILLBANK_DIR)")
+    source, destination = locations if len(locations) == 2 else (str(bank_dir), locations[0])
+    with SkillBank.open(source, create=False, embedder=embedder) as src, \
+            SkillBank.open(destination, create=True, embedder=embedder) as dst:
+        counts = copy_store(src.store, dst.store)
+        report = dst.verify(check_index=False)  # the index is derived: built on first search
+    console().print(
+        f"Copied {counts['skills']} skills ({counts['skill_versions']} versions, "
+        f"{counts['events']} change-log events) and {counts['trajectories']} runs "
+        f"({counts['steps']} steps) from {escape(src.location)} to {escape(dst.location)}.")
+    if not report.ok:
+        for problem in report.problems:
+            console().print(Text(f"  - {problem}", style="red"), soft_wrap=True)
+        raise typer.Exit(1)
+    console().print(Text(f"verify on the copy: OK ({report.events} events, {report.versions} versions).",
+                         style="green"))

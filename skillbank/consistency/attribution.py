@@ -17,11 +17,11 @@ honest held-out result; any ``held_out`` evidence is flagged.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Iterable
 
 from skillbank.consistency import metrics
+from skillbank.store.trajectories import HELD_OUT_SPLITS
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["attribute", "skill_names", "skill_provenance", "HELD_OUT_NAMES"]
 
-HELD_OUT_NAMES = frozenset({"held_out", "heldout", "held-out", "test", "eval"})
+HELD_OUT_NAMES = HELD_OUT_SPLITS  # the store's list: evolution skips the same splits
 
 
 def attribute(
@@ -139,7 +139,7 @@ def skill_provenance(bank: "SkillBank", *, extra_ids: Iterable[str] = ()) -> lis
             evidence.extend(version.provenance)
             authors.append(version.author)
         evidence = list(dict.fromkeys(evidence))
-        splits = _splits_of(bank, evidence)
+        splits = bank.evidence.splits_of(evidence)
         counts: dict[str, int] = defaultdict(int)
         runs: set[str] = set()
         for tid in evidence:
@@ -161,15 +161,3 @@ def skill_provenance(bank: "SkillBank", *, extra_ids: Iterable[str] = ()) -> lis
         })
     return rows
 
-
-def _splits_of(bank: "SkillBank", ids: list[str]) -> dict[str, tuple[str, str | None]]:
-    out: dict[str, tuple[str, str | None]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in bank.store.query(
-            f"SELECT id, labels FROM trajectories WHERE id IN ({marks})", chunk
-        ):
-            labels = json.loads(row["labels"] or "{}")
-            out[row["id"]] = (labels.get("split") or "unlabelled", labels.get("run"))
-    return out

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 @dataclass
 class EvolutionConfig:
+    # Step 1: runs labelled with a held-out split (split=heldout, test, ...) are what a bank is
+    # measured on; learning from them would leak the test into the skills. Only an explicit
+    # ask (`skillbank evolve --include-heldout`) reads them.
+    include_heldout: bool = False
     # Step 4: a new skill needs the same pattern in this many trajectories (the default).
     min_support: int = 2
     # Step 5: a limit event is an explicit observation, not an inferred pattern, so one failure

@@ -90,15 +90,7 @@ class Deduper:
         embedded in one batch."""
         embedder = self.bank.embedder
         hashes = [c.hash() for c in contents]
-        wanted = [h for h in dict.fromkeys(hashes) if h not in self._cache]
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.bank.store.query(
-                f"SELECT content_hash, vector FROM embeddings WHERE embedder = ? AND content_hash IN ({marks})",
-                [embedder.name, *chunk],
-            ):
-                self._cache[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        self._cache.update(self.bank.embeddings.get(embedder.name, (h for h in hashes if h not in self._cache)))
         missing = {h: c for h, c in zip(hashes, contents) if h not in self._cache}
         if missing:
             fresh = embedder.embed([c.embedding_text() for c in missing.values()])

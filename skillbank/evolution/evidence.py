@@ -505,20 +505,17 @@ class Batch:
         return [r.id for r in self.runs]
 
 
-def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500) -> Batch:
+def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500,
+               include_heldout: bool = False) -> Batch:
     """Labelled trajectories not consumed by an earlier round (or all since ``since``).
 
-    Rows are read in batches of ``chunk`` ids, four queries per batch, straight from the
-    schema into :class:`Run` (no per-step model validation: the rows were validated when
-    written), so a 100,000-trajectory round stays in memory and in minutes.
+    Runs labelled with a held-out split (``split=heldout``, ``test``, ...) are measured on, not
+    learned from: they are left out (and left unconsumed) unless ``include_heldout``. Rows are
+    read in batches of ``chunk`` ids straight from the store into :class:`Run` (no per-step
+    model validation: the rows were validated when written), so a 100,000-trajectory round
+    stays in memory and in minutes.
     """
-    rows = bank.store.query(
-        "SELECT id FROM trajectories WHERE success IS NOT NULL"
-        + (" AND started_at >= ?" if since is not None else " AND consumed_round IS NULL")
-        + " AND status != 'running' ORDER BY started_at, id",
-        (since.isoformat(),) if since is not None else (),
-    )
-    ids = [r["id"] for r in rows]
+    ids = bank.evidence.labelled_ids(since=since, held_out=None if include_heldout else False)
     runs: list[Run] = []
     hidden = HiddenLiterals()
     for start in range(0, len(ids), chunk):
@@ -527,48 +524,16 @@ def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500) ->
 
 
 def _load_runs(bank: Any, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
-    if not ids:
-        return []
-    marks = ",".join("?" * len(ids))
-    q = bank.store.query
-    steps: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    # SQLite extracts the few fields a Run needs (in C, about twice as fast as json.loads of
-    # whole steps, whose model text is never needed here).
-    for r in q("SELECT trajectory_id, kind, json_extract(data, '$.index') AS \"index\","
-               " json_extract(data, '$.input_tokens') AS input_tokens,"
-               " json_extract(data, '$.output_tokens') AS output_tokens,"
-               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.tool') END AS tool,"
-               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.args') END AS args,"
-               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.result') END AS result,"
-               " CASE WHEN kind = 'tool' THEN json_extract(data, '$.error') END AS error,"
-               " CASE WHEN kind = 'model' THEN json_extract(data, '$.tools_offered') END AS tools_offered,"
-               # The same test as asks(): no tool call and text ending in a question mark.
-               " CASE WHEN kind = 'model' THEN"
-               "  coalesce(json_array_length(data, '$.tool_calls'), 0) = 0"
-               "  AND rtrim(coalesce(json_extract(data, '$.content'), ''), ' ' || char(9) || char(10) || char(13))"
-               "  LIKE '%?' END AS asks"
-               f" FROM steps WHERE trajectory_id IN ({marks}) ORDER BY trajectory_id, idx", ids):
-        for key in ("args", "tools_offered"):
-            if r[key] is not None:
-                r[key] = json.loads(r[key])
-        steps[r["trajectory_id"]].append(r)
-    limits: dict[str, list[tuple]] = defaultdict(list)
-    for r in q(f"SELECT * FROM limit_events WHERE trajectory_id IN ({marks}) ORDER BY rowid", ids):
-        limits[r["trajectory_id"]].append((r["type"], r["step"], r["detail"], r["tool"],
-                                           json.loads(r["data"] or "{}")))
-    injections: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for r in q(f"SELECT trajectory_id, skill_id, version FROM injections WHERE trajectory_id IN ({marks})", ids):
-        injections[r["trajectory_id"]].append((r["skill_id"], r["version"]))
+    rows = bank.evidence.run_rows(ids)
     out: list[Run] = []
-    rows = {r["id"]: r for r in q(f"SELECT * FROM trajectories WHERE id IN ({marks})", ids)}
     for tid in ids:
-        r = rows.get(tid)
+        r = rows.trajectories.get(tid)
         if r is None:
             continue
         note = json.loads(r["outcome"]).get("note") if r["outcome"] else None
         _hide(hidden, r["task_id"], r["task_type"], json.loads(r["labels"] or "{}"), note)
-        out.append(build_run(id=tid, task=r["task"], success=r["success"], steps=steps.get(tid, ()),
-                             limits=limits.get(tid, ()), injections=injections.get(tid, ()),
+        out.append(build_run(id=tid, task=r["task"], success=r["success"], steps=rows.steps.get(tid, ()),
+                             limits=rows.limits.get(tid, ()), injections=rows.injections.get(tid, ()),
                              answer=r["final_answer"], started_at=r["started_at"],
                              task_id=r["task_id"], task_type=r["task_type"]))
     return out
@@ -622,7 +587,7 @@ def current_round(bank: Any) -> int:
 def finish_round(bank: Any, round_no: int, ids: Sequence[str], when: datetime) -> None:
     """Stamp ``ids`` as consumed by ``round_no`` and advance the round counter, atomically."""
     with bank.store.transaction():
-        bank.trajectories.mark_consumed(ids, round_no)
+        bank.trajectories.mark_consumed(ids, round_no)  # first: it orders the round's writes
         bank.store.set_meta(ROUND_KEY, str(round_no))
         bank.store.set_meta(LAST_RUN_KEY, json.dumps({"round": round_no, "at": when.isoformat(),
                                                       "trajectories": len(ids)}))

@@ -53,10 +53,7 @@ def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig,
     if not skills:
         return {}
     wanted = {(s.id, s.version) for s in skills}
-    rows = bank.store.query(
-        "SELECT DISTINCT i.skill_id, i.version, i.trajectory_id FROM injections i"
-        " JOIN trajectories t ON t.id = i.trajectory_id WHERE t.success IS NOT NULL"
-    )
+    rows = bank.evidence.labelled_injections()
     uses: dict[str, set[str]] = defaultdict(set)
     injected_any: dict[str, set[str]] = defaultdict(set)
     for r in rows:
@@ -69,7 +66,7 @@ def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig,
     templates: dict[str, str] = {}
     groups = groups or {}
     runs = {}
-    for r in bank.store.query("SELECT id, task, task_type, success FROM trajectories WHERE success IS NOT NULL"):
+    for r in bank.evidence.labelled_tasks():
         key = r["task_type"] or groups.get(r["id"])
         if not key:
             task = r["task"] or ""

@@ -90,8 +90,7 @@ def save_pending(bank: Any, skill_id: str, info: dict[str, Any]) -> None:
 
 
 def _drop_pending(bank: Any, skill_id: str) -> None:
-    with bank.store.transaction() as conn:
-        conn.execute("DELETE FROM meta WHERE key = ?", (PENDING_PREFIX + skill_id,))
+    bank.store.delete_meta(PENDING_PREFIX + skill_id)
 
 
 def pending_info(bank: Any, skill_id: str) -> dict[str, Any] | None:

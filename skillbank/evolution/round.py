@@ -209,7 +209,7 @@ def evolve(
     config = dataclasses.replace(config or EvolutionConfig(), **overrides)
     gate = Gate(validate=validate, auto_promote=auto_promote, promote_policy=promote_policy,
                 eval_budget=eval_budget, min_gain=config.min_gain, holdout=config.holdout)
-    lock = contextlib.nullcontext() if dry_run else evolution_lock(bank.path, timeout=lock_timeout)
+    lock = contextlib.nullcontext() if dry_run else evolution_lock(bank, timeout=lock_timeout)
     with lock:
         return _Round(bank, resolve_distiller(distiller), config, gate, dry_run, since).run()
 
@@ -242,7 +242,7 @@ class _Round:
         self.distiller.begin_round(scrubber=bank.scrubber)
         round_no = current_round(bank) + 1
         report = EvolutionReport(round=round_no, dry_run=self.dry_run, distiller=self.distiller.author)
-        batch = load_batch(bank, since=self.since)
+        batch = load_batch(bank, since=self.since, include_heldout=cfg.include_heldout)
         self.batch = batch
         self.runs_by_id = {r.id: r for r in batch.runs}
         report.trajectories = len(batch.runs)

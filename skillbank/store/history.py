@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from skillbank.models import SkillVersion
-from skillbank.store.db import Store
+from skillbank.store.base import Store
 from skillbank.store.skills import event_hash, version_from_row
 
 

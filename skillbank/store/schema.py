@@ -1,4 +1,18 @@
-"""Named, append-only migrations. Never edit a released migration: add a new one below it."""
+"""Named, append-only migrations, one list per backend. Never edit a released migration.
+
+The tables are written once, as :data:`INITIAL` with a few type placeholders that each backend
+fills (:data:`SQLITE_TYPES`, :data:`POSTGRES_TYPES`); timestamps and JSON stay ISO / JSON text
+on both, so one row reader serves both backends.
+
+To change the schema, add a migration with the same new name to *both* lists (the conformance
+tests check the two name sets are equal): an ``@migrations(name=...)`` function for SQLite
+(sqlite-utils records it in ``_sqlite_migrations``) and a ``(name, sql)`` entry in
+``POSTGRES_MIGRATIONS`` (recorded in ``skillbank_migrations``). A new skill content field (the
+``lessons`` JSON, say) is ``ALTER TABLE skills ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]'``
+and the same for ``skill_versions``, in one migration per backend (the statements are the same
+text on both), plus the field in ``skills._content_row`` / ``_content_from_row`` and the column
+in ``transfer.TABLES``.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +22,11 @@ from sqlite_utils.migrations import Migrations
 MIGRATION_SET = "skillbank"
 migrations = Migrations(MIGRATION_SET)
 
-
-@migrations(name="0001_initial")
-def _initial(db: Database) -> None:
-    db.executescript(
-        """
+# 0001: every table. The change log (events) is tamper-evident: each event's hash covers the
+# previous event's hash. Embeddings are cached by content hash so the index can be rebuilt
+# without the model; rejected or rolled-back edits are kept so evolution does not propose them
+# again. limit_events' rowid is SQLite's implicit column, made explicit on PostgreSQL.
+INITIAL = """
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
         CREATE TABLE IF NOT EXISTS skills (
@@ -57,9 +71,8 @@ def _initial(db: Database) -> None:
             PRIMARY KEY (skill_id, version)
         );
 
-        -- The tamper-evident change log: each event's hash covers the previous event's hash.
         CREATE TABLE IF NOT EXISTS events (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            seq {serial_key},
             ts TEXT NOT NULL,
             action TEXT NOT NULL,
             skill_id TEXT,
@@ -70,15 +83,13 @@ def _initial(db: Database) -> None:
         );
         CREATE INDEX IF NOT EXISTS events_skill ON events(skill_id);
 
-        -- Embeddings cached by content hash so the index can be rebuilt without the model.
         CREATE TABLE IF NOT EXISTS embeddings (
             content_hash TEXT NOT NULL,
             embedder TEXT NOT NULL,
-            vector BLOB NOT NULL,
+            vector {blob} NOT NULL,
             PRIMARY KEY (content_hash, embedder)
         );
 
-        -- Rejected or rolled-back edits, so evolution does not propose them again.
         CREATE TABLE IF NOT EXISTS rejected_edits (
             content_hash TEXT PRIMARY KEY,
             skill_id TEXT,
@@ -100,10 +111,10 @@ def _initial(db: Database) -> None:
             started_at TEXT NOT NULL,
             ended_at TEXT,
             success INTEGER,
-            score REAL,
+            score {real},
             outcome TEXT,
-            input_tokens INTEGER NOT NULL DEFAULT 0,
-            output_tokens INTEGER NOT NULL DEFAULT 0,
+            input_tokens {bigint} NOT NULL DEFAULT 0,
+            output_tokens {bigint} NOT NULL DEFAULT 0,
             n_steps INTEGER NOT NULL DEFAULT 0,
             consumed_round INTEGER
         );
@@ -118,7 +129,7 @@ def _initial(db: Database) -> None:
             PRIMARY KEY (trajectory_id, idx)
         );
 
-        CREATE TABLE IF NOT EXISTS limit_events (
+        CREATE TABLE IF NOT EXISTS limit_events ({rowid}
             trajectory_id TEXT NOT NULL REFERENCES trajectories(id),
             type TEXT NOT NULL,
             category TEXT NOT NULL,
@@ -135,26 +146,42 @@ def _initial(db: Database) -> None:
             skill_id TEXT NOT NULL,
             version INTEGER NOT NULL,
             rank INTEGER NOT NULL,
-            score REAL NOT NULL
+            score {real} NOT NULL
         );
         CREATE INDEX IF NOT EXISTS injections_traj ON injections(trajectory_id);
         CREATE INDEX IF NOT EXISTS injections_skill ON injections(skill_id);
-        """
-    )
+"""
+
+SQLITE_TYPES = {"serial_key": "INTEGER PRIMARY KEY AUTOINCREMENT", "blob": "BLOB", "real": "REAL",
+                "bigint": "INTEGER", "rowid": ""}
+POSTGRES_TYPES = {"serial_key": "BIGINT PRIMARY KEY", "blob": "BYTEA", "real": "DOUBLE PRECISION",
+                  "bigint": "BIGINT", "rowid": "\n            rowid BIGSERIAL PRIMARY KEY,"}
 
 
-@migrations(name="0002_lessons_and_toolset")
-def _lessons(db: Database) -> None:
-    # A version's structured lessons and the toolset it was learned with (JSON lists); empty
-    # for versions written before, whose body is their one lesson.
-    db.executescript(
-        """
+@migrations(name="0001_initial")
+def _initial(db: Database) -> None:
+    db.executescript(INITIAL.format(**SQLITE_TYPES))
+
+
+# A version's structured lessons and the toolset it was learned with (JSON lists); empty for
+# versions written before, whose body is their one lesson. The same statements on both backends.
+LESSONS_AND_TOOLSET = """
         ALTER TABLE skills ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]';
         ALTER TABLE skills ADD COLUMN toolset TEXT NOT NULL DEFAULT '[]';
         ALTER TABLE skill_versions ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]';
         ALTER TABLE skill_versions ADD COLUMN toolset TEXT NOT NULL DEFAULT '[]';
-        """
-    )
+"""
+
+
+@migrations(name="0002_lessons_and_toolset")
+def _lessons(db: Database) -> None:
+    db.executescript(LESSONS_AND_TOOLSET)
+
+
+POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", INITIAL.format(**POSTGRES_TYPES)),
+    ("0002_lessons_and_toolset", LESSONS_AND_TOOLSET),
+]
 
 
 # Every migration this release knows, read through the public API (all are pending on an empty db).

@@ -22,7 +22,7 @@ from skillbank.models import (
     new_id,
     utcnow,
 )
-from skillbank.store.db import Store
+from skillbank.store.base import Store
 
 _CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags", "lessons", "toolset")
 _JSON_COLUMNS = ("tools", "tags", "lessons", "toolset")
@@ -88,9 +88,10 @@ class SkillRepo:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, id_or_name: str) -> Skill:
-        row = self.store.query_one(
-            "SELECT * FROM skills WHERE id = ? OR name = ?", (id_or_name, id_or_name)
-        )
+        # Two lookups, not "id = ? OR name = ?": PostgreSQL may plan an OR as a full scan when
+        # its statistics lag (inside a long transaction they always do), costing O(n) a call.
+        row = self.store.query_one("SELECT * FROM skills WHERE id = ?", (id_or_name,)) or \
+            self.store.query_one("SELECT * FROM skills WHERE name = ?", (id_or_name,))
         if row is None:
             raise SkillNotFoundError(
                 f"no skill with id or name {id_or_name!r}; list them with `skillbank skills list`"
@@ -122,7 +123,7 @@ class SkillRepo:
             params.append(kind)
         if tag is not None:
             # In SQL, so a tag shared by a few skills is found without building every skill.
-            sql += " AND EXISTS (SELECT 1 FROM json_each(skills.tags) WHERE json_each.value = ?)"
+            sql += " AND " + self.store.sql.json_has_element("skills.tags")
             params.append(tag.lower())
         rows = self.store.query(sql + " ORDER BY name", params)
         return [skill_from_row(r) for r in rows]
@@ -135,6 +136,15 @@ class SkillRepo:
                 "SELECT count(*) AS n FROM skills WHERE status = ?", (SkillStatus(status).value,)
             )
         return row["n"] if row else 0
+
+    def count_by(self, column: str, status: SkillStatus | str | None = None) -> dict[str, int]:
+        """Skills per ``status`` or ``kind`` (of one status, if given)."""
+        if column not in ("status", "kind"):
+            raise ValueError(f"cannot count skills by {column!r}")
+        where, params = ("", ()) if status is None else (" WHERE status = ?", (SkillStatus(status).value,))
+        rows = self.store.query(f"SELECT {column} AS value, count(*) AS n FROM skills{where} GROUP BY {column}",
+                                params)
+        return {r["value"]: r["n"] for r in rows}
 
     def history(self, skill_id: str) -> list[SkillVersion]:
         skill = self.get(skill_id)
@@ -184,6 +194,7 @@ class SkillRepo:
     ) -> Skill:
         skill_id = skill_id or new_id("sk")
         with self.store.transaction() as conn:
+            self.store.serialize_changes(conn)
             clash = conn.execute("SELECT id FROM skills WHERE name = ?", (content.name,)).fetchone()
             if clash:
                 raise DuplicateSkillError(
@@ -218,6 +229,7 @@ class SkillRepo:
     ) -> Skill:
         """Append a version that changes any of content, status or pinned. A no-op writes nothing."""
         with self.store.transaction() as conn:
+            self.store.serialize_changes(conn)
             current = self.get(skill_id)
             content = content or current.content
             status = SkillStatus(status) if status is not None else current.status
@@ -302,13 +314,20 @@ class SkillRepo:
 
     def bump_usage(self, conn: Any, skill_ids: Iterable[str], used_at: datetime,
                    successes: int = 0, failures: int = 0, uses: int = 0) -> None:
-        """Adjust usage counters (statistics, not content: no version, no event)."""
-        for sid in set(skill_ids):
+        """Adjust usage counters (statistics, not content: no version, no event).
+
+        The caller holds ``serialize_changes(conn, shared=True)``; rows are updated in id order
+        so two counters' transactions always lock skills in the same order.
+        """
+        when = used_at.isoformat()
+        for sid in sorted(set(skill_ids)):
             conn.execute(
                 "UPDATE skills SET uses = uses + ?, successes = successes + ?,"
-                " failures = failures + ?, last_used_at = max(coalesce(last_used_at, ''), ?)"
+                " failures = failures + ?,"
+                " last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < ? THEN ?"
+                " ELSE last_used_at END"
                 " WHERE id = ?",
-                (uses, successes, failures, used_at.isoformat(), sid),
+                (uses, successes, failures, when, when, sid),
             )
 
     # -- rejected edits --------------------------------------------------------------------------
@@ -316,8 +335,9 @@ class SkillRepo:
     def remember_rejected(self, chash: str, skill_id: str | None, reason: str) -> None:
         with self.store.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO rejected_edits (content_hash, skill_id, reason, created_at)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO rejected_edits (content_hash, skill_id, reason, created_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (content_hash) DO UPDATE SET"
+                " skill_id = excluded.skill_id, reason = excluded.reason, created_at = excluded.created_at",
                 (chash, skill_id, reason, utcnow().isoformat()),
             )
 

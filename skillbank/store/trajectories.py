@@ -8,8 +8,11 @@ from typing import Any, Iterable
 
 from skillbank.errors import TrajectoryNotFoundError
 from skillbank.models import Injection, LimitEvent, Outcome, Step, Trajectory, utcnow
-from skillbank.store.db import Store
+from skillbank.store.base import Dialect, Store
 from skillbank.store.skills import SkillRepo
+
+# Split labels that mean "measured on, never learned from" (a run's ``labels["split"]``).
+HELD_OUT_SPLITS = frozenset({"held_out", "heldout", "held-out", "test", "eval"})
 
 # One huge tool output (a 10 MB page dump) must not bloat the log or every later prompt built
 # from it; keep the head and say how much was cut.
@@ -94,7 +97,8 @@ class TrajectoryRepo:
                 conn.execute("UPDATE trajectories SET model = coalesce(model, ?) WHERE id = ?",
                              _utf8((model, trajectory_id)))
             conn.executemany(
-                "INSERT OR REPLACE INTO steps (trajectory_id, idx, kind, data) VALUES (?, ?, ?, ?)",
+                "INSERT INTO steps (trajectory_id, idx, kind, data) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (trajectory_id, idx) DO UPDATE SET kind = excluded.kind, data = excluded.data",
                 [(trajectory_id, s.index, _utf8(s.kind), _json(_clip_step(s))) for s in steps],
             )
             conn.executemany(
@@ -119,14 +123,16 @@ class TrajectoryRepo:
         ended_at: datetime | None = None,
     ) -> None:
         ended_at = ended_at or utcnow()
+        tokens = self.store.sql.json_int
         with self.store.transaction() as conn:
+            self.store.serialize_changes(conn, shared=True)  # it bumps skills' usage counters
             conn.execute(
                 "UPDATE trajectories SET status = :status, final_answer = :final, error = :error,"
                 " ended_at = :ended,"
                 " n_steps = (SELECT count(*) FROM steps WHERE trajectory_id = :id),"
-                " input_tokens = (SELECT coalesce(sum(json_extract(data, '$.input_tokens')), 0)"
+                f" input_tokens = (SELECT coalesce(sum({tokens('data', 'input_tokens')}), 0)"
                 "   FROM steps WHERE trajectory_id = :id),"
-                " output_tokens = (SELECT coalesce(sum(json_extract(data, '$.output_tokens')), 0)"
+                f" output_tokens = (SELECT coalesce(sum({tokens('data', 'output_tokens')}), 0)"
                 "   FROM steps WHERE trajectory_id = :id)"
                 " WHERE id = :id",
                 {"status": status, "final": clip(final_answer), "error": clip(error),
@@ -160,8 +166,10 @@ class TrajectoryRepo:
     def record_outcome(self, trajectory_id: str, outcome: Outcome) -> None:
         """Label a run; a relabel replaces the old label in the skills' statistics."""
         with self.store.transaction() as conn:
+            self.store.serialize_changes(conn, shared=True)  # it bumps skills' usage counters
             row = conn.execute(
-                "SELECT success FROM trajectories WHERE id = ?", (trajectory_id,)
+                "SELECT success FROM trajectories WHERE id = ?" + self.store.sql.for_update,
+                (trajectory_id,),
             ).fetchone()
             if row is None:
                 raise TrajectoryNotFoundError(
@@ -185,7 +193,8 @@ class TrajectoryRepo:
                    task_type: str | None = None, labels: dict[str, str] | None = None) -> None:
         """Tag a run after the fact (runners know the task and arm; the adapter may not)."""
         with self.store.transaction() as conn:
-            row = conn.execute("SELECT labels FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+            row = conn.execute("SELECT labels FROM trajectories WHERE id = ?" + self.store.sql.for_update,
+                               (trajectory_id,)).fetchone()
             if row is None:
                 raise TrajectoryNotFoundError(f"no trajectory {trajectory_id!r}")
             merged = {**json.loads(row[0]), **(labels or {})}
@@ -197,6 +206,7 @@ class TrajectoryRepo:
 
     def mark_consumed(self, ids: Iterable[str], round_no: int) -> None:
         with self.store.transaction() as conn:
+            self.store.serialize_changes(conn)  # a round's writes, in the order every round takes
             conn.executemany(
                 "UPDATE trajectories SET consumed_round = ? WHERE id = ?",
                 [(round_no, i) for i in ids],
@@ -219,7 +229,7 @@ class TrajectoryRepo:
         return self._load([row])[0]
 
     def list(self, *, limit: int | None = 50, with_steps: bool = False, **filters: Any) -> list[Trajectory]:
-        """Newest first; ``filters`` as in :meth:`_where` (status, labelled, unconsumed, since, labels)."""
+        """Newest first; ``filters`` as in :func:`where_clause` (status, labelled, unconsumed, since, labels, held_out)."""
         where, params = self._where(**filters)
         sql = f"SELECT * FROM trajectories WHERE {where} ORDER BY started_at DESC"
         if limit is not None:
@@ -232,30 +242,30 @@ class TrajectoryRepo:
         row = self.store.query_one(f"SELECT count(*) AS n FROM trajectories WHERE {where}", params)
         return row["n"] if row else 0
 
-    @staticmethod
-    def _where(
-        *,
-        status: str | None = None,
-        labelled: bool | None = None,
-        unconsumed: bool = False,
-        since: datetime | None = None,
-        labels: dict[str, str] | None = None,
-    ) -> tuple[str, list[Any]]:
-        clauses, params = ["1=1"], []
-        if status:
-            clauses.append("status = ?")
-            params.append(status)
-        if labelled is not None:
-            clauses.append("success IS NOT NULL" if labelled else "success IS NULL")
-        if unconsumed:
-            clauses.append("consumed_round IS NULL")
-        if since is not None:
-            clauses.append("started_at >= ?")
-            params.append(since.isoformat())
-        for key, value in (labels or {}).items():
-            clauses.append("json_extract(labels, ?) = ?")
-            params += [f"$.{key}", value]
-        return " AND ".join(clauses), params
+    def _where(self, **filters: Any) -> tuple[str, list[Any]]:
+        return where_clause(self.store.sql, **filters)
+
+    def totals(self) -> dict[str, int]:
+        """Runs in all, labelled, successful and incomplete."""
+        row = self.store.query_one(
+            "SELECT count(*) AS total,"
+            " sum(CASE WHEN success IS NOT NULL THEN 1 ELSE 0 END) AS labelled,"
+            " sum(CASE WHEN success = 1 THEN 1 ELSE 0 END) AS successes,"
+            " sum(CASE WHEN status = 'incomplete' THEN 1 ELSE 0 END) AS incomplete FROM trajectories")
+        return {k: int(v or 0) for k, v in (row or {}).items()}
+
+    def limit_counts(self) -> dict[str, int]:
+        """Limit events per type, over every run."""
+        rows = self.store.query("SELECT type, count(*) AS n FROM limit_events GROUP BY type")
+        return {r["type"]: r["n"] for r in rows}
+
+    def label_values(self, key: str) -> dict[str, int]:
+        """Each value of the label ``key`` with how many runs carry it."""
+        field = self.store.sql.json_field_param("labels")
+        rows = self.store.query(f"SELECT {field} AS value, count(*) AS n FROM trajectories"
+                                f" WHERE {field} IS NOT NULL GROUP BY 1",
+                                (self.store.sql.json_key(key), self.store.sql.json_key(key)))
+        return {str(r["value"]): r["n"] for r in rows}
 
     @staticmethod
     def _summary(row: dict[str, Any]) -> Trajectory:
@@ -294,3 +304,39 @@ class TrajectoryRepo:
                     rank=r["rank"], score=r["score"],
                 ))
         return [trajs[i] for i in ids]
+
+
+def where_clause(
+    sql: Dialect,
+    *,
+    status: str | None = None,
+    labelled: bool | None = None,
+    unconsumed: bool = False,
+    since: datetime | None = None,
+    labels: dict[str, str] | None = None,
+    held_out: bool | None = None,
+) -> tuple[str, list[Any]]:
+    """A WHERE clause over ``trajectories`` and its parameters.
+
+    ``held_out`` True/False keeps only runs whose ``split`` label is / is not a held-out split.
+    """
+    clauses, params = ["1=1"], []
+    if status:
+        clauses.append("status = ?")
+        params.append(status)
+    if labelled is not None:
+        clauses.append("success IS NOT NULL" if labelled else "success IS NULL")
+    if unconsumed:
+        clauses.append("consumed_round IS NULL")
+    if since is not None:
+        clauses.append("started_at >= ?")
+        params.append(since.isoformat())
+    for key, value in (labels or {}).items():
+        clauses.append(f"{sql.json_field_param('labels')} = ?")
+        params += [sql.json_key(key), value]
+    if held_out is not None:
+        marks = ",".join("?" * len(HELD_OUT_SPLITS))
+        clauses.append(f"coalesce({sql.json_text('labels', 'split')}, '')"
+                       f" {'' if held_out else 'NOT '}IN ({marks})")
+        params += sorted(HELD_OUT_SPLITS)
+    return " AND ".join(clauses), params

@@ -1,4 +1,4 @@
-"""The SQLite connection: pragmas for many writers, migrations, and immediate transactions.
+"""The embedded default store: one SQLite file, pragmas for many writers, immediate transactions.
 
 One connection per process (shared by threads under a lock). WAL lets readers run while one
 writer commits; ``BEGIN IMMEDIATE`` takes the write lock up front so two processes never both
@@ -9,7 +9,6 @@ locked" from ever reaching a caller under ordinary contention.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import random
 import sqlite3
@@ -20,8 +19,12 @@ from typing import Any, Iterator
 
 from sqlite_utils import Database
 
-from skillbank.errors import CorruptBankError, SchemaTooNewError, StorageFullError
+from skillbank.errors import CorruptBankError, LockedError, SchemaTooNewError, StorageFullError
+from skillbank.store.base import Dialect, Store
+from skillbank.store.locks import file_lock
 from skillbank.store.schema import KNOWN_MIGRATIONS, migrations
+
+__all__ = ["DB_FILENAME", "SQLiteStore"]
 
 DB_FILENAME = "bank.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -33,17 +36,22 @@ def _is_locked(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-class Store:
+class SQLiteStore(Store):
     """A bank's SQLite database. Open with :meth:`open`; call :meth:`close` (or use ``with``)."""
+
+    backend = "sqlite"
+    sql = Dialect()
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None):
         self.conn = conn
         self.path = path
+        self.location = str(path) if path is not None else ":memory:"
         self.db = Database(conn)
-        self.lock = threading.RLock()
+        self._mutex = threading.RLock()
+        self._named: dict[str, threading.Lock] = {}
 
     @classmethod
-    def open(cls, path: str | Path | None) -> "Store":
+    def open(cls, path: str | Path | None) -> "SQLiteStore":
         """Open (creating if needed) the database at ``path``; ``None`` means in memory."""
         target = ":memory:" if path is None else str(path)
         if path is not None and Path(path).exists():
@@ -97,17 +105,33 @@ class Store:
         if self.path is None:
             yield
             return
-        with open(self.path.with_suffix(".setup.lock"), "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with file_lock(self.path.with_suffix(".setup.lock"), timeout=None, what="migrations",
+                       busy=lambda holder, waited: "unreachable: waits forever"):
+            yield
+
+    @contextlib.contextmanager
+    def lock(self, name: str, *, timeout: float | None, what: str, busy: Any = None) -> Iterator[Any]:
+        """A file lock ``<bank folder>/<name>.lock`` (in memory: a lock of this process only)."""
+        busy = busy or (lambda holder, waited: f"{name} is locked on {self.location}{holder}{waited}")
+        if self.path is None:
+            lock = self._named.setdefault(name, threading.Lock())
+            if not lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+                raise LockedError(busy("", f" after waiting {timeout:g}s" if timeout else ""))
             try:
-                yield
+                yield None
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                lock.release()
+            return
+        with file_lock(self.path.parent / f"{name}.lock", timeout=timeout, what=what, busy=busy) as path:
+            yield path
+
+    def serialize_changes(self, conn: Any, *, shared: bool = False) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already made this the only writer."""
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """An immediate (write-locked) transaction; commits on success, rolls back on error."""
-        with self.lock:
+        with self._mutex:
             if self.conn.in_transaction:  # nested use joins the outer transaction
                 yield self.conn
                 return
@@ -141,26 +165,10 @@ class Store:
         raise AssertionError("unreachable")
 
     def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
-        with self.lock:
+        with self._mutex:
             cursor = self._retry(lambda: self.conn.execute(sql, params))
             columns = [c[0] for c in cursor.description or ()]
             return [dict(zip(columns, row)) for row in cursor.fetchall()]
-
-    def query_one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
-        rows = self.query(sql, params)
-        return rows[0] if rows else None
-
-    def get_meta(self, key: str) -> str | None:
-        row = self.query_one("SELECT value FROM meta WHERE key = ?", (key,))
-        return row["value"] if row else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
 
     def integrity_check(self) -> list[str]:
         """SQLite's own check; returns the problems found (empty when the file is sound)."""
@@ -169,15 +177,9 @@ class Store:
         return [] if problems == ["ok"] else problems
 
     def close(self) -> None:
-        with self.lock:
+        with self._mutex:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
-
-    def __enter__(self) -> "Store":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _check_sqlite_header(path: Path) -> None:

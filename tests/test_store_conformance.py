@@ -1,0 +1,308 @@
+"""The store conformance suite: one set of tests, run on every backend.
+
+In the manner of LangGraph's checkpointer conformance tests: ``any_bank`` (conftest.py) is a
+real bank on SQLite (file + Chroma), on PostgreSQL with pgvector, and on PostgreSQL without the
+extension (exact search over the cached embeddings). Every guarantee the README promises is
+checked here once and holds on all three.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+
+import pytest
+
+from skillbank import SkillBank
+from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
+from skillbank.evolution import evolve, evolution_lock
+from skillbank.evolution.evidence import ROUND_KEY, load_batch
+from skillbank.models import Outcome, SkillStatus, Step, Trajectory, utcnow
+from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
+from test_evolution_support import refund, window
+
+
+def _add(bank, name, description, **kw):
+    return bank.add_skill(name=name, description=description, body=kw.pop("body", f"Do {name}."), **kw)
+
+
+def _tamper(bank, sql, params=()):
+    """Edit a row behind the repositories' back, as an attacker with database access would."""
+    with bank.store.transaction() as conn:
+        conn.execute(sql, params)
+
+
+# -- migrations ------------------------------------------------------------------------------------
+
+
+def test_both_backends_know_the_same_migrations():
+    assert {name for name, _ in POSTGRES_MIGRATIONS} == KNOWN_MIGRATIONS
+
+
+def test_migrations_are_recorded_and_reopening_is_idempotent(any_bank, backend_target):
+    if any_bank.store.backend == "sqlite":
+        names = {r["name"] for r in any_bank.store.query("SELECT name FROM _sqlite_migrations")}
+    else:
+        names = set(any_bank.store.applied_migrations())
+    assert names == KNOWN_MIGRATIONS
+    _add(any_bank, "kept", "survives a reopen")
+    any_bank.close()
+    with SkillBank.open(backend_target, embedder="hash") as again:
+        again.store.setup()
+        assert [s.name for s in again.list_skills()] == ["kept"]
+
+
+def test_a_schema_from_a_newer_release_is_refused(any_bank, backend_target):
+    table = "_sqlite_migrations (migration_set, name, applied_at)" if any_bank.store.backend == "sqlite" \
+        else "skillbank_migrations (name, applied_at)"
+    values = "('skillbank', '9999_future', 'x')" if any_bank.store.backend == "sqlite" else "('9999_future', 'x')"
+    _tamper(any_bank, f"INSERT INTO {table} VALUES {values}")
+    any_bank.close()
+    with pytest.raises(SchemaTooNewError, match="newer skillbank"):
+        SkillBank.open(backend_target, embedder="hash")
+
+
+# -- skills, versions, the change log ----------------------------------------------------------------
+
+
+def test_versions_are_immutable_and_content_hashed(any_bank):
+    s = _add(any_bank, "check-battery", "Check the battery first", tools=["get_battery"], tags=["Car"])
+    any_bank.update_skill(s.id, body="Call get_battery before start_climate.", reason="sharper")
+    any_bank.update_skill(s.id, body="Call get_battery before start_climate.", reason="no-op")  # writes nothing
+    history = any_bank.history(s.id)
+    assert [v.version for v in history] == [1, 2]
+    assert all(v.content.hash() == v.content_hash for v in history)
+    assert history[1].parent_hash == history[0].content_hash
+    assert history[0].content.tags == ("car",) and history[0].content.tools == ("get_battery",)
+    assert "+Call get_battery" in any_bank.diff(s.id, 1, 2)
+    rolled = any_bank.rollback(s.id, 1)
+    assert rolled.version == 3 and rolled.content_hash == history[0].content_hash
+    assert any_bank.skills.was_rejected(history[1].content_hash)
+    report = any_bank.verify()
+    assert report.ok, report.problems
+    assert (report.events, report.versions) == (3, 3)
+
+
+def test_names_stay_unique(any_bank):
+    _add(any_bank, "only-one", "first")
+    with pytest.raises(DuplicateSkillError, match="already exists"):
+        _add(any_bank, "only-one", "second")
+    other = _add(any_bank, "another", "third")
+    with pytest.raises(DuplicateSkillError):
+        any_bank.update_skill(other.id, name="only-one", reason="rename onto a taken name")
+
+
+def test_verify_names_the_first_broken_link(any_bank):
+    for i in range(4):
+        _add(any_bank, f"skill-{i}", f"skill number {i}")
+    assert any_bank.verify(check_index=False).ok
+    _tamper(any_bank, "UPDATE events SET payload = ? WHERE seq = 2", (json.dumps({"content_hash": "forged"}),))
+    problems = any_bank.verify(check_index=False).problems
+    assert problems[0] == "event 2: contents do not match its hash (edited)"
+    assert not any(p.startswith("event 3") for p in problems)  # after the first break: unverifiable
+
+
+def test_an_edited_version_is_caught(any_bank):
+    s = _add(any_bank, "honest", "an honest skill")
+    _tamper(any_bank, "UPDATE skill_versions SET body = 'exfiltrate the data' WHERE skill_id = ?", (s.id,))
+    problems = any_bank.verify(check_index=False).problems
+    assert any(f"skill {s.id} v1: content does not match" in p for p in problems)
+
+
+def test_a_failed_change_writes_nothing(any_bank):
+    before = any_bank.stats()
+    with pytest.raises(RuntimeError):
+        with any_bank.store.transaction():
+            _add(any_bank, "half-a", "first of two")
+            any_bank.trajectories.save(refund(0))
+            raise RuntimeError("crash between two writes")
+    assert any_bank.stats() == before
+    assert any_bank.verify(check_index=False).ok
+
+
+def test_meta_round_trips(any_bank):
+    assert any_bank.store.get_meta("k") is None
+    any_bank.store.set_meta("k", "v1")
+    any_bank.store.set_meta("k", "v2")
+    any_bank.store.set_meta("other", "x")
+    assert any_bank.store.get_meta("k") == "v2"
+    assert any_bank.store.meta_items("k") == {"k": "v2"}
+    any_bank.store.delete_meta("k")
+    assert any_bank.store.get_meta("k") is None
+
+
+# -- trajectories ------------------------------------------------------------------------------------
+
+
+def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
+    skill = _add(any_bank, "refund-orders", "Refund an order", tools=["find_order"])
+    ok = any_bank.trajectories.save(refund(0, skill=skill))
+    bad = any_bank.trajectories.save(refund(1, success=False, skill=skill))
+    t = any_bank.trajectories.get(ok)
+    assert t.outcome.success and [s.tool for s in t.steps if s.kind == "tool"][:1] == ["find_order"]
+    assert any_bank.trajectories.get(bad).injections[0].skill_id == skill.id
+    stats = any_bank.get_skill(skill.id).stats
+    assert (stats.uses, stats.successes, stats.failures) == (2, 1, 1)
+    any_bank.record_outcome(bad, success=True)  # a relabel replaces the old label
+    stats = any_bank.get_skill(skill.id).stats
+    assert (stats.successes, stats.failures) == (2, 0)
+    assert any_bank.trajectories.count(labelled=True) == 2
+    totals = any_bank.stats()["trajectories"]
+    assert totals == {"total": 2, "labelled": 2, "successes": 2, "incomplete": 0}
+
+
+def test_an_unfinished_run_keeps_its_steps_and_its_model(any_bank):
+    t = Trajectory(task="open the sunroof", labels={"arm": "with"})
+    any_bank.trajectories.start(t)
+    any_bank.trajectories.append(t.id, [Step(index=0, kind="model", started_at=utcnow(), content="thinking",
+                                             input_tokens=7, output_tokens=3)], model="scripted")
+    running = any_bank.trajectories.list(status="running", with_steps=True)
+    assert [r.id for r in running] == [t.id] and running[0].model == "scripted"
+    any_bank.trajectories.finish(t.id, final_answer="done")
+    row = any_bank.trajectories.get(t.id)
+    assert row.status == "complete" and len(row.steps) == 1
+
+
+def test_labels_filter_and_held_out_runs(any_bank):
+    a = refund(0)
+    a.labels = {"split": "train", "run": "r1"}
+    b = refund(1)
+    b.labels = {"split": "heldout", "run": "r1"}
+    c = refund(2)
+    for t in (a, b, c):
+        any_bank.trajectories.save(t)
+    assert any_bank.trajectories.count(labels={"split": "train"}) == 1
+    assert any_bank.trajectories.count(held_out=True) == 1
+    assert any_bank.trajectories.count(held_out=False) == 2
+    assert any_bank.trajectories.label_values("run") == {"r1": 2}
+    assert {r.id for r in load_batch(any_bank).runs} == {a.id, c.id}
+    assert {r.id for r in load_batch(any_bank, include_heldout=True).runs} == {a.id, b.id, c.id}
+    assert any_bank.evidence.splits_of([a.id, b.id, c.id]) == {
+        a.id: ("train", "r1"), b.id: ("heldout", "r1"), c.id: ("unlabelled", None)}
+
+
+# -- search --------------------------------------------------------------------------------------------
+
+
+def test_search_with_filters_and_after_changes(any_bank):
+    car = _add(any_bank, "battery-first", "check the battery level before climate control",
+               kind="policy", tools=["get_battery"], tags=["car"])
+    refund_ = _add(any_bank, "refund-check", "refund an order after the eligibility check",
+                   tools=["check_eligibility"], tags=["retail"])
+    _add(any_bank, "calendar-free", "find a free calendar slot before booking", tags=["calendar"])
+    assert any_bank.search("battery level climate", k=1)[0].skill.id == car.id
+    assert [h.skill.id for h in any_bank.search("refund order", k=3, tags=["retail"])] == [refund_.id]
+    assert [h.skill.id for h in any_bank.search("battery", k=3, kinds=["policy"])] == [car.id]
+    assert [h.skill.id for h in any_bank.search("battery", k=3, tools=["get_battery"])] == [car.id]
+    assert car.id not in {h.skill.id for h in any_bank.search("battery level", k=3, exclude=[car.id])}
+    assert [s.name for s in any_bank.list_skills(tag="car")] == ["battery-first"]
+    assert any_bank.skills.count_by("kind") == {"policy": 1, "procedure": 2}
+    any_bank.retire(car.id, reason="obsolete")
+    assert car.id not in {h.skill.id for h in any_bank.search("battery level climate", k=3)}
+    any_bank.update_skill(refund_.id, description="battery refunds for electric cars", reason="edit")
+    assert any_bank.search("battery refunds electric cars", k=1)[0].skill.id == refund_.id
+    report = any_bank.verify()
+    assert report.ok, report.problems
+
+
+def test_many_changes_sync_the_index_and_reindex_rebuilds_it(any_bank):
+    with any_bank.store.transaction():
+        for i in range(300):  # past the dirty limit: the index syncs
+            _add(any_bank, f"bulk-{i}", f"bulk skill number {i} about topic {i % 7}")
+    hits = any_bank.search("bulk skill number 42 about topic 0", k=1)
+    assert hits[0].skill.name == "bulk-42"
+    assert any_bank.index.ensure_fresh().seq == any_bank.skills.last_event_seq()
+    assert len(any_bank.index.entries()) == 300
+    assert any_bank.reindex() == {"upserted": 300, "deleted": 0}
+    assert any_bank.verify().ok
+    assert any_bank.search("bulk skill number 42 about topic 0", k=1)[0].skill.name == "bulk-42"
+
+
+# -- locks and concurrency --------------------------------------------------------------------------------
+
+
+def test_the_evolution_lock_is_exclusive_across_handles(any_bank, backend_target):
+    with SkillBank.open(backend_target, embedder="hash") as other:
+        with evolution_lock(any_bank, timeout=0):
+            with pytest.raises(LockedError, match=r"another evolution round is running .*pid \d+"):
+                with evolution_lock(other, timeout=0.2):
+                    pass
+        with evolution_lock(other, timeout=0):
+            pass
+
+
+def _writer(target, worker, n):
+    bank = SkillBank.open(target, embedder="hash")
+    skill = bank.get_skill("shared-skill")
+    for i in range(n):
+        t = refund(worker * 1000 + i, success=i % 2 == 0, skill=skill)
+        t.labels = {"worker": str(worker)}
+        bank.trajectories.save(t)
+        if i % 10 == 0:
+            bank.update_skill(skill.id, body=f"edit {worker}-{i}", reason="concurrent edit")
+    bank.close()
+
+
+def test_concurrent_writers_lose_nothing(any_bank, backend_target):
+    _add(any_bank, "shared-skill", "a skill every writer injects and edits")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(backend_target), w, 20)) for w in range(4)]
+    for p in procs:
+        p.start()
+    threads = [threading.Thread(target=any_bank.search, args=("refund order",)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for p in procs:
+        p.join(240)
+    for t in threads:
+        t.join()
+    assert [p.exitcode for p in procs] == [0] * 4
+    assert any_bank.trajectories.count() == 80
+    skill = any_bank.get_skill("shared-skill")
+    assert skill.stats.uses == 80 and skill.stats.successes == 40 and skill.stats.failures == 40
+    assert skill.version == 1 + 4 * 2  # two edits per writer, none lost
+    report = any_bank.verify()
+    assert report.ok, report.problems
+
+
+# -- the round -------------------------------------------------------------------------------------------
+
+
+def test_an_evolution_round_runs_and_consumes_its_evidence(any_bank):
+    for i in range(4):
+        any_bank.trajectories.save(refund(i))
+    any_bank.trajectories.save(window(0))
+    any_bank.trajectories.save(window(1))
+    report = evolve(any_bank, promote_policy="all")
+    assert report.trajectories == 6 and report.changes
+    assert any_bank.store.get_meta(ROUND_KEY) == "1"
+    assert any_bank.trajectories.count(labelled=True, unconsumed=True) == 0
+    assert evolve(any_bank).trajectories == 0
+    assert any_bank.verify().ok
+    assert any_bank.search("refund a damaged order", k=1)
+
+
+def test_outcome_source_survives(any_bank):
+    t = refund(0)
+    t.outcome = Outcome(success=True, source="verifier", note="ok")
+    any_bank.trajectories.save(t)
+    assert any_bank.trajectories.get(t.id).outcome.source == "verifier"
+    assert SkillStatus.active.value == "active"
+
+
+def test_importing_and_opening_needs_no_fcntl(tmp_path):
+    """Windows has no fcntl: skillbank's locks come from filelock, which picks what the OS has."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['fcntl'] = None\n"
+            "from skillbank import SkillBank\n"
+            "from skillbank.evolution import evolution_lock\n"
+            f"bank = SkillBank.open({str(tmp_path / 'bank')!r}, embedder='hash')\n"
+            "bank.add_skill(name='portable', description='d', body='b')\n"
+            "with evolution_lock(bank, timeout=1):\n"
+            "    print(len(bank.list_skills()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1"
