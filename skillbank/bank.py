@@ -271,8 +271,17 @@ class SkillBank:
         return self.skills.get(skill_id)
 
     def list_skills(self, status: SkillStatus | str | None = None, kind: str | None = None,
-                    tag: str | None = None) -> list[Skill]:
-        return self.skills.list(status=status, kind=kind, tag=tag)
+                    tag: str | None = None, *, drafts: bool = False) -> list[Skill]:
+        """The skills, filtered. An edit evolution proposes for an active skill waits as a
+        pending version of that skill (``skillbank candidates list``), not as a skill of its
+        own: ``drafts=True`` lists the rows that hold those versions too."""
+        skills = self.skills.list(status=status, kind=kind, tag=tag)
+        if drafts:
+            return skills
+        from skillbank.evolution.review import draft_ids
+
+        hidden = draft_ids(self)
+        return [s for s in skills if s.id not in hidden]
 
     def history(self, skill_id: str) -> list[SkillVersion]:
         return self.skills.history(skill_id)

@@ -363,7 +363,8 @@ def test_new_skill_similar_to_an_existing_one_becomes_a_merge(bank):
     assert change.skill_id == existing.id and "merged into similar skill" in change.reason
     draft = bank.get_skill(change.candidate_id)
     assert teaches(draft, "check_first", check="check_refund_policy", tool="issue_refund")
-    assert len(bank.list_skills()) == 2  # the skill and its draft; no near-duplicate skill
+    # no near-duplicate skill: one skill, whose pending version waits in a draft row
+    assert len(bank.list_skills()) == 1 and len(bank.list_skills(drafts=True)) == 2
 
 
 def test_existing_near_duplicates_are_merged_and_one_retired_on_promotion(bank):

@@ -127,9 +127,12 @@ def test_show_an_edit_prints_its_diff(tmp_path, monkeypatch):
             bank.trajectories.save(t)
     monkeypatch.setenv("COLUMNS", "200")
     assert run("evolve", "-d", str(path), "--embedder", "hash").exit_code == 0
-    shown = run("candidates", "show", "refund-orders-next", "-d", str(path), "--embedder", "hash")
+    # The pending edit is found by the name of the skill it edits.
+    shown = run("candidates", "show", "refund-orders", "-d", str(path), "--embedder", "hash")
     assert shown.exit_code == 0, shown.output
     assert "diff against the active version" in shown.output
     assert "+- Always call `check_refund_policy` before `issue_refund`." in shown.output
     listed = run("candidates", "list", "-d", str(path), "--embedder", "hash")
-    assert "update of refund-orders" in listed.output
+    assert "refund-orders v2" in listed.output and "update (v1 → v2)" in listed.output
+    # ... and it is a version of that skill, not a skill of its own.
+    assert "refund-orders-next" not in run("skills", "list", "-d", str(path), "--embedder", "hash").output

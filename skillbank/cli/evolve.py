@@ -167,7 +167,7 @@ def list_(
 
     with open_bank(dir, embedder) as bank:
         pending = list_candidates(bank)
-        targets = {p.target: bank.get_skill(p.target).name for p in pending if p.target}
+        targets = {p.target: bank.get_skill(p.target) for p in pending if p.target}
     if as_json:
         print_json([_pending_json(p) for p in pending])
         return
@@ -182,10 +182,13 @@ def list_(
     table.add_column("evidence", justify="right")
     table.add_column("reason")
     for p in pending:
-        change = p.kind + (f" of {targets[p.target]}" if p.target else "")
+        # A pending edit is shown as the next version of the skill it edits.
+        target = targets.get(p.target)
+        name = f"{target.name} v{target.version + 1}" if target else p.skill.name
+        change = p.kind + (f" (v{target.version} → v{target.version + 1})" if target else "")
         style = "red" if p.skill.status.value == "quarantined" else "cyan"
         reason = p.skill.note if p.skill.status.value == "quarantined" else p.reason
-        table.add_row(p.skill.id, p.skill.name, escape(change), Text(p.skill.status.value, style=style),
+        table.add_row(p.skill.id, escape(name), escape(change), Text(p.skill.status.value, style=style),
                       str(len(p.evidence)), escape((reason or "")[:120]))
     console().print(table)
 

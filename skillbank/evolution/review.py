@@ -1,11 +1,13 @@
 """Candidates waiting for review, and promoting or rejecting them.
 
 A candidate is either a new skill (status ``candidate``) or, for an edit of an *active* skill,
-a **draft**: a separate candidate skill named ``<target>-next`` that holds the proposed content,
-so the active version keeps being injected while the edit waits. Promoting a draft appends its
-content as a new version of the target (with the edit's provenance and reason) and retires the
-draft; a merge also retires the skills it absorbed. Rejecting remembers the proposed content
-hash so the same edit is not proposed again.
+a **pending version** of that skill: the proposed content waits in a draft row (named
+``<target>-next`` in storage) while the active version keeps being injected. Drafts are not
+skills: ``SkillBank.list_skills`` and ``skillbank skills list`` leave them out, and ``skillbank
+candidates list`` shows each as the next version of its target. Promoting one appends its
+content as that next version (with the edit's provenance and reason) and retires the draft row;
+a merge also retires the skills it absorbed. Rejecting remembers the proposed content hash so
+the same edit is not proposed again.
 
 What links a draft to its target lives in the bank's ``meta`` table under
 ``evolution:pending:<candidate id>``; the draft used for a target under ``evolution:draft:<id>``.
@@ -98,13 +100,23 @@ def pending_info(bank: Any, skill_id: str) -> dict[str, Any] | None:
     return json.loads(raw) if raw else None
 
 
+def draft_ids(bank: Any) -> set[str]:
+    """The rows that hold pending versions of active skills (every draft ever made)."""
+    return set(bank.store.meta_items(DRAFT_PREFIX).values())
+
+
 def draft_id_for(bank: Any, target_id: str) -> str | None:
     """The draft skill used for edits of ``target_id`` (it may be retired between edits)."""
     return bank.store.get_meta(DRAFT_PREFIX + target_id)
 
 
 def get_pending(bank: Any, skill_id: str) -> Pending:
+    """The candidate ``skill_id`` names: a candidate skill, or an active skill's pending version
+    (by the active skill's own name or id, or the draft's)."""
     skill = bank.get_skill(skill_id)
+    draft = draft_id_for(bank, skill.id) if skill.status == SkillStatus.active else None
+    if draft is not None and pending_info(bank, draft) is not None:
+        skill = bank.get_skill(draft)
     info = pending_info(bank, skill.id) or {}
     return Pending(skill=skill, **{k: v for k, v in info.items() if k in Pending.__dataclass_fields__})
 
@@ -148,7 +160,7 @@ def promote(bank: Any, skill_id: str, *, force: bool = False, reason: str | None
                 raise InvalidSkillError(
                     f"{target.name} changed since this edit was proposed (now v{target.version}); "
                     "review the diff and promote with --force, or reject it")
-            content = SkillContent(**{**cand.content.model_dump(), "name": p.name or target.name})
+            content = cand.content.model_copy(update={"name": p.name or target.name})
             result = bank.skills.new_version(
                 target.id, content=content, status=SkillStatus.active, author=author,
                 reason=f"{detail} (candidate {cand.id})", provenance=p.evidence,
@@ -177,7 +189,7 @@ def reject(bank: Any, skill_id: str, *, reason: str = "rejected by review", auth
     cand = p.skill
     if cand.status not in (SkillStatus.candidate, SkillStatus.quarantined):
         raise InvalidSkillError(f"{cand.name} is {cand.status.value}, not a candidate")
-    proposed = SkillContent(**{**cand.content.model_dump(), "name": p.name or cand.name})
+    proposed = cand.content.model_copy(update={"name": p.name or cand.name})
     remember_rejection(bank, proposed, p.target or cand.id, reason,
                        extra=[h for h in (p.proposal_hash, cand.content_hash) if h])
     with bank.store.transaction():
