@@ -349,18 +349,27 @@ class Template:
     heldout: bool
     env_cls: type[Environment]
     build: Callable[[Any], Spec]
+    # Which variants exist: plain (False) and budget (True). A template about the budget itself
+    # has only the budget variant.
+    variants: tuple[bool, ...] = (False, True)
 
 
 TEMPLATES: dict[str, Template] = {}
 
 
-def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bool = False):
-    """Register a template builder ``build(rng) -> Spec`` under ``id`` (``family.type.name``)."""
+def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bool = False,
+             budget_only: bool = False):
+    """Register a template builder ``build(rng) -> Spec`` under ``id`` (``family.type.name``).
+
+    ``budget_only``: the template exists only as its budget variant (a request about finishing
+    within a tool-call budget).
+    """
 
     def register(build: Callable[[Any], Spec]) -> Callable[[Any], Spec]:
         if id in TEMPLATES:
             raise ValueError(f"duplicate template id {id!r}")
-        TEMPLATES[id] = Template(id, env_cls.family, type, heldout, env_cls, build)
+        TEMPLATES[id] = Template(id, env_cls.family, type, heldout, env_cls, build,
+                                 variants=(True,) if budget_only else (False, True))
         return build
 
     return register
