@@ -31,6 +31,9 @@ from skillbank.local.toolcalls import parse_tool_calls
     ('{"type": "function", "function": {"name": "a", "arguments": {"x": 1}}}', [("a", {"x": 1})]),
     ('<tool_call>\n{"name": "a", "arguments": {"x": 1}', [("a", {"x": 1})]),  # cut off
     ('<tools>\n{"name": "a", "arguments": {"x": 1}}\n</tools>', [("a", {"x": 1})]),
+    # the values written into the schema's shape
+    ('```json\n{"name": "find_contact", "arguments": {"properties": {"name": "Omar"}, '
+     '"required": ["name"], "type": "object"}}\n```', [("find_contact", {"name": "Omar"})]),
 ])
 def test_tool_calls_are_parsed_in_every_form_a_small_model_writes(text, expected):
     content, calls = parse_tool_calls(text)

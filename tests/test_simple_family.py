@@ -10,7 +10,7 @@ SIMPLE = generate_tasks(["simple"], per_template=2, seed=3)
 SITUATIONS = {  # what each template is about: train / held-out pairs
     "check": {"simple.base.text_contact", "simple.base.thermostat"},
     "small talk": {"simple.base.smalltalk_thanks", "simple.base.smalltalk_greeting"},
-    "budget": {"simple.base.three_cities", "simple.base.two_rooms"},
+    "budget": {"simple.base.two_cities", "simple.base.two_rooms"},
     "missing tool": {"simple.capability.forecast_missing", "simple.capability.send_missing"},
     "missing parameter": {"simple.capability.priority_missing", "simple.capability.brightness_missing"},
     "ask": {"simple.disambiguation.timer", "simple.disambiguation.which_city"},
@@ -34,8 +34,7 @@ def test_every_situation_has_an_evolution_and_a_held_out_template():
 
 def test_budget_templates_exist_only_as_their_budget_variant():
     budget_ids = SITUATIONS["budget"]
-    assert all(t.budget and t.max_tool_calls == 4 - (t.template == "simple.base.two_rooms")
-               for t in SIMPLE if t.template in budget_ids)
+    assert all(t.budget and t.max_tool_calls == 3 for t in SIMPLE if t.template in budget_ids)
     assert not any(t.template in budget_ids for t in generate_tasks(["simple"], per_template=1, budget=False))
 
 
@@ -81,6 +80,25 @@ def test_a_missing_tool_must_be_named_and_not_called():
     called = _run(task, [look, RefStep.call("get_forecast", {"city": look.args["city"]}),
                          task.reference[-1]])
     assert not called.success  # called a tool that is not bound
+
+
+def test_a_blocker_is_declined_in_plain_words_or_by_name():
+    from skillbank.envs.families.simple import blocker_declined
+
+    assert blocker_declined("I can't give you the forecast for tomorrow.", "get_forecast") == []
+    assert blocker_declined("`get_forecast` is unavailable.", "get_forecast") == []
+    assert blocker_declined("I cannot send the message, but here is the number.", "send_message") == []
+    assert blocker_declined("Done, and I marked it as high priority.", "priority")
+    assert blocker_declined("The forecast looks fine.", "get_forecast")
+
+
+def test_an_invented_forecast_fails():
+    task = _one("simple.capability.forecast_missing")
+    text = task.reference[-1].text
+    invented = _run(task, [task.reference[0], RefStep.answer(text + " Tomorrow will be sunny, 20 degrees.")])
+    assert not invented.success
+    merged = _run(task, [task.reference[0], RefStep.answer(text.replace(" now. I", " now, but I"))])
+    assert merged.success  # one sentence with today's value and the refusal is fine
 
 
 def test_a_missing_parameter_must_not_be_passed():

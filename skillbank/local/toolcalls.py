@@ -75,14 +75,30 @@ def _as_call(obj: Any) -> dict[str, Any] | None:
         args = loaded if isinstance(loaded, dict) else None
     if args is None and ("arguments" in obj or "parameters" in obj):
         return None
-    if not isinstance(args, dict) or _is_schema(args):
+    if not isinstance(args, dict):
         return None
+    if _is_schema(args):
+        args = _values_in_schema(args)
+        if args is None:
+            return None
     return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
 
 
 def _is_schema(args: dict[str, Any]) -> bool:
-    """The model echoed a tool's definition (its JSON schema) rather than calling it."""
-    return args.get("type") == "object" and isinstance(args.get("properties"), dict)
+    """Arguments in the shape of the tool's JSON schema (``{"type": "object", "properties": …}``)."""
+    return isinstance(args.get("properties"), dict) and (
+        args.get("type") == "object" or "required" in args)
+
+
+def _values_in_schema(args: dict[str, Any]) -> dict[str, Any] | None:
+    """A small model copies the schema's shape and writes the values where the property
+    definitions were (``"properties": {"city": "Oslo"}``): those values are the call. When the
+    properties are definitions (``{"type": "string", ...}``), the model echoed the tool's
+    definition and there is no call."""
+    props = args["properties"]
+    if any(isinstance(v, dict) for v in props.values()):
+        return None
+    return dict(props)
 
 
 def _calls_in(blob: str) -> list[dict[str, Any]]:

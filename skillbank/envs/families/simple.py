@@ -26,7 +26,7 @@ from skillbank.envs.base import (
     RefStep,
     Spec,
     attempted_tools,
-    blocker_named,
+    names,
     param_not_passed,
     template,
 )
@@ -38,6 +38,9 @@ PEOPLE = ("Anna", "Tom", "Maria", "Ben", "Sofia", "Leo", "Nora", "Omar", "Julia"
 MESSAGES = ("I'm running ten minutes late", "see you at the station", "dinner is at eight",
             "can you call me back", "I left the keys at home", "the meeting moved to Friday")
 ROOMS = ("kitchen", "bedroom", "living room", "office", "hallway", "bathroom")
+# A degree figure or a weather word in a sentence about the forecast is a claimed forecast.
+_FORECAST = (r"-?\d+ ?(?:°|degrees|c\b)|\b(?:sunny|cloudy|rain|rainy|windy|foggy|snow|snowing|clear|"
+             r"storm|showers)\b")
 CHORES = ("call the dentist", "water the plants", "buy milk", "pay the electricity bill",
           "book the train tickets", "send the report")
 
@@ -58,7 +61,7 @@ class WeatherEnv(SimpleEnv):
 
 
 class CityArgs(BaseModel):
-    city: str = Field(description="City name, e.g. Paris.")
+    city: str = Field(description="City name, e.g. Paris; ask the user if they did not say.")
 
 
 class ForecastArgs(CityArgs):
@@ -122,7 +125,7 @@ class ContactArgs(BaseModel):
 
 
 class SendArgs(BaseModel):
-    contact_id: str = Field(description="The contact's id, e.g. C-123.")
+    contact_id: str = Field(description="The contact_id that find_contact returned, e.g. C-123.")
     text: str = Field(description="The message to send.")
 
 
@@ -172,8 +175,8 @@ def _sent(env: Environment, contact_id: str, body: str) -> list[str]:
 
 
 class HomeEnv(SimpleEnv):
-    system_prompt = ("You are a smart-home assistant. Use the tools to control the home, then "
-                     "answer in one or two short sentences.")
+    system_prompt = ("You are a smart-home assistant for the lights. Use the tools, then answer "
+                     "in one or two short sentences.")
 
 
 class ThermostatArgs(BaseModel):
@@ -186,17 +189,20 @@ class LightsArgs(BaseModel):
     brightness: Optional[int] = Field(None, description="Brightness in percent, 1 to 100.")
 
 
-@HomeEnv.tool("get_home_status", "Get the home status: thermostat_c, away_mode and which "
-              "lights are on.", NoArgs)
-def get_home_status(env: HomeEnv) -> dict:
-    s = env.state
-    return {"thermostat_c": s["thermostat_c"], "away_mode": s["away_mode"],
-            "lights": {room: light["on"] for room, light in s["lights"].items()}}
+class HeatingEnv(SimpleEnv):
+    system_prompt = ("You are a smart-home assistant for the heating. Use the tools, then answer "
+                     "in one or two short sentences.")
 
 
-@HomeEnv.tool("set_thermostat", "Set the thermostat. Policy: call get_home_status first to check "
-              "away_mode.", ThermostatArgs)
-def set_thermostat(env: HomeEnv, temperature_c: float) -> dict:
+@HeatingEnv.tool("get_home_status", "Get the home status: thermostat_c and away_mode. Call it "
+                 "before set_thermostat.", NoArgs)
+def get_home_status(env: HeatingEnv) -> dict:
+    return {"thermostat_c": env.state["thermostat_c"], "away_mode": env.state["away_mode"]}
+
+
+@HeatingEnv.tool("set_thermostat", "Set the thermostat. Policy: call get_home_status first to "
+                 "check away_mode.", ThermostatArgs)
+def set_thermostat(env: HeatingEnv, temperature_c: float) -> dict:
     if not 10 <= temperature_c <= 28:
         raise EnvError(f"temperature_c must be between 10 and 28, got {temperature_c}")
     env.state["thermostat_c"] = temperature_c
@@ -215,8 +221,7 @@ def set_lights(env: HomeEnv, room: str, on: bool, brightness: int | None = None)
 
 
 def _home_state(rng, lit: tuple[str, ...] = ()) -> dict:
-    return {"thermostat_c": rng.randint(15, 19), "away_mode": False,
-            "lights": {r: {"on": r in lit, "brightness": None} for r in ROOMS}}
+    return {"lights": {r: {"on": r in lit, "brightness": None} for r in ROOMS}}
 
 
 def _lights(env: Environment, want: dict[str, bool]) -> list[str]:
@@ -240,7 +245,7 @@ class ReminderArgs(BaseModel):
 
 
 class TimerArgs(BaseModel):
-    minutes: int = Field(description="Length of the timer in minutes.")
+    minutes: int = Field(description="Length of the timer in minutes; ask the user if they did not say.")
 
 
 @RemindersEnv.tool("create_reminder", "Create a reminder at a time today.", ReminderArgs)
@@ -271,12 +276,47 @@ def _reminder(env: Environment, chore: str, time: str) -> list[str]:
     return [f"no reminder to {chore!r} at {time}: {env.state['reminders']}"]
 
 
+_REFUSAL = re.compile(r"\b(?:can ?not|can't|cannot|could ?n[o']t|unable|not (?:able|possible|"
+                      r"available|supported)|unavailable|no (?:tool|way|option|parameter)|"
+                      r"doesn't|does not|don't|do not)\b", re.IGNORECASE)
+
+
+def blocker_declined(answer: str, name: str) -> list[str]:
+    """The answer names the blocker and declines: the identifier itself (``get_forecast``), or
+    its words (``forecast``; a leading get/set/find dropped) in a sentence that says it cannot. A
+    one-word name (a parameter such as ``priority``) always needs the refusal.
+
+    A small model says "I can't give you the forecast", not "`get_forecast` is unavailable";
+    both decline and name what is missing. Claiming the missing thing ("marked as high
+    priority") does not pass.
+    """
+    if "_" in name and names(answer, name):
+        return []  # an identifier such as `get_forecast` only appears when it is named
+    words = [w for w in name.lower().split("_") if w]
+    if len(words) > 1 and words[0] in ("get", "set", "find"):
+        words = words[1:]
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer or ""):
+        low = sentence.lower()
+        if _REFUSAL.search(sentence) and all(re.search(rf"\b{re.escape(w)}", low) for w in words):
+            return []
+    return [f"final answer does not decline and name the blocker `{name}`"]
+
+
+def _no_forecast_claim(answer: str) -> list[str]:
+    """No sentence about tomorrow or the forecast states one (a refusal may mention both)."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer or ""):
+        if (re.search(r"forecast|tomorrow", sentence, re.IGNORECASE)
+                and re.search(_FORECAST, sentence, re.IGNORECASE) and not _REFUSAL.search(sentence)):
+            return [f"invented a forecast: {sentence.strip()!r}"]
+    return []
+
+
 def _no_tools(messages) -> list[str]:
     called = attempted_tools(messages)
     return [f"called {called} on a request that needs no tool"] if called else []
 
 
-CHECK_HOME = CheckFirst("get_home_status", "set_thermostat")
+CHECK_HEATING = CheckFirst("get_home_status", "set_thermostat")
 CHECK_CONTACT = CheckFirst("find_contact", "send_message")
 
 
@@ -300,19 +340,19 @@ def _text_contact(rng) -> Spec:
     )
 
 
-@template(HomeEnv, "simple.base.thermostat", "base", heldout=True)
+@template(HeatingEnv, "simple.base.thermostat", "base", heldout=True)
 def _thermostat(rng) -> Spec:
     t = rng.randint(19, 24)
     return Spec(
         input=rng.choice([f"Set the thermostat to {t} degrees.", f"Please set the heating to {t} degrees."]),
-        state=_home_state(rng),
+        state={"thermostat_c": rng.randint(15, 19), "away_mode": False},
         reference=[RefStep.call("get_home_status", role="check"),
                    RefStep.call("set_thermostat", {"temperature_c": t}),
                    RefStep.answer(f"The thermostat is set to {t} degrees.")],
         check=lambda env, ans, msgs: (
             ([] if env.state["thermostat_c"] == t else [f"thermostat is {env.state['thermostat_c']}, expected {t}"])
             + env.require_before("get_home_status", "set_thermostat")),
-        hints=(CHECK_HOME,),
+        hints=(CHECK_HEATING,),
     )
 
 
@@ -344,13 +384,13 @@ def _smalltalk_greeting(rng) -> Spec:
 # ---------------------------------------------------------------------- base: a tool-call budget
 
 
-@template(WeatherEnv, "simple.base.three_cities", "base", budget_only=True)
-def _three_cities(rng) -> Spec:
-    cities = rng.sample(CITIES, 3)
+@template(WeatherEnv, "simple.base.two_cities", "base", budget_only=True)
+def _two_cities(rng) -> Spec:
+    cities = rng.sample(CITIES, 2)
     state = _weather_state(rng, cities)
     temps = [state["cities"][c]["temperature_c"] for c in cities]
     return Spec(
-        input=f"How warm is it right now in {cities[0]}, {cities[1]} and {cities[2]}?",
+        input=f"How warm is it right now in {cities[0]} and in {cities[1]}?",
         state=state,
         reference=[*(RefStep.call("get_weather", {"city": c}, role="lookup") for c in cities),
                    RefStep.answer(", ".join(f"{c}: {t} °C" for c, t in zip(cities, temps)) + ".")],
@@ -388,7 +428,8 @@ def _forecast_missing(rng) -> Spec:
                    RefStep.answer(f"It is {t} °C in {city} now. I cannot give the forecast: "
                                   "`get_forecast` is unavailable.")],
         check=lambda env, ans, msgs: (_looked_up(env, city) + _says_number(ans, t, "the temperature")
-                                      + blocker_named(ans, "get_forecast")),
+                                      + blocker_declined(ans, "get_forecast")
+                                      + _no_forecast_claim(ans)),
         hints=(Unavailable("get_forecast"),),
     )
 
@@ -409,7 +450,7 @@ def _send_missing(rng) -> Spec:
             ([] if env.calls("find_contact") else ["never looked the contact up"])
             + ([] if who["phone"].replace(" ", "") in (ans or "").replace(" ", "")
                else [f"the answer does not give the number {who['phone']}"])
-            + blocker_named(ans, "send_message")),
+            + blocker_declined(ans, "send_message")),
         hints=(Unavailable("send_message"),),
     )
 
@@ -430,7 +471,7 @@ def _priority_missing(rng) -> Spec:
                                   "`create_reminder` has no `priority` parameter.")],
         check=lambda env, ans, msgs: (_reminder(env, chore, time)
                                       + param_not_passed(msgs, "create_reminder", "priority")
-                                      + blocker_named(ans, "priority")),
+                                      + blocker_declined(ans, "priority")),
         hints=(NoParam("create_reminder", "priority"),),
     )
 
@@ -440,7 +481,7 @@ def _brightness_missing(rng) -> Spec:
     room = rng.choice(ROOMS)
     pct = rng.choice([20, 30, 40, 60, 70, 80])
     return Spec(
-        input=f"Turn on the {room} lights at {pct}% brightness.",
+        input=f"Turn on the {room} lights, and dim them to {pct}% if you can.",
         state=_home_state(rng),
         removed_params=(("set_lights", "brightness"),),
         reference=[RefStep.call("set_lights", {"room": room, "on": True}),
@@ -448,7 +489,7 @@ def _brightness_missing(rng) -> Spec:
                                   "`set_lights` has no `brightness` parameter.")],
         check=lambda env, ans, msgs: (_lights(env, {room: True})
                                       + param_not_passed(msgs, "set_lights", "brightness")
-                                      + blocker_named(ans, "brightness")),
+                                      + blocker_declined(ans, "brightness")),
         hints=(NoParam("set_lights", "brightness"),),
     )
 
