@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 KEEP_LOW, KEEP_HIGH = 0.30, 0.70
+CALIBRATION_SECTION = "Real model: calibration of the simple tier"
+LOOP_SECTION = "Real model: the loop on a local Qwen2.5-Coder"
 
 
 def _model(size: str) -> Any:
@@ -160,7 +162,7 @@ class Config:
 
 
 QUICK = Config(size="0.5b", per_template=1, trials=3, rounds=1, validate_trials=1,
-               validate_tasks=2, validate_budget=8, max_train_tasks=4, max_heldout_tasks=3,
+               validate_tasks=2, validate_budget=8, max_train_tasks=3, max_heldout_tasks=2,
                prefix_runs=2)
 
 
@@ -355,14 +357,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-heldout-tasks", type=int)
     parser.add_argument("--distillers", nargs="+", choices=("rule", "llm"))
     parser.add_argument("--out", type=Path, default=common.OUT_DIR / "real_model")
+    parser.add_argument("--no-write", action="store_true", help="do not update RESULTS.md")
     args = parser.parse_args(argv)
     if args.calibrate:
         command = "python benchmarks/bench_real_model.py --calibrate " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:]) if a != "--calibrate")
         rows = calibrate(args.size, args.runs, args.seed, args.templates, args.log)
         print()
-        print(calibration_markdown(rows, command.strip()))
+        text = calibration_markdown(rows, command.strip())
+        print(text)
         args.log.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
+        if not args.no_write and not args.templates:
+            common.update_results(CALIBRATION_SECTION, common.machine_markdown() + "\n\n" + text)
         return 0
     cfg = QUICK if args.quick else Config()
     overrides = {f: getattr(args, f) for f in ("trials", "per_template", "rounds", "validate_trials",
@@ -386,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     data["markdown"] = text
     (args.out / "results.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
     print(f"\nNumbers: {args.out / 'results.json'}")
+    if not args.quick and not args.no_write:
+        common.update_results(LOOP_SECTION, common.machine_markdown() + "\n\n" + text)
     return 0
 
 

@@ -183,3 +183,12 @@ def test_the_distiller_and_the_judge_take_specs_through_the_resolver(tmp_path):
     with pytest.raises(ModelSpecError, match="no GGUF file"):
         LLMJudge("local:/nonexistent/model.gguf")
     assert json.dumps(judge.model._identifying_params)
+
+
+def test_eval_gives_each_trial_its_seed_on_a_local_model(tmp_path):
+    from skillbank.cli.eval import _per_trial, load_chat_model
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    factory = _per_trial(load_chat_model(f"local:{gguf}"))
+    assert factory(None, 5).seed == 5 and factory(None, 6).seed == 6

@@ -10,7 +10,7 @@ SIMPLE = generate_tasks(["simple"], per_template=2, seed=3)
 SITUATIONS = {  # what each template is about: train / held-out pairs
     "check": {"simple.base.text_contact", "simple.base.thermostat"},
     "small talk": {"simple.base.smalltalk_thanks", "simple.base.smalltalk_greeting"},
-    "budget": {"simple.base.two_cities", "simple.base.two_rooms"},
+    "budget": {"simple.base.two_cities", "simple.base.three_rooms"},
     "missing tool": {"simple.capability.forecast_missing", "simple.capability.send_missing"},
     "missing parameter": {"simple.capability.priority_missing", "simple.capability.brightness_missing"},
     "ask": {"simple.disambiguation.timer", "simple.disambiguation.which_city"},
@@ -34,7 +34,8 @@ def test_every_situation_has_an_evolution_and_a_held_out_template():
 
 def test_budget_templates_exist_only_as_their_budget_variant():
     budget_ids = SITUATIONS["budget"]
-    assert all(t.budget and t.max_tool_calls == 3 for t in SIMPLE if t.template in budget_ids)
+    assert all(t.budget and t.max_tool_calls == 3 + (t.template == "simple.base.three_rooms")
+               for t in SIMPLE if t.template in budget_ids)
     assert not any(t.template in budget_ids for t in generate_tasks(["simple"], per_template=1, budget=False))
 
 
@@ -116,7 +117,7 @@ def test_guessing_instead_of_asking_fails():
 
 
 def test_going_over_the_budget_fails():
-    task = next(t for t in SIMPLE if t.template == "simple.base.two_rooms")
+    task = next(t for t in SIMPLE if t.template == "simple.base.three_rooms")
     calls = [s for s in task.reference if s.kind == "call"]
     over = _run(task, [calls[0], calls[0], calls[1], calls[1], task.reference[-1]])
     assert not over.success

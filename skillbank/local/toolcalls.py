@@ -108,44 +108,38 @@ def _calls_in(blob: str) -> list[dict[str, Any]]:
     return [c for c in calls if c is not None]
 
 
+def _extract(text: str, regions: Iterator[tuple[int, int, str]]) -> tuple[str, list[dict[str, Any]]]:
+    """The calls inside ``regions`` (``(start, end, inner text)`` of ``text``), and ``text``
+    without the regions that held one."""
+    calls: list[dict[str, Any]] = []
+    kept, cursor = [], 0
+    for start, end, inner in regions:
+        found = [c for s, e in _spans(inner) for c in _calls_in(inner[s:e])]
+        if found:
+            calls.extend(found)
+            kept.append(text[cursor:start])
+            cursor = end
+    kept.append(text[cursor:])
+    return "".join(kept), calls
+
+
 def parse_tool_calls(text: str) -> tuple[str, list[dict[str, Any]]]:
     """Split a completion into ``(text, tool_calls)`` (LangChain ``ToolCall`` dicts).
 
-    The text is what is left once every recognised call (with its tags or fence) is removed. An
-    object whose arguments are a JSON schema is the model echoing a tool's definition, not a call.
+    Where the calls are looked for, in order, the first that finds any winning: inside
+    ``<tool_call>`` tags, inside code fences, then bare objects anywhere. The text is what is
+    left once every recognised call (with its tags or fence) is removed.
     """
-    calls: list[dict[str, Any]] = []
-    kept: list[str] = []
-    cursor = 0
-    if "<tool_call>" in text:
-        for m in _TAGGED.finditer(text):
-            found = [c for s, e in _spans(m.group(1)) for c in _calls_in(m.group(1)[s:e])]
-            if found:
-                calls.extend(found)
-                kept.append(text[cursor:m.start()])
-                cursor = m.end()
-        kept.append(text[cursor:])
+    strategies = (
+        lambda: ((m.start(), m.end(), m.group(1)) for m in _TAGGED.finditer(text)),
+        lambda: ((m.start(), m.end(), m.group(1)) for m in _FENCED.finditer(text)),
+        lambda: ((s, e, text[s:e]) for s, e in _spans(text)),
+    )
+    for regions in strategies:
+        rest, calls = _extract(text, regions())
         if calls:
-            return _tidy("".join(kept)), calls
-        kept, cursor = [], 0
-    for m in _FENCED.finditer(text):
-        found = [c for s, e in _spans(m.group(1)) for c in _calls_in(m.group(1)[s:e])]
-        if found:
-            calls.extend(found)
-            kept.append(text[cursor:m.start()])
-            cursor = m.end()
-    if calls:
-        kept.append(text[cursor:])
-        return _tidy("".join(kept)), calls
-    kept, cursor = [], 0
-    for s, e in _spans(text):
-        found = _calls_in(text[s:e])
-        if found:
-            calls.extend(found)
-            kept.append(text[cursor:s])
-            cursor = e
-    kept.append(text[cursor:])
-    return (_tidy("".join(kept)), calls) if calls else (text.strip(), [])
+            return _tidy(rest), calls
+    return text.strip(), []
 
 
 _LEFTOVER = re.compile(r"^\s*(?:</?tools?(?:_call)?>|[{}\[\],<>]+)\s*$", re.M)

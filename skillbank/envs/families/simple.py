@@ -45,19 +45,26 @@ CHORES = ("call the dentist", "water the plants", "buy milk", "pay the electrici
           "book the train tickets", "send the report")
 
 
+# Every world's system prompt ends with this: what a careful operator tells a small agent. The
+# unguided model still skips it often enough (the calibration table) for skills to matter.
+HOUSE_RULES = ("Use the tools when the request needs them, then answer in one or two short "
+               "sentences. If part of a request cannot be done with your tools, do the rest and "
+               "say which part you cannot do. If a request leaves out a value a tool needs, ask "
+               "the user for it.")
+
+
 class SimpleEnv(Environment):
     """The common base of the simple tier's worlds (each subclass has its own tools)."""
 
     family = "simple"
-    system_prompt = "You are a helpful assistant. Use the tools when they are needed, then answer briefly."
+    system_prompt = f"You are a helpful assistant. {HOUSE_RULES}"
 
 
 # ---------------------------------------------------------------------- weather
 
 
 class WeatherEnv(SimpleEnv):
-    system_prompt = ("You are a weather assistant. Use the tools to look up the weather, then "
-                     "answer in one or two short sentences.")
+    system_prompt = "You are a weather assistant. " + HOUSE_RULES
 
 
 class CityArgs(BaseModel):
@@ -116,8 +123,7 @@ def _says_number(answer: str, value: int, what: str) -> list[str]:
 
 
 class MessagesEnv(SimpleEnv):
-    system_prompt = ("You are a messaging assistant on the user's phone. Use the tools, then "
-                     "answer in one or two short sentences.")
+    system_prompt = "You are a messaging assistant on the user's phone. " + HOUSE_RULES
 
 
 class ContactArgs(BaseModel):
@@ -125,7 +131,7 @@ class ContactArgs(BaseModel):
 
 
 class SendArgs(BaseModel):
-    contact_id: str = Field(description="The contact_id that find_contact returned, e.g. C-123.")
+    contact_id: str = Field(description="The contact_id that find_contact returned for the contact.")
     text: str = Field(description="The message to send.")
 
 
@@ -175,8 +181,7 @@ def _sent(env: Environment, contact_id: str, body: str) -> list[str]:
 
 
 class HomeEnv(SimpleEnv):
-    system_prompt = ("You are a smart-home assistant for the lights. Use the tools, then answer "
-                     "in one or two short sentences.")
+    system_prompt = "You are a smart-home assistant for the lights. " + HOUSE_RULES
 
 
 class ThermostatArgs(BaseModel):
@@ -190,8 +195,7 @@ class LightsArgs(BaseModel):
 
 
 class HeatingEnv(SimpleEnv):
-    system_prompt = ("You are a smart-home assistant for the heating. Use the tools, then answer "
-                     "in one or two short sentences.")
+    system_prompt = "You are a smart-home assistant for the heating. " + HOUSE_RULES
 
 
 @HeatingEnv.tool("get_home_status", "Get the home status: thermostat_c and away_mode. Call it "
@@ -234,8 +238,7 @@ def _lights(env: Environment, want: dict[str, bool]) -> list[str]:
 
 
 class RemindersEnv(SimpleEnv):
-    system_prompt = ("You are a personal assistant that manages reminders and timers. Use the "
-                     "tools, then answer in one or two short sentences.")
+    system_prompt = "You are a personal assistant that manages reminders and timers. " + HOUSE_RULES
 
 
 class ReminderArgs(BaseModel):
@@ -344,7 +347,8 @@ def _text_contact(rng) -> Spec:
 def _thermostat(rng) -> Spec:
     t = rng.randint(19, 24)
     return Spec(
-        input=rng.choice([f"Set the thermostat to {t} degrees.", f"Please set the heating to {t} degrees."]),
+        input=rng.choice([f"Set the thermostat to {t} degrees, unless away mode is on.",
+                          f"Please set the heating to {t} degrees if away mode is off."]),
         state={"thermostat_c": rng.randint(15, 19), "away_mode": False},
         reference=[RefStep.call("get_home_status", role="check"),
                    RefStep.call("set_thermostat", {"temperature_c": t}),
@@ -399,16 +403,15 @@ def _two_cities(rng) -> Spec:
     )
 
 
-@template(HomeEnv, "simple.base.two_rooms", "base", heldout=True, budget_only=True)
-def _two_rooms(rng) -> Spec:
-    a, b = rng.sample(ROOMS, 2)
+@template(HomeEnv, "simple.base.three_rooms", "base", heldout=True, budget_only=True)
+def _three_rooms(rng) -> Spec:
+    rooms = rng.sample(ROOMS, 3)
     return Spec(
-        input=f"Turn off the lights in the {a} and in the {b}.",
-        state=_home_state(rng, lit=(a, b)),
-        reference=[RefStep.call("set_lights", {"room": a, "on": False}),
-                   RefStep.call("set_lights", {"room": b, "on": False}),
-                   RefStep.answer(f"The {a} and {b} lights are off.")],
-        check=lambda env, ans, msgs: _lights(env, {a: False, b: False}),
+        input=f"Turn off the lights in the {rooms[0]}, the {rooms[1]} and the {rooms[2]}.",
+        state=_home_state(rng, lit=tuple(rooms)),
+        reference=[*(RefStep.call("set_lights", {"room": r, "on": False}) for r in rooms),
+                   RefStep.answer(f"The {', '.join(rooms)} lights are off.")],
+        check=lambda env, ans, msgs: _lights(env, {r: False for r in rooms}),
     )
 
 
