@@ -1,4 +1,4 @@
-"""The simple tier: one- and two-tool requests a small real model can play."""
+"""The simple tier: requests a small real model can play, calibrated on the unguided 1.5B model."""
 
 import pytest
 
@@ -7,20 +7,16 @@ from skillbank.envs import RefStep, ReferenceModel, generate_tasks, split_tasks
 from skillbank.envs.tasks import list_templates
 
 SIMPLE = generate_tasks(["simple"], per_template=2, seed=3)
-SITUATIONS = {  # what each template is about: train / held-out pairs
-    "check": {"simple.base.text_contact", "simple.base.thermostat"},
+SITUATIONS = {  # what each template is about: an evolution-set / held-out pair
     "small talk": {"simple.base.smalltalk_thanks", "simple.base.smalltalk_greeting"},
     "budget": {"simple.base.two_cities", "simple.base.three_rooms"},
-    "missing tool": {"simple.capability.forecast_missing", "simple.capability.send_missing"},
-    "missing parameter": {"simple.capability.priority_missing", "simple.capability.brightness_missing"},
-    "ask": {"simple.disambiguation.timer", "simple.disambiguation.which_city"},
 }
 
 
 def test_the_tier_is_opt_in():
     assert "simple" in envs.EXTRA_FAMILY_NAMES and "simple" not in envs.FAMILY_NAMES
     assert not any(t.family == "simple" for t in generate_tasks(per_template=1))
-    assert generate_tasks(templates=["simple.base.thermostat"], per_template=1)
+    assert generate_tasks(templates=["simple.base.two_cities"], per_template=1)
 
 
 def test_every_situation_has_an_evolution_and_a_held_out_template():
@@ -39,9 +35,13 @@ def test_budget_templates_exist_only_as_their_budget_variant():
     assert not any(t.template in budget_ids for t in generate_tasks(["simple"], per_template=1, budget=False))
 
 
-def test_every_world_binds_only_its_own_tools():
+def test_worlds_bind_only_their_own_tools_and_a_template_may_bring_its_prompt():
     for t in SIMPLE:
-        assert 1 <= len(t.tools) <= 3, t.id
+        assert 1 <= len(t.tools) <= 2, t.id
+    rooms = next(t for t in SIMPLE if t.template == "simple.base.three_rooms")
+    greeting = next(t for t in SIMPLE if t.template == "simple.base.smalltalk_greeting")
+    assert rooms.tools == greeting.tools and rooms.system_prompt != greeting.system_prompt
+    assert "ask the user" in rooms.system_prompt
 
 
 @pytest.mark.parametrize("task", [t for t in SIMPLE if t.instance == 0], ids=lambda t: t.id)
@@ -50,74 +50,37 @@ def test_the_scripted_correct_run_passes_through_create_agent(task):
     assert result.success, task.explain(result.env, result.final_answer, result.messages)
 
 
-def _one(template_id):
-    return next(t for t in SIMPLE if t.template == template_id and not t.budget)
+def _first(template_id):
+    return next(t for t in SIMPLE if t.template == template_id)
 
 
 def _run(task, steps):
     return envs.run_task(task, ReferenceModel.from_steps(steps))
 
 
-def test_skipping_the_check_a_tool_description_requires_fails():
-    task = _one("simple.base.thermostat")
-    action = [s for s in task.reference if s.role != "check"]
-    result = _run(task, action)
-    assert not result.success
-    assert any("without `get_home_status` first" in r
-               for r in task.explain(result.env, result.final_answer, result.messages))
-
-
 def test_small_talk_fails_when_a_tool_is_called():
-    task = _one("simple.base.smalltalk_greeting")
-    result = _run(task, [RefStep.call("get_home_status"), RefStep.answer("Hi!")])
+    task = _first("simple.base.smalltalk_thanks")
+    result = _run(task, [RefStep.call("set_timer", {"minutes": 5}), RefStep.answer("You're welcome!")])
     assert not result.success
+    assert any("needs no tool" in r for r in task.explain(result.env, result.final_answer, result.messages))
 
 
-def test_a_missing_tool_must_be_named_and_not_called():
-    task = _one("simple.capability.forecast_missing")
-    look = task.reference[0]
-    vague = _run(task, [look, RefStep.answer(task.reference[-1].text.split(" I cannot")[0] + " No forecast, sorry.")])
-    assert not vague.success  # does not name `get_forecast`
-    called = _run(task, [look, RefStep.call("get_forecast", {"city": look.args["city"]}),
-                         task.reference[-1]])
-    assert not called.success  # called a tool that is not bound
-
-
-def test_a_blocker_is_declined_in_plain_words_or_by_name():
-    from skillbank.envs.families.simple import blocker_declined
-
-    assert blocker_declined("I can't give you the forecast for tomorrow.", "get_forecast") == []
-    assert blocker_declined("`get_forecast` is unavailable.", "get_forecast") == []
-    assert blocker_declined("I cannot send the message, but here is the number.", "send_message") == []
-    assert blocker_declined("Done, and I marked it as high priority.", "priority")
-    assert blocker_declined("The forecast looks fine.", "get_forecast")
-
-
-def test_an_invented_forecast_fails():
-    task = _one("simple.capability.forecast_missing")
-    text = task.reference[-1].text
-    invented = _run(task, [task.reference[0], RefStep.answer(text + " Tomorrow will be sunny, 20 degrees.")])
-    assert not invented.success
-    merged = _run(task, [task.reference[0], RefStep.answer(text.replace(" now. I", " now, but I"))])
-    assert merged.success  # one sentence with today's value and the refusal is fine
-
-
-def test_a_missing_parameter_must_not_be_passed():
-    task = _one("simple.capability.brightness_missing")
-    call = task.reference[0]
-    passed = _run(task, [RefStep.call("set_lights", {**call.args, "brightness": 40}), task.reference[-1]])
-    assert not passed.success
-    assert any("no such parameter" in r for r in task.explain(passed.env, passed.final_answer, passed.messages))
-
-
-def test_guessing_instead_of_asking_fails():
-    task = _one("simple.disambiguation.timer")
-    guessed = _run(task, [task.reference[1], task.reference[-1]])
-    assert not guessed.success
+def test_the_answer_must_carry_what_the_tools_returned():
+    task = _first("simple.base.two_cities")
+    calls = [s for s in task.reference if s.kind == "call"]
+    vague = _run(task, [*calls, RefStep.answer("It is mild in both cities.")])
+    assert not vague.success
 
 
 def test_going_over_the_budget_fails():
-    task = next(t for t in SIMPLE if t.template == "simple.base.three_rooms")
+    task = _first("simple.base.three_rooms")
     calls = [s for s in task.reference if s.kind == "call"]
-    over = _run(task, [calls[0], calls[0], calls[1], calls[1], task.reference[-1]])
+    over = _run(task, [calls[0], calls[0], calls[1], calls[1], calls[2], task.reference[-1]])
     assert not over.success
+    assert any("budget" in r for r in task.explain(over.env, over.final_answer, over.messages))
+
+
+def test_a_missed_room_fails():
+    task = _first("simple.base.three_rooms")
+    calls = [s for s in task.reference if s.kind == "call"]
+    assert not _run(task, [calls[0], calls[1], task.reference[-1]]).success

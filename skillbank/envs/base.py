@@ -339,6 +339,7 @@ class Spec:
     removed: tuple[str, ...] = ()
     removed_params: tuple[tuple[str, str], ...] = ()
     reply: str | None = None
+    system_prompt: str | None = None  # None: the environment's own
 
 
 @dataclass(frozen=True)

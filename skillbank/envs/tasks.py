@@ -90,7 +90,7 @@ def generate_tasks(
                     seed=task_seed,
                     instance=instance,
                     max_tool_calls=n_calls + 1 if variant else None,
-                    system_prompt=env_cls.system_prompt,
+                    system_prompt=spec.system_prompt or env_cls.system_prompt,
                     tools=tuple(n for n in env_cls.TOOLDEFS if n not in spec.removed),
                     hints=tuple(spec.hints) + ((StepBudget(n_calls + 1),) if variant else ()),
                     reference=tuple(spec.reference),
