@@ -327,11 +327,16 @@ def loop_markdown(out: dict[str, Any], command: str) -> str:
                      f"{a['lint_refused']} | {a['quarantined']} | {a['gate_rejected']} | "
                      f"{a['promoted']} | {a['waiting']} | | |")
     if out["prefix"]:
-        lines += ["", "| prefix reuse | runs | s/run | model calls | prompt tokens | evaluated |",
-                  "|---|---|---|---|---|---|"]
-        for mode, p in out["prefix"].items():
-            lines.append(f"| {mode} | {p['runs']} | {p['seconds_per_run']:.1f} | {p['model_calls']} | "
-                         f"{p['prompt_tokens']} | {p['prompt_tokens_evaluated']} |")
+        lines += ["", prefix_markdown(out["prefix"])]
+    return "\n".join(lines)
+
+
+def prefix_markdown(prefix: dict[str, Any]) -> str:
+    lines = ["| prefix reuse | runs | s/run | model calls | prompt tokens | evaluated | generated |",
+             "|---|---|---|---|---|---|---|"]
+    for mode, p in prefix.items():
+        lines.append(f"| {mode} | {p['runs']} | {p['seconds_per_run']:.1f} | {p['model_calls']} | "
+                     f"{p['prompt_tokens']} | {p['prompt_tokens_evaluated']} | {p['generated_tokens']} |")
     return "\n".join(lines)
 
 
@@ -341,6 +346,8 @@ def loop_markdown(out: dict[str, Any], command: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calibrate", action="store_true", help="Calibrate the simple tier.")
+    parser.add_argument("--prefix", type=int, metavar="RUNS",
+                        help="Only measure the prefix cache: RUNS evolution-set runs, reuse on and off.")
     parser.add_argument("--runs", type=int, default=10, help="Calibration runs per template.")
     parser.add_argument("--templates", nargs="*", help="Only these templates.")
     parser.add_argument("--size", default="1.5b", help="Model: 1.5b or 0.5b.")
@@ -369,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         args.log.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
         if not args.no_write and not args.templates:
             common.update_results(CALIBRATION_SECTION, common.machine_markdown() + "\n\n" + text)
+        return 0
+    if args.prefix:
+        from skillbank import envs
+
+        train, _ = envs.split_tasks(envs.generate_tasks(["simple"], per_template=args.prefix,
+                                                        seed=args.seed), by="template")
+        result = prefix_cache(_model(args.size), envs.take_spread(train, args.prefix), args.seed)
+        print(prefix_markdown(result))
         return 0
     cfg = QUICK if args.quick else Config()
     overrides = {f: getattr(args, f) for f in ("trials", "per_template", "rounds", "validate_trials",

@@ -75,7 +75,7 @@ def test_the_loop_on_the_real_model(tmp_path, model):
     from skillbank.evolution import evolve
 
     tasks = [t for t in envs.generate_tasks(["simple"], per_template=1, seed=0,
-                                            templates=["simple.base.smalltalk_thanks",
+                                            templates=["simple.base.smalltalk_greeting",
                                                        "simple.base.two_cities"])
              if not t.budget or t.template == "simple.base.two_cities"]  # two_cities: budget only
     assert len(tasks) == 2

@@ -8,9 +8,9 @@ from skillbank.envs.tasks import list_templates
 
 SIMPLE = generate_tasks(["simple"], per_template=2, seed=3)
 SITUATIONS = {  # what each template is about: an evolution-set / held-out pair
-    "small talk": {"simple.base.smalltalk_thanks", "simple.base.smalltalk_greeting"},
     "budget": {"simple.base.two_cities", "simple.base.three_rooms"},
 }
+HELD_OUT_ONLY = {"simple.base.smalltalk_greeting"}  # its evolution-set twin did not calibrate
 
 
 def test_the_tier_is_opt_in():
@@ -21,7 +21,8 @@ def test_the_tier_is_opt_in():
 
 def test_every_situation_has_an_evolution_and_a_held_out_template():
     templates = {t.id: t for t in list_templates(["simple"])}
-    assert set(templates) == set().union(*SITUATIONS.values())
+    assert set(templates) == set().union(*SITUATIONS.values(), HELD_OUT_ONLY)
+    assert all(templates[i].heldout for i in HELD_OUT_ONLY)
     for name, ids in SITUATIONS.items():
         assert sorted(templates[i].heldout for i in ids) == [False, True], name
     train, held = split_tasks(SIMPLE, by="template")
@@ -59,8 +60,8 @@ def _run(task, steps):
 
 
 def test_small_talk_fails_when_a_tool_is_called():
-    task = _first("simple.base.smalltalk_thanks")
-    result = _run(task, [RefStep.call("set_timer", {"minutes": 5}), RefStep.answer("You're welcome!")])
+    task = _first("simple.base.smalltalk_greeting")
+    result = _run(task, [RefStep.call("set_lights", {"room": "kitchen", "on": True}), RefStep.answer("Hello!")])
     assert not result.success
     assert any("needs no tool" in r for r in task.explain(result.env, result.final_answer, result.messages))
 

@@ -1,12 +1,13 @@
-"""A tier a small real model can play: one-tool requests in three tiny worlds.
+"""A tier a small real model can play: one-tool requests in two tiny worlds.
 
 The bundled car / retail / calendar tasks are beyond a 1.5B model (0 of 57 runs). This tier
 keeps only templates on which the *unguided* Qwen2.5-Coder-1.5B succeeds between 30% and 70%
-of the time, so there is room for a skill bank to move it both ways. Each situation has one
-evolution-set template and one held-out template in another world:
+of the time, so there is room for a skill bank to move it both ways:
 
-* small talk that needs no tool (the model calls tools on it),
-* a tool-call budget (the model repeats calls, or explains instead of calling).
+* a tool-call budget (the model repeats calls, or explains instead of calling): two cities'
+  weather (evolution set) and three rooms' lights (held out);
+* small talk that needs no tool (the model calls tools on it): a greeting (held out). Its
+  evolution-set twin, a thank-you, succeeded 15 of 20 runs unguided (75%) and was dropped.
 
 Templates for the other situations the bank is for -- a check a tool's description requires,
 a missing tool, a missing parameter, a value to ask for -- were written and calibrated too,
@@ -21,7 +22,7 @@ the tools its request is about.
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from typing import Optional
 
 from pydantic import BaseModel, Field
 
@@ -149,57 +150,12 @@ def _lights(env: Environment, want: dict[str, bool]) -> list[str]:
     return [f"lights are {got}, expected {want}"] if wrong else []
 
 
-# ---------------------------------------------------------------------- reminders
-
-
-class RemindersEnv(SimpleEnv):
-    system_prompt = ("You are a personal assistant that manages reminders and timers. Use the "
-                     "tools, then answer in one or two short sentences.")
-
-
-class ReminderArgs(BaseModel):
-    text: str = Field(description="What to remind the user of.")
-    time: str = Field(description="When, as HH:MM (24-hour clock).")
-    priority: Optional[Literal["low", "normal", "high"]] = Field(None, description="low, normal or high.")
-
-
-class TimerArgs(BaseModel):
-    minutes: int = Field(description="Length of the timer in minutes; ask the user if they did not say.")
-
-
-@RemindersEnv.tool("create_reminder", "Create a reminder at a time today.", ReminderArgs)
-def create_reminder(env: RemindersEnv, text: str, time: str, priority: str | None = None) -> dict:
-    if not re.fullmatch(r"\d{1,2}:\d{2}", time.strip()):
-        raise EnvError(f"time must be HH:MM, got {time!r}")
-    env.state["reminders"].append({"text": text, "time": time.strip().zfill(5), "priority": priority})
-    return {"created": True, "text": text, "time": time.strip().zfill(5)}
-
-
-@RemindersEnv.tool("set_timer", "Start a countdown timer.", TimerArgs)
-def set_timer(env: RemindersEnv, minutes: int) -> dict:
-    if not 1 <= minutes <= 600:
-        raise EnvError("minutes must be between 1 and 600")
-    env.state["timers"].append(minutes)
-    return {"timer_minutes": minutes}
-
-
 def _no_tools(messages) -> list[str]:
     called = attempted_tools(messages)
     return [f"called {called} on a request that needs no tool"] if called else []
 
 
 # ---------------------------------------------------------------------- small talk
-
-
-@template(RemindersEnv, "simple.base.smalltalk_thanks", "base")
-def _smalltalk_thanks(rng) -> Spec:
-    return Spec(
-        input=rng.choice(["Thanks a lot, that's everything for today!", "Great, thank you! That's all I needed.",
-                          "Thank you so much, you've been very helpful."]),
-        state={"reminders": [], "timers": []},
-        reference=[RefStep.answer("You're welcome! Have a good day.")],
-        check=lambda env, ans, msgs: _no_tools(msgs),
-    )
 
 
 @template(HomeEnv, "simple.base.smalltalk_greeting", "base", heldout=True)
