@@ -116,29 +116,48 @@ def calibration_markdown(rows: list[dict], command: str) -> str:
 
 
 def prefix_cache(model: Any, tasks: list, seed: int) -> dict[str, Any]:
-    """The same runs with llama.cpp's prefix reuse on and off (the context reset before every
-    call): seconds per run and prompt tokens evaluated. Same seeds, so the same conversations
-    as long as sampling does not diverge."""
+    """What llama.cpp's prefix reuse saves, on the prompts of real runs.
+
+    The runs go once with reuse on, recording every prompt the agent sent. Then the recorded
+    prompts are replayed in the same order, one generated token each, with reuse on and with
+    the context reset before every call: the same token sequences both ways, so the difference
+    is prompt evaluation alone (free runs diverge: reusing a prefix changes the floats a little,
+    and with them the sampled tokens).
+    """
     from skillbank import envs
     from skillbank.consistency.runner import trial_seed
 
-    out = {}
-    for reuse in (True, False):
-        variant = model.model_copy(update={"reuse_prefix": reuse})
-        engine = variant.engine()
-        before = replace(engine.stats)
+    engine = model.engine()
+    prompts: list[str] = []
+    complete = engine.complete
+
+    def recording(prompt: str, **kwargs: Any) -> Any:
+        prompts.append(prompt)
+        return complete(prompt, **kwargs)
+
+    engine.complete = recording  # record what the agent sends; the call itself is untouched
+    try:
         t0 = time.perf_counter()
         for task in tasks:
-            envs.run_task(task, variant.with_seed(trial_seed(task.id, 0, seed)))
-        seconds = time.perf_counter() - t0
+            envs.run_task(task, model.with_seed(trial_seed(task.id, 0, seed)))
+        run_seconds = time.perf_counter() - t0
+    finally:
+        del engine.complete
+    out: dict[str, Any] = {"runs": len(tasks), "seconds_per_run": run_seconds / max(1, len(tasks)),
+                           "model_calls": len(prompts)}
+    for reuse in (True, False):
+        engine.llama.reset()
+        before = replace(engine.stats)
+        t0 = time.perf_counter()
+        for prompt in prompts:
+            engine.complete(prompt, max_tokens=1, temperature=0.0, top_p=1.0, top_k=1, min_p=0.0,
+                            repeat_penalty=1.0, seed=seed, reuse_prefix=reuse)
         s = engine.stats
-        prompt = s.prompt_tokens - before.prompt_tokens
-        reused = s.reused_tokens - before.reused_tokens
+        prompt_tokens = s.prompt_tokens - before.prompt_tokens
         out["reuse" if reuse else "no reuse"] = {
-            "runs": len(tasks), "seconds_per_run": seconds / len(tasks),
-            "model_calls": s.calls - before.calls, "prompt_tokens": prompt,
-            "prompt_tokens_evaluated": prompt - reused,
-            "generated_tokens": s.completion_tokens - before.completion_tokens}
+            "seconds_per_call": (time.perf_counter() - t0) / max(1, len(prompts)),
+            "prompt_tokens": prompt_tokens,
+            "prompt_tokens_evaluated": prompt_tokens - (s.reused_tokens - before.reused_tokens)}
     return out
 
 
@@ -332,11 +351,13 @@ def loop_markdown(out: dict[str, Any], command: str) -> str:
 
 
 def prefix_markdown(prefix: dict[str, Any]) -> str:
-    lines = ["| prefix reuse | runs | s/run | model calls | prompt tokens | evaluated | generated |",
-             "|---|---|---|---|---|---|---|"]
-    for mode, p in prefix.items():
-        lines.append(f"| {mode} | {p['runs']} | {p['seconds_per_run']:.1f} | {p['model_calls']} | "
-                     f"{p['prompt_tokens']} | {p['prompt_tokens_evaluated']} | {p['generated_tokens']} |")
+    lines = [f"{prefix['runs']} runs with reuse on: {prefix['seconds_per_run']:.1f} s per run, "
+             f"{prefix['model_calls']} model calls. Their prompts replayed, one token each:", "",
+             "| prefix reuse | s per model call | prompt tokens | evaluated |", "|---|---|---|---|"]
+    for mode in ("reuse", "no reuse"):
+        p = prefix[mode]
+        lines.append(f"| {mode} | {p['seconds_per_call']:.2f} | {p['prompt_tokens']} | "
+                     f"{p['prompt_tokens_evaluated']} |")
     return "\n".join(lines)
 
 
