@@ -25,6 +25,7 @@ calls however a small model writes them (:mod:`skillbank.local.toolcalls`).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -168,6 +169,16 @@ class Engine:
 
 _ENGINES: dict[tuple[Any, ...], Engine] = {}
 _ENGINES_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_engines() -> None:
+    # Freed by the garbage collector at interpreter exit, a Llama calls into a llama.cpp library
+    # that is already unloaded and prints a TypeError; close them while it is still there.
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            engine.llama.close()
+        _ENGINES.clear()
 
 
 def engine_for(model_path: str | os.PathLike[str], *, n_ctx: int = 8192, n_threads: int | None = None,
