@@ -4,6 +4,7 @@ Importing this package is cheap: torch, sentence-transformers and Chroma load on
 """
 
 from skillbank.bank import PruneAction, SkillBank
+from skillbank.chat import resolve_chat_model
 from skillbank.embed import Embedder, HashEmbedder, MiniLMEmbedder, resolve_embedder
 from skillbank.errors import (
     CorruptBankError,
@@ -45,6 +46,7 @@ __all__ = [
     "HashEmbedder",
     "MiniLMEmbedder",
     "resolve_embedder",
+    "resolve_chat_model",
     "Skill",
     "SkillContent",
     "SkillKind",

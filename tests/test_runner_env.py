@@ -93,13 +93,12 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
 def test_trajectory_found_by_labels_when_the_state_is_lost(bank, tasks):
     """A run stopped by the recursion limit has no final state; its trajectory is found by the
     labels the middleware put on it at the start."""
-    from skillbank.consistency.runner import TrialSpec, _env_outcome
-    from skillbank.envs import RunResult
+    from skillbank.consistency.runner import TrialSpec, _logged_outcome
     from skillbank.models import Trajectory
 
     spec = TrialSpec(task=tasks[0], arm="with", index=1, seed=7, run_id="lost",
                      labels={"arm": "with", "run": "lost", "trial": "1", "seed": "7"})
     tid = bank.trajectories.save(Trajectory(task="x", task_id=tasks[0].id, labels=dict(spec.labels)))
     bank.trajectories.save(Trajectory(task="x", task_id=tasks[1].id, labels=dict(spec.labels)))
-    outcome = _env_outcome(RunResult(None, tasks[0].make_env(), False), bank, tasks[0], spec)
+    outcome = _logged_outcome(None, False, bank, tasks[0], spec)
     assert outcome.trajectory_id == tid and outcome.success is False

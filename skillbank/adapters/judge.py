@@ -89,14 +89,15 @@ class LLMJudge:
 
     def __init__(self, model: Any, *, criteria: str | None = None, max_transcript_chars: int = 8000,
                  scrubber: Callable[[str], str] | None = None, prompt: str = JUDGE_PROMPT):
+        from skillbank.chat import resolve_chat_model
         from skillbank.scrub import resolve_scrubber
 
-        self.model = model
+        self.model = resolve_chat_model(model)  # an object, "provider:model" or "local:PATH.gguf"
         self.criteria = criteria
         self.max_transcript_chars = max_transcript_chars
         self.scrubber = resolve_scrubber(scrubber)
         self.prompt = prompt
-        self._structured = model.with_structured_output(Verdict)
+        self._structured = self.model.with_structured_output(Verdict)
 
     def messages(self, task: str, final_answer: str | None, transcript: str = "") -> list[Any]:
         parts = [f"## Task\n{self.scrubber(task)}"]

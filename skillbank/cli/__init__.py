@@ -92,6 +92,9 @@ from skillbank.cli import demo as demo_cli, eval as eval_cli  # noqa: E402
 
 app.command("eval")(eval_cli.eval_)
 app.command("demo")(demo_cli.demo)
+from skillbank.cli import model as model_cli  # noqa: E402
+
+app.add_typer(model_cli.app, name="model")
 # Later nouns register here, e.g. app.add_typer(evolve.app, name="evolve"),
 # app.add_typer(candidates.app, name="candidates"), app.add_typer(eval_.app, name="eval"),
 # app.command("demo")(demo.demo).

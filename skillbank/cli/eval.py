@@ -1,12 +1,15 @@
-"""``skillbank eval``: measure pass^k with and without the bank on the bundled environments."""
+"""``skillbank eval``: measure pass^k with and without the bank, on the bundled environments or
+on your own agent (``--agent module:factory --tasks tasks.jsonl``)."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from rich.markup import escape
@@ -20,43 +23,64 @@ from skillbank.cli._common import (
     open_bank,
 )
 
-ENV_CHOICES = ("demo", "all", "car", "retail", "calendar")
-
 
 def _families(env: str) -> list[str] | None:
-    if env in ("demo", "all"):
-        return None
-    from skillbank.envs import FAMILY_NAMES
+    from skillbank.envs import EXTRA_FAMILY_NAMES, FAMILY_NAMES
 
-    if env not in FAMILY_NAMES:
-        fail(f"unknown --env {env!r}: choose from demo, all, {', '.join(FAMILY_NAMES)}")
+    if env == "demo":
+        return None  # the default families
+    if env == "all":
+        return list(FAMILY_NAMES + EXTRA_FAMILY_NAMES)
+    if env not in FAMILY_NAMES + EXTRA_FAMILY_NAMES:
+        fail(f"unknown --env {env!r}: choose from demo, all, "
+             f"{', '.join(FAMILY_NAMES + EXTRA_FAMILY_NAMES)}")
     return [env]
 
 
 def load_chat_model(spec: str) -> Any:
-    """``provider:model`` -> a LangChain chat model, via ``init_chat_model``.
-
-    A missing provider package becomes one clear error naming the package to install.
-    """
-    from langchain.chat_models import init_chat_model
+    """``provider:model`` or ``local:PATH.gguf`` -> a chat model; a bad spec fails in one line."""
+    from skillbank.chat import ModelSpecError, resolve_chat_model
+    from skillbank.errors import MissingExtraError
 
     try:
-        return init_chat_model(spec)
-    except ImportError as exc:
-        text = " ".join(str(exc).split())
-        if "pip install" not in text:
-            provider = spec.split(":", 1)[0] if ":" in spec else None
-            package = f"langchain-{provider.replace('_', '-')}" if provider else "langchain-<provider>"
-            text = f"{text}; install the provider's package, e.g. pip install {package}"
-        fail(f"--model {spec}: {text}")
-    except ValueError as exc:
+        return resolve_chat_model(spec)
+    except (ModelSpecError, MissingExtraError) as exc:
         fail(f"--model {spec}: {exc}")
 
 
-def _same_model(chat_model: Any) -> Any:
-    """A real model is one client for every trial (its sampling is its own business)."""
+def _per_trial(chat_model: Any) -> Callable[[Any, int], Any]:
+    """One client for every trial; a model that takes a seed (the local one) samples with the
+    trial's seed, so both arms of a trial start alike and a rerun repeats it."""
+    from skillbank.chat import with_seed
+
     def factory(task: Any, trial_seed: int) -> Any:
-        return chat_model
+        return with_seed(chat_model, trial_seed)
+    return factory
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """``package.module:name`` or ``path/to/file.py:name`` -> the callable it names."""
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name:
+        fail(f"--agent {spec!r}: use module:factory or path/to/file.py:factory")
+    try:
+        if target.endswith(".py") or "/" in target or "\\" in target:
+            path = Path(target)
+            if not path.is_file():
+                fail(f"--agent {spec}: no file {path}")
+            module_spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules.setdefault(path.stem, module)
+            module_spec.loader.exec_module(module)
+        else:
+            if "" not in sys.path and str(Path.cwd()) not in sys.path:
+                sys.path.insert(0, str(Path.cwd()))  # like `python -m`: the current folder first
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        fail(f"--agent {spec}: cannot import {target} ({exc})")
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        fail(f"--agent {spec}: {target} has no callable {name!r}")
     return factory
 
 
@@ -66,12 +90,20 @@ def default_run_id(*parts: Any) -> str:
 
 
 def eval_(
-    env: Annotated[str, typer.Option("--env", help="Task set: demo (all families), car, retail, "
-                                     "calendar.")] = "demo",
+    env: Annotated[str, typer.Option("--env", help="Task set: demo (car, retail, calendar), car, "
+                                     "retail, calendar, simple (for small real models), all.")] = "demo",
     trials: Annotated[int, typer.Option("--trials", "-n", min=1, help="Trials per task and arm.")] = 5,
     model: Annotated[Optional[str], typer.Option(
-        "--model", help="A LangChain chat model as provider:model (init_chat_model), e.g. "
-        "openai:gpt-4o-mini. Default: the simulated policy.")] = None,
+        "--model", help="A chat model: provider:model (init_chat_model, e.g. openai:gpt-4o-mini), "
+        "or local:PATH.gguf / local:1.5b (skillbank model fetch). Default: the simulated "
+        "policy.")] = None,
+    agent: Annotated[Optional[str], typer.Option(
+        "--agent", help="Your agent instead of the environments: module:factory or "
+        "file.py:factory; factory(middleware=[...], seed=N) returns (agent, verify). Needs "
+        "--tasks.")] = None,
+    tasks_path: Annotated[Optional[Path], typer.Option(
+        "--tasks", help="With --agent: a JSON Lines file, one task per line with id, type, "
+        "input (optional split) and what your verify needs.")] = None,
     report: Annotated[Optional[Path], typer.Option("--report", help="Write an HTML report here "
                                                    "(and its numbers next to it as .json).")] = None,
     json_path: Annotated[Optional[Path], typer.Option(
@@ -79,8 +111,9 @@ def eval_(
     per_template: Annotated[int, typer.Option("--per-template", min=1,
                                               help="Task instances per template.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Task and trial seed.")] = 0,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1,
-                                             help="Trials run at once.")] = 2,
+    concurrency: Annotated[Optional[int], typer.Option(
+        "--concurrency", "-c", min=1, help="Trials run at once. Default 2; 1 for a local model "
+        "(it generates one reply at a time and reuses the previous prompt's cache).")] = None,
     k: Annotated[int, typer.Option("--k", min=0, help="Skills injected per model turn.")] = 5,
     run_id: Annotated[Optional[str], typer.Option(
         "--run-id", help="Name of the run; an interrupted run resumes under the same name. "
@@ -90,49 +123,70 @@ def eval_(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Measure consistency (pass^k, pass@k) on environment tasks, without and with the bank.
+    """Measure consistency (pass^k, pass@k) without and with the bank.
 
     Every trial is stored in the bank, labelled with the run, arm, trial and split.
 
-    Without --model the agent is the simulated policy: the numbers show the machinery only.
+    Without --model or --agent the agent is the simulated policy: the numbers show the
+    machinery only.
     """
-    from skillbank import envs
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
-    from skillbank.consistency.runner import measure_env, new_run_id
+    from skillbank.consistency.runner import measure_agent, measure_env, new_run_id
 
-    families = _families(env)
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()
-    tasks = envs.generate_tasks(families, per_template=per_template, seed=seed)
-    if not tasks:
-        fail(f"--env {env} has no tasks")
-    model_factory = None  # the simulated policy, seeded per trial
-    if model is not None:
-        chat_model = load_chat_model(model)
-        model_factory = _same_model(chat_model)
+    if (agent is None) != (tasks_path is None):
+        fail("--agent and --tasks go together: --agent module:factory --tasks tasks.jsonl")
+    if agent is not None:
+        if model is not None:
+            fail("--model does not apply with --agent: your factory builds the agent and its model")
+        from skillbank.consistency.taskfile import load_tasks
+
+        build = load_factory(agent)
+        tasks: list[Any] = load_tasks(tasks_path)
+        what = f"agent {agent}"
+        title = f"skillbank eval: {agent}"
+        args = ("agent", agent, hashlib.sha256(tasks_path.read_bytes()).hexdigest(), seed, trials, k)
+        command = f"skillbank eval --agent {agent} --tasks {tasks_path} --trials {trials}"
+        concurrency = concurrency or 1  # a user's agent may not be thread-safe
+    else:
+        from skillbank import envs
+
+        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+        if not tasks:
+            fail(f"--env {env} has no tasks")
+        model_factory = None  # the simulated policy, seeded per trial
+        local = model is not None and model.startswith("local:")
+        if model is not None:
+            model_factory = _per_trial(load_chat_model(model))
+        what = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
+        title = f"skillbank eval: {env}"
+        args = (env, seed, per_template, trials, model or "simulated", k)
+        command = f"skillbank eval --env {env} --trials {trials}" + (f" --model {model}" if model else "")
+        concurrency = concurrency or (1 if local else 2)
 
     with open_bank(bank_dir, embedder, create=True) as bank:
         if run_id is None:
-            run_id = new_run_id("eval") if fresh else default_run_id(
-                env, seed, per_template, trials, model or "simulated", k, bank.snapshot_id())
+            run_id = new_run_id("eval") if fresh else default_run_id(*args, bank.snapshot_id())
         existing = bank.trajectories.count(labels={"run": run_id})
-        policy = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
-        out.print(f"Measuring {len(tasks)} tasks × {trials} trials × 2 arms with {escape(policy)} "
+        out.print(f"Measuring {len(tasks)} tasks × {trials} trials × 2 arms with {escape(what)} "
                   f"on bank {escape(str(bank.path))}")
         out.print(f"run id {run_id}" + (f" (resuming: {existing} trials already stored)"
                                           if existing else "")
                   + "; if interrupted, rerun the same command to resume")
-        result = measure_env(tasks, model_factory, trials=trials, bank=bank, k=k, run_id=run_id,
-                             concurrency=concurrency, progress=not quiet, seed=seed,
-                             model=model or None)
-        notes = [f"skillbank eval --env {env} --trials {trials} on bank {bank.path}"]
+        common = dict(trials=trials, bank=bank, k=k, run_id=run_id, concurrency=concurrency,
+                      progress=not quiet, seed=seed)
+        if agent is not None:
+            result = measure_agent(build, tasks, model=agent, **common)
+        else:
+            result = measure_env(tasks, model_factory, model=model or None, **common)
+        notes = [f"{command} on bank {bank.path}"]
         if report is not None:
-            html_path, numbers = write_report(result, report, title=f"skillbank eval: {env}",
-                                              notes=notes)
+            html_path, numbers = write_report(result, report, title=title, notes=notes)
     if json_path is not None:
         from skillbank.consistency.report import report_data
 
-        data = report_data(result, title=f"skillbank eval: {env}", notes=notes)
+        data = report_data(result, title=title, notes=notes)
         text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
         if quiet:
             sys.stdout.write(text + "\n")

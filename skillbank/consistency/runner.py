@@ -64,6 +64,7 @@ __all__ = [
     "MeasureError",
     "measure",
     "measure_env",
+    "measure_agent",
     "trial_seed",
     "assign_splits",
     "new_run_id",
@@ -102,13 +103,17 @@ class EvalTask(Protocol):
 
 @dataclass(frozen=True)
 class SimpleTask:
-    """A minimal task record: ``verify(result) -> bool`` judges what the agent returned."""
+    """A minimal task record: ``verify(result) -> bool`` judges what the agent returned.
+
+    ``data`` carries whatever else the task's verifier needs (a task file's whole line).
+    """
 
     id: str
     type: str
     input: Any
     verify: Callable[[Any], bool] | None = None
     split: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _task_split(task: Any, splits: Mapping[str, str] | None) -> str | None:
@@ -854,12 +859,78 @@ def measure_env(
     if bank is None:
         raise MeasureError("measure_env needs a bank: every trial is logged in it")
     from skillbank import envs
-    from skillbank.adapters.langchain import SkillBankMiddleware
 
     if model_factory is None:
         model_factory = _simulated_model_factory()
         simulated = True if simulated is None else simulated
         model = model or "simulated-policy"
+
+    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
+        outcome = envs.run_task(task, model_factory(task, spec.seed), middleware=[middleware],
+                                config=config)
+        return outcome.state, bool(outcome.success)
+
+    factory = _logged_factory(bank, arms, k, middleware_options, run_trial)
+    return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
+                   simulated=simulated, **kwargs)
+
+
+def measure_agent(
+    build: Callable[..., Any],
+    tasks: Sequence[Any],
+    trials: int = 5,
+    bank: "SkillBank | None" = None,
+    arms: Sequence[str] = (ARM_WITHOUT, ARM_WITH),
+    *,
+    k: int = 5,
+    middleware_options: Mapping[str, Any] | None = None,
+    recursion_limit: int = 100,
+    model: str | None = None,
+    **kwargs: Any,
+) -> MeasureResult:
+    """:func:`measure` for your own agent: ``build`` makes it, with the bank's middleware in.
+
+    ``build(middleware=[...], seed=...)`` is called once per trial and returns ``(agent,
+    verify)``: ``agent`` is a LangChain runnable (e.g. ``create_agent(model, tools,
+    middleware=middleware)``) invoked with the task's input as a user message (or the input
+    itself when it is a dict), and ``verify(task, final_state) -> bool`` judges the run (the
+    task carries what the verifier needs, e.g. a task file's line as ``task.data``). ``seed``
+    is the trial's seed, the same in both arms; pass it to a model that takes one. The
+    middleware logs every trial in ``bank`` in both arms and injects skills only in the
+    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure.
+    """
+    if bank is None:
+        raise MeasureError("measure_agent needs a bank: every trial is logged in it")
+    from langgraph.errors import GraphRecursionError
+
+    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
+        built = build(middleware=[middleware], seed=spec.seed)
+        try:
+            agent, verify = built
+        except (TypeError, ValueError):
+            raise MeasureError(f"the agent factory returned {type(built).__name__}; it must "
+                               "return (agent, verify)") from None
+        payload = task.input
+        if not isinstance(payload, Mapping):
+            payload = {"messages": [{"role": "user", "content": _task_text(payload)}]}
+        try:
+            state = agent.invoke(payload, config={**config, "recursion_limit": recursion_limit})
+        except GraphRecursionError:
+            return None, False
+        return state, bool(verify(task, state))
+
+    factory = _logged_factory(bank, arms, k, middleware_options, run_trial)
+    return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model, **kwargs)
+
+
+def _logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
+                    middleware_options: Mapping[str, Any] | None,
+                    run_trial: Callable[[Any, Any, TrialSpec, dict[str, Any]], Any]) -> AgentFactory:
+    """An ``agent_factory`` whose trials run through ``SkillBankMiddleware`` (logging in both
+    arms, injecting only outside ``"without"``); ``run_trial(task, middleware, spec, config)``
+    returns ``(final_state_or_None, success)``."""
+    from skillbank.adapters.langchain import SkillBankMiddleware
+
     options = dict(middleware_options or {})
     # One middleware per arm, shared by that arm's trials: it keeps per-run state under each
     # run's trajectory id (concurrent runs never mix), and its query-embedding cache then
@@ -869,17 +940,13 @@ def measure_env(
 
     def factory(arm: str, bank_or_none: Any, task: Any) -> Callable[[TrialSpec], TrialOutcome]:
         def run(spec: TrialSpec) -> TrialOutcome:
-            chat_model = model_factory(task, spec.seed)
             config = {"metadata": {"skillbank_task_id": task.id,
                                    "skillbank_task_type": str(task.type),
                                    "skillbank_labels": dict(spec.labels)}}
-            outcome = envs.run_task(task, chat_model, middleware=[middlewares[arm]],
-                                    config=config)
-            return _env_outcome(outcome, bank, task, spec)
+            state, success = run_trial(task, middlewares[arm], spec, config)
+            return _logged_outcome(state, success, bank, task, spec)
         return run
-
-    return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
-                   simulated=simulated, **kwargs)
+    return factory
 
 
 def _simulated_model_factory() -> Callable[[Any, int], Any]:
@@ -890,16 +957,17 @@ def _simulated_model_factory() -> Callable[[Any, int], Any]:
     return make
 
 
-def _env_outcome(outcome: Any, bank: "SkillBank", task: Any, spec: TrialSpec) -> TrialOutcome:
-    """A ``run_task`` result -> TrialOutcome. The trajectory id comes from the final state; a
-    run stopped without one (the recursion limit) is found by the labels the middleware gave
-    its trajectory when it started (this run, arm and trial, and the task)."""
+def _logged_outcome(state: Any, success: bool, bank: "SkillBank", task: Any,
+                    spec: TrialSpec) -> TrialOutcome:
+    """A trial's final state and verdict -> TrialOutcome. The trajectory id comes from the
+    final state; a run stopped without one (the recursion limit) is found by the labels the
+    middleware gave its trajectory when it started (this run, arm and trial, and the task)."""
     from skillbank.adapters.langchain import TRAJECTORY_KEY
 
-    state = getattr(outcome, "state", None) or {}
+    state = state or {}
     tid = state.get(TRAJECTORY_KEY) if isinstance(state, Mapping) else None
     if tid is None:
         found = [t for t in bank.trajectories.list(labels=dict(spec.labels), limit=None)
                  if t.task_id == task.id and "latency_s" not in t.labels]
         tid = found[0].id if found else None  # newest first
-    return TrialOutcome(success=bool(outcome.success), trajectory_id=tid)
+    return TrialOutcome(success=bool(success), trajectory_id=tid)

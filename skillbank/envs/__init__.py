@@ -2,7 +2,8 @@
 
 * :func:`generate_tasks` / :func:`split_tasks` -- seeded tasks from templates in three families
   (``car``, ``retail``, ``calendar``), three types (``base``, ``capability``,
-  ``disambiguation``) and a budget variant of each, split by template, seed or family.
+  ``disambiguation``) and a budget variant of each, split by template, seed or family; and an
+  opt-in ``simple`` tier of one- and two-tool requests that a small real model can play.
 * :class:`Task` / :class:`Environment` -- the user's request, a fresh in-memory world with
   LangChain tools over it, a scripted user, and a verifier on the final state and answer.
 * :class:`SimulatedPolicy` -- a chat model that plays a sloppy agent and follows skills written
@@ -12,10 +13,11 @@
 """
 
 from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answer
-from skillbank.envs.families import FAMILIES
+from skillbank.envs.families import EXTRA_FAMILIES, FAMILIES
 from skillbank.envs.policy import SimulatedPolicy
 from skillbank.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
 from skillbank.envs.tasks import (
+    EXTRA_FAMILY_NAMES,
     FAMILY_NAMES,
     TASK_TYPES,
     generate_tasks,
@@ -31,6 +33,8 @@ __all__ = [
     "RefStep",
     "FAMILIES",
     "FAMILY_NAMES",
+    "EXTRA_FAMILIES",
+    "EXTRA_FAMILY_NAMES",
     "TASK_TYPES",
     "generate_tasks",
     "split_tasks",

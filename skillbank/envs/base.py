@@ -339,6 +339,7 @@ class Spec:
     removed: tuple[str, ...] = ()
     removed_params: tuple[tuple[str, str], ...] = ()
     reply: str | None = None
+    system_prompt: str | None = None  # None: the environment's own
 
 
 @dataclass(frozen=True)
@@ -349,18 +350,27 @@ class Template:
     heldout: bool
     env_cls: type[Environment]
     build: Callable[[Any], Spec]
+    # Which variants exist: plain (False) and budget (True). A template about the budget itself
+    # has only the budget variant.
+    variants: tuple[bool, ...] = (False, True)
 
 
 TEMPLATES: dict[str, Template] = {}
 
 
-def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bool = False):
-    """Register a template builder ``build(rng) -> Spec`` under ``id`` (``family.type.name``)."""
+def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bool = False,
+             budget_only: bool = False):
+    """Register a template builder ``build(rng) -> Spec`` under ``id`` (``family.type.name``).
+
+    ``budget_only``: the template exists only as its budget variant (a request about finishing
+    within a tool-call budget).
+    """
 
     def register(build: Callable[[Any], Spec]) -> Callable[[Any], Spec]:
         if id in TEMPLATES:
             raise ValueError(f"duplicate template id {id!r}")
-        TEMPLATES[id] = Template(id, env_cls.family, type, heldout, env_cls, build)
+        TEMPLATES[id] = Template(id, env_cls.family, type, heldout, env_cls, build,
+                                 variants=(True,) if budget_only else (False, True))
         return build
 
     return register

@@ -11,9 +11,13 @@ from skillbank.lessons import Lesson, LessonKind
 from skillbank.envs import families as _families  # noqa: F401  (registers the templates)
 from skillbank.envs.base import TEMPLATES, Environment, Spec, Task, Template
 
-__all__ = ["generate_tasks", "split_tasks", "take_spread", "list_templates", "FAMILY_NAMES", "TASK_TYPES"]
+__all__ = ["generate_tasks", "split_tasks", "take_spread", "list_templates", "FAMILY_NAMES",
+           "EXTRA_FAMILY_NAMES", "TASK_TYPES"]
 
 FAMILY_NAMES = tuple(_families.FAMILIES)
+"""The default families: what the demo and ``generate_tasks()`` use."""
+EXTRA_FAMILY_NAMES = tuple(_families.EXTRA_FAMILIES)
+"""Opt-in families, used only when named (``simple``: a tier a small real model can play)."""
 TASK_TYPES = ("base", "capability", "disambiguation")
 
 
@@ -25,14 +29,15 @@ def _derive(*parts: object) -> int:
 def list_templates(
     families: Iterable[str] | None = None, types: Iterable[str] | None = None
 ) -> list[Template]:
-    fams = set(families) if families is not None else None
+    fams = set(families) if families is not None else set(FAMILY_NAMES)
     kinds = set(types) if types is not None else None
-    unknown = (fams or set()) - set(FAMILY_NAMES)
+    unknown = fams - set(FAMILY_NAMES) - set(EXTRA_FAMILY_NAMES)
     if unknown:
-        raise ValueError(f"unknown families {sorted(unknown)}; choose from {list(FAMILY_NAMES)}")
+        raise ValueError(f"unknown families {sorted(unknown)}; choose from "
+                         f"{list(FAMILY_NAMES + EXTRA_FAMILY_NAMES)}")
     return [
         t for t in sorted(TEMPLATES.values(), key=lambda t: t.id)
-        if (fams is None or t.family in fams) and (kinds is None or t.type in kinds)
+        if t.family in fams and (kinds is None or t.type in kinds)
     ]
 
 
@@ -54,15 +59,22 @@ def generate_tasks(
     The same arguments always give the same tasks. Entities (ids, names, temperatures, dates)
     come from an RNG seeded by ``(seed, template, instance, variant)``, so instances differ and
     a skill cannot memorise answers. A budget variant allows one tool call more than the
-    scripted correct run needs.
+    scripted correct run needs; ``budget=False`` leaves every budget variant out (and with it
+    the templates that exist only as one).
+
+    ``families=None`` means the default families (:data:`FAMILY_NAMES`); opt-in families
+    (:data:`EXTRA_FAMILY_NAMES`, e.g. ``simple``) come only when named, or when ``templates``
+    names their templates.
     """
     wanted = set(templates) if templates is not None else None
+    if families is None and wanted is not None:  # templates named by id: from any family
+        families = FAMILY_NAMES + EXTRA_FAMILY_NAMES
     out: list[Task] = []
     for tpl in list_templates(families, types):
         if wanted is not None and tpl.id not in wanted:
             continue
         for instance in range(per_template):
-            for variant in ((False, True) if budget else (False,)):
+            for variant in (v for v in tpl.variants if budget or not v):
                 task_seed = _derive(seed, tpl.id, instance, variant)
                 spec = tpl.build(random.Random(task_seed))
                 n_calls = sum(1 for s in spec.reference if s.kind == "call")
@@ -78,7 +90,7 @@ def generate_tasks(
                     seed=task_seed,
                     instance=instance,
                     max_tool_calls=n_calls + 1 if variant else None,
-                    system_prompt=env_cls.system_prompt,
+                    system_prompt=spec.system_prompt or env_cls.system_prompt,
                     tools=tuple(n for n in env_cls.TOOLDEFS if n not in spec.removed),
                     hints=tuple(spec.hints) + ((Lesson(kind=LessonKind.budget, budget=n_calls + 1),) if variant else ()),
                     reference=tuple(spec.reference),

@@ -25,7 +25,6 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from skillbank.errors import MissingExtraError
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence
@@ -230,21 +229,9 @@ class LLMDistiller(Distiller):
 
     @staticmethod
     def _resolve(model: Any, temperature: float | None) -> Any:
-        if isinstance(model, str):
-            try:
-                from langchain.chat_models import init_chat_model
-            except ImportError as exc:  # pragma: no cover - langchain is a core dependency
-                raise MissingExtraError("provider:model strings", "llm", "langchain") from exc
-            kwargs = {"temperature": temperature} if temperature is not None else {}
-            try:
-                return init_chat_model(model, **kwargs)
-            except ImportError as exc:
-                provider = model.split(":", 1)[0]
-                raise MissingExtraError(f"the {provider!r} chat model", provider,
-                                        f"langchain-{provider}") from exc
-        if not hasattr(model, "invoke"):
-            raise TypeError(f"LLMDistiller needs a LangChain chat model or 'provider:model', not {model!r}")
-        return model
+        from skillbank.chat import resolve_chat_model
+
+        return resolve_chat_model(model, temperature=temperature)
 
     # -- the two jobs -----------------------------------------------------------------------------
 

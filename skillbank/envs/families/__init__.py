@@ -1,10 +1,16 @@
-"""Environment families. Importing this package registers every family's templates."""
+"""Environment families. Importing this package registers every family's templates.
 
-from skillbank.envs.families import calendar, car, retail  # noqa: F401  (registration)
+``FAMILIES`` are the default set (the demo's, and ``generate_tasks()``'s); ``EXTRA_FAMILIES``
+are opt-in and come only when named: ``simple``, a tier a small real model can play.
+"""
+
+from skillbank.envs.families import calendar, car, retail, simple  # noqa: F401  (registration)
 from skillbank.envs.families.calendar import CalendarEnv
 from skillbank.envs.families.car import CarEnv
 from skillbank.envs.families.retail import RetailEnv
+from skillbank.envs.families.simple import SimpleEnv
 
 FAMILIES = {"car": CarEnv, "retail": RetailEnv, "calendar": CalendarEnv}
+EXTRA_FAMILIES = {"simple": SimpleEnv}
 
-__all__ = ["FAMILIES", "CarEnv", "RetailEnv", "CalendarEnv"]
+__all__ = ["FAMILIES", "EXTRA_FAMILIES", "CarEnv", "RetailEnv", "CalendarEnv", "SimpleEnv"]
