@@ -66,7 +66,7 @@ def injected_per_turn(bank: Any, trajectory_ids: list[str], cache: dict) -> tupl
 def run_arm(name: str, caps: dict[str, int], train: list, rounds: int, embedder: Any, root: Path,
             seed: int, log: Any) -> list[dict[str, Any]]:
     from skillbank.bank import SkillBank
-    from skillbank.consistency.runner import ARM_WITH, measure_env
+    from skillbank.envs.measure import ARM_WITH, measure_env
     from skillbank.evolution import evolve
     from skillbank.evolution.budget import rendered_tokens
 

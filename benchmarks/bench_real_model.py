@@ -10,7 +10,7 @@ Needs ``pip install 'skillbank[local]'`` and ``skillbank model fetch --size 1.5b
 What runs (the simple tier, ``skillbank.envs`` family ``simple``, split by template):
 
 1. Baseline: the evolution set, ``trials`` times per task, logged through
-   ``SkillBankMiddleware`` (``skillbank.consistency.measure_env``) with the empty bank.
+   ``SkillBankMiddleware`` (``skillbank.envs.measure_env``) with the empty bank.
 2. For each distiller -- (a) the rule distiller, (b) ``LLMDistiller`` on the *same* local model --
    a copy of the baseline bank goes through ``rounds`` evolution rounds. The gate re-runs every
    candidate on evolution-set tasks with and without it (``make_validator``) and promotes it
@@ -224,7 +224,7 @@ def _paired(without: Any, with_: Any) -> Any:
 def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None) -> dict[str, Any]:
     from skillbank import envs
     from skillbank.bank import SkillBank
-    from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT, measure_env
+    from skillbank.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
     from skillbank.consistency.validation import ValidationLog, make_validator
     from skillbank.demo import _round_row
     from skillbank.evolution import evolve

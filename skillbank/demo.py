@@ -29,12 +29,8 @@ from typing import Any
 
 from skillbank.consistency.precision import InjectionPrecision, injection_precision
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
-from skillbank.consistency.runner import (
-    ARM_WITH,
-    ARM_WITHOUT,
-    MeasureResult,
-    measure_env,
-)
+from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT, MeasureResult
+from skillbank.envs.measure import measure_env
 
 __all__ = ["DemoConfig", "DemoResult", "run_demo", "QUICK", "FULL"]
 

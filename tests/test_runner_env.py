@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from skillbank import envs
-from skillbank.consistency.runner import measure_env
+from skillbank.envs.measure import measure_env
 from skillbank.consistency.validation import CandidateView, make_validator
 from skillbank.models import SkillStatus
 

@@ -131,7 +131,8 @@ def eval_(
     machinery only.
     """
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
-    from skillbank.consistency.runner import measure_agent, measure_env, new_run_id
+    from skillbank.consistency.runner import measure_agent, new_run_id
+    from skillbank.envs.measure import measure_env
 
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()
@@ -170,7 +171,7 @@ def eval_(
             run_id = new_run_id("eval") if fresh else default_run_id(*args, bank.snapshot_id())
         existing = bank.trajectories.count(labels={"run": run_id})
         out.print(f"Measuring {len(tasks)} tasks × {trials} trials × 2 arms with {escape(what)} "
-                  f"on bank {escape(str(bank.path))}")
+                  f"on bank {escape(bank.location)}")
         out.print(f"run id {run_id}" + (f" (resuming: {existing} trials already stored)"
                                           if existing else "")
                   + "; if interrupted, rerun the same command to resume")
@@ -180,7 +181,7 @@ def eval_(
             result = measure_agent(build, tasks, model=agent, **common)
         else:
             result = measure_env(tasks, model_factory, model=model or None, **common)
-        notes = [f"{command} on bank {bank.path}"]
+        notes = [f"{command} on bank {bank.location}"]
         if report is not None:
             html_path, numbers = write_report(result, report, title=title, notes=notes)
     if json_path is not None:

@@ -15,10 +15,10 @@ and call :func:`measure` again with the same ``run_id``: only the missing trials
 Pairing: trial ``i`` of task ``t`` gets the seed :func:`trial_seed(t, i) <trial_seed>` in every
 arm, so the arms differ only in the bank; seeds differ across trials.
 
-:func:`measure_env` is the common path for the bundled environments (``skillbank.envs``): it
-runs each task through ``run_task`` with :class:`~skillbank.adapters.langchain.SkillBankMiddleware`
-(``inject=False`` in the ``"without"`` arm, so that arm is logged the same way but never sees a
-skill).
+:func:`measure_agent` measures your own agent: each trial runs through
+:class:`~skillbank.adapters.langchain.SkillBankMiddleware` (``inject=False`` in the ``"without"``
+arm, so that arm is logged the same way but never sees a skill); :func:`logged_factory` is that
+wiring, for other runners (the bundled environments' ``skillbank.envs.measure_env`` uses it).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ __all__ = [
     "MeasureResult",
     "MeasureError",
     "measure",
-    "measure_env",
+    "logged_factory",
     "measure_agent",
     "trial_seed",
     "assign_splits",
@@ -619,7 +619,7 @@ def measure(
     result = MeasureResult(
         run_id=run_id, arms=arms, trials=trials,
         tasks={t.id: _task_meta(t, split_of[t.id]) for t in tasks}, records=[], seed=seed,
-        bank_snapshot=snapshot, bank_path=None if bank is None else str(bank.path), model=model,
+        bank_snapshot=snapshot, bank_path=None if bank is None else bank.location, model=model,
         simulated=simulated, started_at=started,
     )
 
@@ -824,55 +824,7 @@ class _Progress:
             self.bar.stop()
 
 
-# ------------------------------------------------------------------------------ environments
-
-
-def measure_env(
-    tasks: Sequence[Any],
-    model_factory: Callable[[Any, int], Any] | None = None,
-    trials: int = 5,
-    bank: "SkillBank | None" = None,
-    arms: Sequence[str] = (ARM_WITHOUT, ARM_WITH),
-    *,
-    k: int = 5,
-    middleware_options: Mapping[str, Any] | None = None,
-    model: str | None = None,
-    simulated: bool | None = None,
-    **kwargs: Any,
-) -> MeasureResult:
-    """:func:`measure` for the bundled environments' tasks (``skillbank.envs``).
-
-    Each trial runs ``run_task(task, chat_model, middleware=[SkillBankMiddleware(bank, k=k,
-    inject=arm != "without", ...)])`` in a fresh environment; the middleware logs the trajectory
-    in the bank in both arms, so both arms are stored and costed the same way, and the runner
-    records the environment's verdict as the outcome.
-
-    Args:
-        model_factory: ``model_factory(task, seed)`` returns a LangChain chat model for one
-            trial. Default: the environments' ``SimulatedPolicy`` seeded with the trial seed.
-        k: Skills injected per model turn in the ``"with"`` arm.
-        middleware_options: Extra keyword arguments for ``SkillBankMiddleware``.
-        model: A label for the model; default ``"simulated"`` when the default policy is used.
-        simulated: Stated in reports; default: True exactly when the default policy is used.
-        **kwargs: Passed to :func:`measure` (``concurrency``, ``run_id``, ``progress``, ...).
-    """
-    if bank is None:
-        raise MeasureError("measure_env needs a bank: every trial is logged in it")
-    from skillbank import envs
-
-    if model_factory is None:
-        model_factory = _simulated_model_factory()
-        simulated = True if simulated is None else simulated
-        model = model or "simulated-policy"
-
-    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
-        outcome = envs.run_task(task, model_factory(task, spec.seed), middleware=[middleware],
-                                config=config)
-        return outcome.state, bool(outcome.success)
-
-    factory = _logged_factory(bank, arms, k, middleware_options, run_trial)
-    return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
-                   simulated=simulated, **kwargs)
+# ------------------------------------------------------------------------------ your own agent
 
 
 def measure_agent(
@@ -919,11 +871,11 @@ def measure_agent(
             return None, False
         return state, bool(verify(task, state))
 
-    factory = _logged_factory(bank, arms, k, middleware_options, run_trial)
+    factory = logged_factory(bank, arms, k, middleware_options, run_trial)
     return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model, **kwargs)
 
 
-def _logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
+def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
                     middleware_options: Mapping[str, Any] | None,
                     run_trial: Callable[[Any, Any, TrialSpec, dict[str, Any]], Any]) -> AgentFactory:
     """An ``agent_factory`` whose trials run through ``SkillBankMiddleware`` (logging in both
@@ -947,14 +899,6 @@ def _logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
             return _logged_outcome(state, success, bank, task, spec)
         return run
     return factory
-
-
-def _simulated_model_factory() -> Callable[[Any, int], Any]:
-    from skillbank import envs
-
-    def make(task: Any, seed: int) -> Any:
-        return envs.SimulatedPolicy(seed=seed)
-    return make
 
 
 def _logged_outcome(state: Any, success: bool, bank: "SkillBank", task: Any,

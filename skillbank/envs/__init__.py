@@ -14,6 +14,7 @@
 
 from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answer
 from skillbank.envs.families import EXTRA_FAMILIES, FAMILIES
+from skillbank.envs.measure import measure_env
 from skillbank.envs.policy import SimulatedPolicy
 from skillbank.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
 from skillbank.envs.tasks import (
@@ -27,6 +28,7 @@ from skillbank.envs.tasks import (
 )
 
 __all__ = [
+    "measure_env",
     "Task",
     "Environment",
     "EnvError",

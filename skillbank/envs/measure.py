@@ -1,0 +1,73 @@
+"""``measure_env``: the library's runner on the bundled environments' tasks.
+
+The harness side of measuring: each trial runs a task of ``skillbank.envs`` through
+``run_task`` with the bank's middleware (``skillbank.consistency.runner.logged_factory``), with the
+simulated policy unless a model factory is given. The library never imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from skillbank.consistency.runner import (
+    ARM_WITH,
+    ARM_WITHOUT,
+    MeasureError,
+    MeasureResult,
+    TrialSpec,
+    logged_factory,
+    measure,
+)
+from skillbank.envs.policy import SimulatedPolicy
+from skillbank.envs.runner import run_task
+
+__all__ = ["measure_env", "ARM_WITH", "ARM_WITHOUT"]
+
+
+def measure_env(
+    tasks: Sequence[Any],
+    model_factory: Callable[[Any, int], Any] | None = None,
+    trials: int = 5,
+    bank: Any = None,
+    arms: Sequence[str] = (ARM_WITHOUT, ARM_WITH),
+    *,
+    k: int = 5,
+    middleware_options: Mapping[str, Any] | None = None,
+    model: str | None = None,
+    simulated: bool | None = None,
+    **kwargs: Any,
+) -> MeasureResult:
+    """:func:`~skillbank.consistency.runner.measure` for the bundled environments' tasks.
+
+    Each trial runs ``run_task(task, chat_model, middleware=[SkillBankMiddleware(bank, k=k,
+    inject=arm != "without", ...)])`` in a fresh environment; the middleware logs the trajectory
+    in the bank in both arms, so both arms are stored and costed the same way, and the runner
+    records the environment's verdict as the outcome.
+
+    Args:
+        model_factory: ``model_factory(task, seed)`` returns a LangChain chat model for one
+            trial. Default: the environments' ``SimulatedPolicy`` seeded with the trial seed.
+        k: Skills injected per model turn in the ``"with"`` arm.
+        middleware_options: Extra keyword arguments for ``SkillBankMiddleware``.
+        model: A label for the model; default ``"simulated-policy"`` when the default policy is used.
+        simulated: Stated in reports; default: True exactly when the default policy is used.
+        **kwargs: Passed to ``measure`` (``concurrency``, ``run_id``, ``progress``, ...).
+    """
+    if bank is None:
+        raise MeasureError("measure_env needs a bank: every trial is logged in it")
+    if model_factory is None:
+        model_factory = _simulated
+        simulated = True if simulated is None else simulated
+        model = model or "simulated-policy"
+
+    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
+        outcome = run_task(task, model_factory(task, spec.seed), middleware=[middleware], config=config)
+        return outcome.state, bool(outcome.success)
+
+    factory = logged_factory(bank, arms, k, middleware_options, run_trial)
+    return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
+                   simulated=simulated, **kwargs)
+
+
+def _simulated(task: Any, seed: int) -> SimulatedPolicy:
+    return SimulatedPolicy(seed=seed)
