@@ -20,7 +20,7 @@ from skillbank.cli._common import (
     open_bank,
 )
 
-ENV_CHOICES = ("demo", "all", "car", "retail", "calendar")
+ENV_CHOICES = ("demo", "all", "car", "retail", "calendar", "bfcl")
 
 
 def _families(env: str) -> list[str] | None:
@@ -31,6 +31,17 @@ def _families(env: str) -> list[str] | None:
     if env not in FAMILY_NAMES:
         fail(f"unknown --env {env!r}: choose from demo, all, {', '.join(FAMILY_NAMES)}")
     return [env]
+
+
+def _bfcl_tasks(categories: str | None, scenarios: int | None) -> list[Any]:
+    """BFCL's multi-turn entries of ``categories`` (its ``scenarios`` first ones, spread)."""
+    from skillbank.envs import bfcl  # an absent bfcl-eval is an error naming the install line
+
+    try:
+        tasks = bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES)
+    except ValueError as exc:
+        fail(f"--categories: {exc}")
+    return bfcl.spread(tasks, scenarios)
 
 
 def load_chat_model(spec: str) -> Any:
@@ -67,7 +78,13 @@ def default_run_id(*parts: Any) -> str:
 
 def eval_(
     env: Annotated[str, typer.Option("--env", help="Task set: demo (all families), car, retail, "
-                                     "calendar.")] = "demo",
+                                     "calendar, or bfcl (BFCL multi-turn; needs --model).")] = "demo",
+    categories: Annotated[Optional[str], typer.Option(
+        "--categories", help="With --env bfcl: BFCL categories, comma-separated, from base, "
+        "miss_func, miss_param, long_context. Default: base,miss_func,miss_param.")] = None,
+    scenarios: Annotated[Optional[int], typer.Option(
+        "--scenarios", min=1, help="With --env bfcl: only this many of BFCL's 200 scenarios "
+        "(the same ones in every category, spread over API classes). Default: all.")] = None,
     trials: Annotated[int, typer.Option("--trials", "-n", min=1, help="Trials per task and arm.")] = 5,
     model: Annotated[Optional[str], typer.Option(
         "--model", help="A LangChain chat model as provider:model (init_chat_model), e.g. "
@@ -100,10 +117,16 @@ def eval_(
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
     from skillbank.consistency.runner import measure_env, new_run_id
 
-    families = _families(env)
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()
-    tasks = envs.generate_tasks(families, per_template=per_template, seed=seed)
+    if env == "bfcl":
+        if model is None:
+            fail("--env bfcl needs --model: the simulated policy only plays the bundled environments")
+        tasks = _bfcl_tasks(categories, scenarios)
+    elif categories is not None or scenarios is not None:
+        fail("--categories and --scenarios apply to --env bfcl only")
+    else:
+        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
     if not tasks:
         fail(f"--env {env} has no tasks")
     model_factory = None  # the simulated policy, seeded per trial
@@ -113,8 +136,9 @@ def eval_(
 
     with open_bank(bank_dir, embedder, create=True) as bank:
         if run_id is None:
+            bfcl_args = [categories, scenarios] if env == "bfcl" else []
             run_id = new_run_id("eval") if fresh else default_run_id(
-                env, seed, per_template, trials, model or "simulated", k, bank.snapshot_id())
+                env, seed, per_template, trials, model or "simulated", k, bank.snapshot_id(), *bfcl_args)
         existing = bank.trajectories.count(labels={"run": run_id})
         policy = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
         out.print(f"Measuring {len(tasks)} tasks × {trials} trials × 2 arms with {escape(policy)} "
@@ -125,7 +149,9 @@ def eval_(
         result = measure_env(tasks, model_factory, trials=trials, bank=bank, k=k, run_id=run_id,
                              concurrency=concurrency, progress=not quiet, seed=seed,
                              model=model or None)
-        notes = [f"skillbank eval --env {env} --trials {trials} on bank {bank.path}"]
+        subset = "".join(f" {flag} {value}" for flag, value in (("--categories", categories),
+                         ("--scenarios", scenarios)) if value is not None)
+        notes = [f"skillbank eval --env {env}{subset} --trials {trials} on bank {bank.path}"]
         if report is not None:
             html_path, numbers = write_report(result, report, title=f"skillbank eval: {env}",
                                               notes=notes)
