@@ -32,8 +32,10 @@ UNPASSABLE_ONE_CALL_PER_STEP = {
 }
 # Altering the chosen argument does not change what BFCL's checker compares (state and results).
 CHECKER_BLIND_TO_ALTERATION = {
-    # estimate_drive_feasibility_by_mileage(distance=987.0) answers as for 980.0
+    # estimate_drive_feasibility_by_mileage answers {"canDrive": false} for 987.0 as for 980.0
     "multi_turn_base_63", "multi_turn_miss_func_63", "multi_turn_miss_param_63",
-    # add_to_watchlist(stock='ZETA_x') leaves the same state and result as for 'ZETA'
-    "multi_turn_base_139", "multi_turn_miss_param_139",
+    "multi_turn_long_context_63",
+    # ZETA is on the initial watch list already (not in miss_func_139's): add_to_watchlist
+    # leaves it as it is for 'ZETA' and ignores the unknown 'ZETA_x', with the same answer
+    "multi_turn_base_139", "multi_turn_miss_param_139", "multi_turn_long_context_139",
 }

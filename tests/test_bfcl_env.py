@@ -222,10 +222,24 @@ def test_eval_env_bfcl_runs_the_chosen_categories(tmp_path, monkeypatch):
     assert "--categories base,miss_param --scenarios 2" in text
 
 
+def test_eval_split_keeps_one_side(tmp_path, monkeypatch):
+    monkeypatch.setattr("skillbank.cli.eval.load_chat_model", lambda spec: ScriptedChatModel(["No."]))
+    out = tmp_path / "numbers.json"
+    res = CliRunner().invoke(app, ["eval", "--env", "bfcl", "--categories", "base", "--scenarios", "8",
+                                   "--split", "heldout", "--model", "fake:any", "-n", "1",
+                                   "--embedder", "hash", "-d", str(tmp_path / "bank"), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    held = [t.id for t in bfcl.spread(bfcl.load_tasks("base"), 8) if t.split == "heldout"]
+    assert held and all(t in text for t in held)
+    assert '"train"' not in text
+
+
 @pytest.mark.parametrize("args, message", [
     (["--env", "bfcl"], "--env bfcl needs --model"),
     (["--env", "bfcl", "--model", "fake:any", "--categories", "base,nope"], "unknown BFCL category 'nope'"),
     (["--env", "car", "--categories", "base"], "apply to --env bfcl only"),
+    (["--env", "bfcl", "--model", "fake:any", "--split", "test"], "unknown --split 'test'"),
 ])
 def test_eval_env_bfcl_bad_arguments(tmp_path, monkeypatch, args, message):
     monkeypatch.setattr("skillbank.cli.eval.load_chat_model", lambda spec: ScriptedChatModel(["x"]))

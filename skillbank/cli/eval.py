@@ -85,6 +85,9 @@ def eval_(
     scenarios: Annotated[Optional[int], typer.Option(
         "--scenarios", min=1, help="With --env bfcl: only this many of BFCL's 200 scenarios "
         "(the same ones in every category, spread over API classes). Default: all.")] = None,
+    split: Annotated[Optional[str], typer.Option(
+        "--split", help="Only the tasks of this split (train or heldout), e.g. to log runs for "
+        "evolution on train and measure on heldout. Default: both.")] = None,
     trials: Annotated[int, typer.Option("--trials", "-n", min=1, help="Trials per task and arm.")] = 5,
     model: Annotated[Optional[str], typer.Option(
         "--model", help="A LangChain chat model as provider:model (init_chat_model), e.g. "
@@ -127,6 +130,10 @@ def eval_(
         fail("--categories and --scenarios apply to --env bfcl only")
     else:
         tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+    if split is not None:
+        if split not in ("train", "heldout"):
+            fail(f"unknown --split {split!r}: choose train or heldout")
+        tasks = [t for t in tasks if t.split == split]
     if not tasks:
         fail(f"--env {env} has no tasks")
     model_factory = None  # the simulated policy, seeded per trial
@@ -136,9 +143,10 @@ def eval_(
 
     with open_bank(bank_dir, embedder, create=True) as bank:
         if run_id is None:
-            bfcl_args = [categories, scenarios] if env == "bfcl" else []
+            # New options join the id only when used, so earlier runs keep their ids (and resume).
+            subset_args = ([categories, scenarios] if env == "bfcl" else []) + ([split] if split else [])
             run_id = new_run_id("eval") if fresh else default_run_id(
-                env, seed, per_template, trials, model or "simulated", k, bank.snapshot_id(), *bfcl_args)
+                env, seed, per_template, trials, model or "simulated", k, bank.snapshot_id(), *subset_args)
         existing = bank.trajectories.count(labels={"run": run_id})
         policy = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
         out.print(f"Measuring {len(tasks)} tasks × {trials} trials × 2 arms with {escape(policy)} "
@@ -150,7 +158,7 @@ def eval_(
                              concurrency=concurrency, progress=not quiet, seed=seed,
                              model=model or None)
         subset = "".join(f" {flag} {value}" for flag, value in (("--categories", categories),
-                         ("--scenarios", scenarios)) if value is not None)
+                         ("--scenarios", scenarios), ("--split", split)) if value is not None)
         notes = [f"skillbank eval --env {env}{subset} --trials {trials} on bank {bank.path}"]
         if report is not None:
             html_path, numbers = write_report(result, report, title=f"skillbank eval: {env}",
