@@ -33,15 +33,29 @@ def _families(env: str) -> list[str] | None:
     return [env]
 
 
-def _bfcl_tasks(categories: str | None, scenarios: int | None) -> list[Any]:
-    """BFCL's multi-turn entries of ``categories`` (its ``scenarios`` first ones, spread)."""
-    from skillbank.envs import bfcl  # an absent bfcl-eval is an error naming the install line
+def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios: int | None,
+               split: str | None, per_template: int, seed: int) -> list[Any]:
+    """The tasks of ``--env`` (BFCL's entries for ``bfcl``), only ``split``'s if given."""
+    if env == "bfcl":
+        if model is None:
+            fail("--env bfcl needs --model: the simulated policy only plays the bundled environments")
+        from skillbank.envs import bfcl  # an absent bfcl-eval is an error naming the install line
 
-    try:
-        tasks = bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES)
-    except ValueError as exc:
-        fail(f"--categories: {exc}")
-    return bfcl.spread(tasks, scenarios)
+        try:
+            tasks = bfcl.spread(bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES), scenarios)
+        except ValueError as exc:
+            fail(f"--categories: {exc}")
+    elif categories is not None or scenarios is not None:
+        fail("--categories and --scenarios apply to --env bfcl only")
+    else:
+        from skillbank import envs
+
+        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+    if split is not None:
+        if split not in ("train", "heldout"):
+            fail(f"unknown --split {split!r}: choose train or heldout")
+        tasks = [t for t in tasks if t.split == split]
+    return tasks
 
 
 def load_chat_model(spec: str) -> Any:
@@ -116,24 +130,13 @@ def eval_(
 
     Without --model the agent is the simulated policy: the numbers show the machinery only.
     """
-    from skillbank import envs
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
     from skillbank.consistency.runner import measure_env, new_run_id
 
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()
-    if env == "bfcl":
-        if model is None:
-            fail("--env bfcl needs --model: the simulated policy only plays the bundled environments")
-        tasks = _bfcl_tasks(categories, scenarios)
-    elif categories is not None or scenarios is not None:
-        fail("--categories and --scenarios apply to --env bfcl only")
-    else:
-        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
-    if split is not None:
-        if split not in ("train", "heldout"):
-            fail(f"unknown --split {split!r}: choose train or heldout")
-        tasks = [t for t in tasks if t.split == split]
+    tasks = _env_tasks(env, model, categories=categories, scenarios=scenarios, split=split,
+                       per_template=per_template, seed=seed)
     if not tasks:
         fail(f"--env {env} has no tasks")
     model_factory = None  # the simulated policy, seeded per trial
