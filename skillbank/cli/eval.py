@@ -37,6 +37,31 @@ def _families(env: str) -> list[str] | None:
     return [env]
 
 
+def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios: int | None,
+               split: str | None, per_template: int, seed: int) -> list[Any]:
+    """The tasks of ``--env`` (BFCL's entries for ``bfcl``), only ``split``'s if given."""
+    if env == "bfcl":
+        if model is None:
+            fail("--env bfcl needs --model: the simulated policy only plays the bundled environments")
+        from skillbank.envs import bfcl  # an absent bfcl-eval is an error naming the install line
+
+        try:
+            tasks = bfcl.spread(bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES), scenarios)
+        except ValueError as exc:
+            fail(f"--categories: {exc}")
+    elif categories is not None or scenarios is not None:
+        fail("--categories and --scenarios apply to --env bfcl only")
+    else:
+        from skillbank import envs
+
+        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+    if split is not None:
+        if split not in ("train", "heldout"):
+            fail(f"unknown --split {split!r}: choose train or heldout")
+        tasks = [t for t in tasks if t.split == split]
+    return tasks
+
+
 def load_chat_model(spec: str) -> Any:
     """``provider:model`` or ``local:PATH.gguf`` -> a chat model; a bad spec fails in one line."""
     from skillbank.chat import ModelSpecError, resolve_chat_model
@@ -91,7 +116,17 @@ def default_run_id(*parts: Any) -> str:
 
 def eval_(
     env: Annotated[str, typer.Option("--env", help="Task set: demo (car, retail, calendar), car, "
-                                     "retail, calendar, simple (for small real models), all.")] = "demo",
+                                     "retail, calendar, simple (for small real models), all, or bfcl "
+                                     "(BFCL multi-turn; needs --model).")] = "demo",
+    categories: Annotated[Optional[str], typer.Option(
+        "--categories", help="With --env bfcl: BFCL categories, comma-separated, from base, "
+        "miss_func, miss_param, long_context. Default: base,miss_func,miss_param.")] = None,
+    scenarios: Annotated[Optional[int], typer.Option(
+        "--scenarios", min=1, help="With --env bfcl: only this many of BFCL's 200 scenarios "
+        "(the same ones in every category, spread over API classes). Default: all.")] = None,
+    split: Annotated[Optional[str], typer.Option(
+        "--split", help="Only the tasks of this split (train or heldout), e.g. to log runs for "
+        "evolution on train and measure on heldout. Default: both.")] = None,
     trials: Annotated[int, typer.Option("--trials", "-n", min=1, help="Trials per task and arm.")] = 5,
     model: Annotated[Optional[str], typer.Option(
         "--model", help="A chat model: provider:model (init_chat_model, e.g. openai:gpt-4o-mini), "
@@ -151,9 +186,8 @@ def eval_(
         command = f"skillbank eval --agent {agent} --tasks {tasks_path} --trials {trials}"
         concurrency = concurrency or 1  # a user's agent may not be thread-safe
     else:
-        from skillbank import envs
-
-        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+        tasks = _env_tasks(env, model, categories=categories, scenarios=scenarios, split=split,
+                           per_template=per_template, seed=seed)
         if not tasks:
             fail(f"--env {env} has no tasks")
         model_factory = None  # the simulated policy, seeded per trial
@@ -162,8 +196,13 @@ def eval_(
             model_factory = _per_trial(load_chat_model(model))
         what = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
         title = f"skillbank eval: {env}"
-        args = (env, seed, per_template, trials, model or "simulated", k)
-        command = f"skillbank eval --env {env} --trials {trials}" + (f" --model {model}" if model else "")
+        # New options join the run id only when used, so earlier runs keep their ids (and resume).
+        subset = [categories, scenarios] if env == "bfcl" else []
+        args = (env, seed, per_template, trials, model or "simulated", k, *subset, *([split] if split else []))
+        options = "".join(f" {flag} {value}" for flag, value in (("--categories", categories),
+                          ("--scenarios", scenarios), ("--split", split)) if value is not None)
+        command = (f"skillbank eval --env {env}{options} --trials {trials}"
+                   + (f" --model {model}" if model else ""))
         concurrency = concurrency or (1 if local else 2)
 
     with open_bank(bank_dir, embedder, create=True) as bank:

@@ -10,6 +10,9 @@
   in :mod:`skillbank.envs.directives` (the library's rendered lesson sentences, read back). It sees only messages and tool schemas. Numbers measured with
   it show the machinery working; they are not a claim about any real model.
 * :func:`run_task` -- one run through a real ``create_agent`` loop, verified.
+
+``skillbank.envs.bfcl`` (imported on its own; it needs BFCL's code) turns BFCL's multi-turn
+entries into tasks ``run_task`` runs the same way.
 """
 
 from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answer

@@ -91,7 +91,7 @@ def run_task(
     model: Any,
     middleware: Sequence[AgentMiddleware] = (),
     *,
-    recursion_limit: int = 100,
+    recursion_limit: int | None = None,
     system_prompt: str | None = None,
     skills: str | Sequence[Lesson | str] | None = None,
     config: dict[str, Any] | None = None,
@@ -103,17 +103,23 @@ def run_task(
     exit_behavior="end")``. A question from the agent is answered by the scripted user within
     the same run. A recursion-limit stop counts as a failure (``state`` is ``None``).
     ``skills`` are appended to the system prompt (for runs without a skill-bank middleware).
+
+    An environment that plays the user itself (a benchmark whose user turns are scripted)
+    provides ``user_middleware()``, used instead of the scripted user; a task may set its own
+    ``recursion_limit`` (default 100).
     """
     env = task.make_env()
     prompt = task.system_prompt if system_prompt is None else system_prompt
     if skills:
-        prompt = f"{prompt}\n\n{skills_prompt(skills)}"
-    stack: list[AgentMiddleware] = [ScriptedUserMiddleware(env)]
+        prompt = "\n\n".join(p for p in (prompt, skills_prompt(skills)) if p)
+    user = getattr(env, "user_middleware", None)
+    stack: list[AgentMiddleware] = list(user()) if user is not None else [ScriptedUserMiddleware(env)]
     if task.max_tool_calls is not None:
         stack.append(ToolCallLimitMiddleware(run_limit=task.max_tool_calls, exit_behavior="end"))
     stack.extend(middleware)
     agent = create_agent(model, env.tools(), system_prompt=prompt, middleware=stack)
-    run_config: dict[str, Any] = {"recursion_limit": recursion_limit, **(config or {})}
+    limit = recursion_limit or getattr(task, "recursion_limit", None) or 100
+    run_config: dict[str, Any] = {"recursion_limit": limit, **(config or {})}
     # Labels a capture middleware or callback can record with the trajectory.
     run_config["metadata"] = {
         "task_id": task.id, "task_type": task.kind, "family": task.family,
