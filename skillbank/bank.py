@@ -322,7 +322,8 @@ class SkillBank:
 
         Rules: not used for ``unused_days`` (creation counts as a use); success rate below
         ``min_success_rate`` over at least ``min_evidence`` labelled uses; and, over a cap of
-        ``max_active``, the least useful (smoothed success rate, then fewest uses).
+        ``max_active``, the least useful, in the order an evolution round's bank budget retires
+        them (:func:`skillbank.evolution.budget.least_useful_first`).
         """
         now = now or utcnow()
         active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
@@ -346,8 +347,9 @@ class SkillBank:
             pinned_count = self.skills.count(SkillStatus.active) - len(active)
             excess = len(remaining) + pinned_count - max_active
             if excess > 0:
-                remaining.sort(key=lambda s: (s.stats.usefulness, s.stats.uses))
-                for s in remaining[:excess]:
+                from skillbank.evolution.budget import least_useful_first
+
+                for s in least_useful_first(remaining)[:excess]:
                     actions[s.id] = PruneAction(s.id, s.name, "over-cap",
                                                 f"usefulness {s.stats.usefulness:.2f}; cap {max_active} active")
         if not dry_run:
