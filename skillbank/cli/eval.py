@@ -87,6 +87,7 @@ def eval_(
         "Default: derived from the arguments and the bank's active skills.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run even if one with the "
                                         "same arguments exists.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
@@ -123,7 +124,7 @@ def eval_(
                                           if existing else "")
                   + "; if interrupted, rerun the same command to resume")
         result = measure_env(tasks, model_factory, trials=trials, bank=bank, k=k, run_id=run_id,
-                             concurrency=concurrency, progress=not quiet, seed=seed,
+                             concurrency=concurrency, progress=not (quiet or no_progress), seed=seed,
                              model=model or None)
         notes = [f"skillbank eval --env {env} --trials {trials} on bank {bank.path}"]
         if report is not None:
