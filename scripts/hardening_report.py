@@ -8,12 +8,19 @@
 Figures: agent processes x trajectories written and found; kill -9 points tried (during
 skill/trajectory writes and during evolution rounds) and the problems found after them; inputs
 fuzzed (hypothesis examples over the record parsers and the store); secrets in the scrub corpus
-and how many were caught; look-alikes and false positives. Exit code 1 if any check failed.
+and how many were caught; look-alikes and false positives; injection lines imported as SKILL.md
+files and how many arrived quarantined, clean skills (hand-written, and every version a demo
+learned) and how many the same lint flagged. Exit code 1 if any check failed.
+
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only import-lint --lint-bank DIR
+        # also lint every skill version stored in the bank at DIR (e.g. a full demo's)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import random
 import sys
@@ -107,7 +114,55 @@ def scrub_corpus() -> tuple[dict, bool]:
     return fig, caught == len(CASES) and false_pos == 0
 
 
-CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub")
+def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
+    """Every way in is linted: injection lines imported as SKILL.md files must arrive quarantined
+    (and never be found by a search); clean skills must not be flagged."""
+    from injection_corpus import CLEAN, DEV, HELD_OUT
+
+    from skillbank import SkillBank
+    from skillbank.demo import QUICK, run_demo
+    from skillbank.evolution.lint import lint_incoming
+
+    def write(folder: Path, lines: list[str], prefix: str) -> None:
+        for i, line in enumerate(lines):
+            skill = folder / f"{prefix}-{i}"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text(f"---\nname: {prefix}-{i}\ndescription: Refund an order.\n---\n\n"
+                                            f"Look the order up first.\n{line}\n", encoding="utf-8")
+
+    injected = [line for _, line in DEV + HELD_OUT]
+    write(tmp / "import" / "files", injected, "injected")
+    write(tmp / "import" / "files", CLEAN, "clean")
+    with SkillBank.open(tmp / "import" / "bank", embedder="hash") as bank:
+        got = bank.import_skills(tmp / "import" / "files")
+        found = {h.skill.name for h in bank.search("refund my order", k=len(got))}
+    held = [s for s in got if s.name.startswith("injected") and s.status.value == "quarantined"]
+    flagged_clean = [s for s in got if s.name.startswith("clean") and s.status.value != "active"]
+
+    def flagged_versions(path: Path) -> tuple[int, int]:
+        with SkillBank.open(path, embedder="hash", create=False) as bank:
+            versions = [v for s in bank.list_skills() for v in bank.history(s.id)]
+        for v in versions:
+            if not lint_incoming(v.content).ok:
+                print(f"  flagged learned skill {v.content.name} v{v.version}: {lint_incoming(v.content).reason}",
+                      file=sys.stderr)
+        return len(versions), sum(not lint_incoming(v.content).ok for v in versions)
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the demo's own output
+        demo = run_demo(tmp / "import" / "demo", config=QUICK, embedder="hash", progress=False)
+    demo_versions, demo_flagged = flagged_versions(demo.bank_path)
+    fig = {"injection_files": len(injected), "quarantined": len(held),
+           "active": len(injected) - len(held), "found_by_search": len({n for n in found if n.startswith("injected")}),
+           "clean_files": len(CLEAN), "clean_flagged": len(flagged_clean),
+           "quick_demo_versions": demo_versions, "quick_demo_flagged": demo_flagged}
+    ok = len(held) == len(injected) and not flagged_clean and demo_flagged == 0 and not fig["found_by_search"]
+    if lint_bank is not None:
+        fig["bank_versions"], fig["bank_flagged"] = flagged_versions(lint_bank)
+        ok &= fig["bank_flagged"] == 0
+    return fig, ok
+
+
+CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "import-lint")
 
 
 def main() -> int:
@@ -118,6 +173,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--only", action="append", choices=CHECKS, metavar="CHECK",
                     help=f"run only this check (repeatable): {', '.join(CHECKS)}")
+    ap.add_argument("--lint-bank", type=Path, default=None,
+                    help="import-lint: also lint every skill version stored in this bank")
     args = ap.parse_args()
     only = set(args.only or CHECKS)
     per = args.per or (50 if args.quick else 400)
@@ -133,6 +190,7 @@ def main() -> int:
             ("evolve-kills", "kill -9 during evolution rounds", lambda: kill_during_evolution(tmp_path, evolve_kills, args.seed)),
             ("fuzz", "fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
             ("scrub", "scrub corpus", scrub_corpus),
+            ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
         ]:
             if check not in only:
                 continue
@@ -149,6 +207,7 @@ def main() -> int:
     k1 = results.get("kill -9 during skill/trajectory writes")
     k2 = results.get("kill -9 during evolution rounds")
     f, s = results.get("fuzzed record parsers (hypothesis)"), results.get("scrub corpus")
+    il = results.get("import lint (injection files, clean skills)")
     print("\nSummary for the closing note:")
     if w:
         print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
@@ -165,6 +224,12 @@ def main() -> int:
     if s:
         print(f"- scrub corpus: {s['caught']}/{s['secrets']} secrets caught across {s['kinds']} kinds; "
               f"{s['lookalikes']} look-alikes, {s['false_positives']} false positives")
+    if il:
+        print(f"- import lint: {il['quarantined']}/{il['injection_files']} injection files arrived quarantined "
+              f"({il['active']} active, {il['found_by_search']} found by search); clean skills flagged: "
+              f"{il['clean_flagged']}/{il['clean_files']} hand-written, {il['quick_demo_flagged']}/"
+              f"{il['quick_demo_versions']} versions a quick demo learned"
+              + (f", {il['bank_flagged']}/{il['bank_versions']} versions in --lint-bank" if "bank_versions" in il else ""))
     print(f"- total time: {time.monotonic() - start:.0f}s; all checks passed: {all_ok}")
     return 0 if all_ok else 1
 
