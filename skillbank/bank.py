@@ -232,7 +232,8 @@ class SkillBank:
         content = self._content(**fields)
         wanted = SkillStatus(status) if status is not None else current.status
         screened, note = self._screen(content, wanted, note, previous=current, allow_unsafe=allow_unsafe)
-        return self.skills.new_version(current.id, content=content, status=screened, author=author, reason=reason, provenance=provenance, note=note)
+        return self.skills.new_version(current.id, content=content, status=screened, author=author,
+                                       reason=reason, provenance=provenance, note=note)
 
     @staticmethod
     def _screen(content: SkillContent, status: SkillStatus, note: str | None, *,
