@@ -10,12 +10,19 @@ skill/trajectory writes and during evolution rounds) and the problems found afte
 fuzzed (hypothesis examples over the record parsers and the store); secrets in the scrub corpus
 and how many were caught; look-alikes and false positives; damaged search indexes (truncated or
 overwritten ``index/chroma.sqlite3``) and how ``verify``, ``search`` and ``reindex`` handled
-them. Exit code 1 if any check failed.
+them; injection lines imported as SKILL.md files and how many arrived quarantined, clean skills
+(hand-written, and every version a demo learned) and how many the same lint flagged. Exit code 1
+if any check failed.
+
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only import-lint --lint-bank DIR
+        # also lint every skill version stored in the bank at DIR (e.g. a full demo's)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import random
 import sys
@@ -173,7 +180,55 @@ def damaged_index(tmp: Path, rounds: int, seed: int) -> tuple[dict, bool]:
     return counts, ok
 
 
-CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index")
+def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
+    """Every way in is linted: injection lines imported as SKILL.md files must arrive quarantined
+    (and never be found by a search); clean skills must not be flagged."""
+    from injection_corpus import CLEAN, DEV, HELD_OUT
+
+    from skillbank import SkillBank
+    from skillbank.demo import QUICK, run_demo
+    from skillbank.evolution.lint import lint_incoming
+
+    def write(folder: Path, lines: list[str], prefix: str) -> None:
+        for i, line in enumerate(lines):
+            skill = folder / f"{prefix}-{i}"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text(f"---\nname: {prefix}-{i}\ndescription: Refund an order.\n---\n\n"
+                                            f"Look the order up first.\n{line}\n", encoding="utf-8")
+
+    injected = [line for _, line in DEV + HELD_OUT]
+    write(tmp / "import" / "files", injected, "injected")
+    write(tmp / "import" / "files", CLEAN, "clean")
+    with SkillBank.open(tmp / "import" / "bank", embedder="hash") as bank:
+        got = bank.import_skills(tmp / "import" / "files")
+        found = {h.skill.name for h in bank.search("refund my order", k=len(got))}
+    held = [s for s in got if s.name.startswith("injected") and s.status.value == "quarantined"]
+    flagged_clean = [s for s in got if s.name.startswith("clean") and s.status.value != "active"]
+
+    def flagged_versions(path: Path) -> tuple[int, int]:
+        with SkillBank.open(path, embedder="hash", create=False) as bank:
+            versions = [v for s in bank.list_skills() for v in bank.history(s.id)]
+        for v in versions:
+            if not lint_incoming(v.content).ok:
+                print(f"  flagged learned skill {v.content.name} v{v.version}: {lint_incoming(v.content).reason}",
+                      file=sys.stderr)
+        return len(versions), sum(not lint_incoming(v.content).ok for v in versions)
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the demo's own output
+        demo = run_demo(tmp / "import" / "demo", config=QUICK, embedder="hash", progress=False)
+    demo_versions, demo_flagged = flagged_versions(demo.bank_path)
+    fig = {"injection_files": len(injected), "quarantined": len(held),
+           "active": len(injected) - len(held), "found_by_search": len({n for n in found if n.startswith("injected")}),
+           "clean_files": len(CLEAN), "clean_flagged": len(flagged_clean),
+           "quick_demo_versions": demo_versions, "quick_demo_flagged": demo_flagged}
+    ok = len(held) == len(injected) and not flagged_clean and demo_flagged == 0 and not fig["found_by_search"]
+    if lint_bank is not None:
+        fig["bank_versions"], fig["bank_flagged"] = flagged_versions(lint_bank)
+        ok &= fig["bank_flagged"] == 0
+    return fig, ok
+
+
+CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint")
 
 
 def main() -> int:
@@ -184,6 +239,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--only", action="append", choices=CHECKS, metavar="CHECK",
                     help=f"run only this check (repeatable): {', '.join(CHECKS)}")
+    ap.add_argument("--lint-bank", type=Path, default=None,
+                    help="import-lint: also lint every skill version stored in this bank")
     args = ap.parse_args()
     only = set(args.only or CHECKS)
     per = args.per or (50 if args.quick else 400)
@@ -201,6 +258,7 @@ def main() -> int:
             ("fuzz", "fuzzed record parsers (hypothesis)", lambda: fuzz(examples)),
             ("scrub", "scrub corpus", scrub_corpus),
             ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
+            ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
         ]:
             if check not in only:
                 continue
@@ -218,6 +276,7 @@ def main() -> int:
     k2 = results.get("kill -9 during evolution rounds")
     f, s = results.get("fuzzed record parsers (hypothesis)"), results.get("scrub corpus")
     d = results.get("damaged search index")
+    il = results.get("import lint (injection files, clean skills)")
     print("\nSummary for the closing note:")
     if w:
         print(f"- {w['processes']} agent processes x {w['per_process']} trajectories = {w['written']} written, "
@@ -239,6 +298,12 @@ def main() -> int:
               f"verify named it {d['verify_named_it']}/{d['damaged'] // 3}, search rebuilt and said so "
               f"{d['search_rebuilt_and_said_so']}/{d['damaged'] // 3}, reindex repaired "
               f"{d['reindex_repaired']}/{d['damaged'] // 3}; crashes: {d['crashes']}")
+    if il:
+        print(f"- import lint: {il['quarantined']}/{il['injection_files']} injection files arrived quarantined "
+              f"({il['active']} active, {il['found_by_search']} found by search); clean skills flagged: "
+              f"{il['clean_flagged']}/{il['clean_files']} hand-written, {il['quick_demo_flagged']}/"
+              f"{il['quick_demo_versions']} versions a quick demo learned"
+              + (f", {il['bank_flagged']}/{il['bank_versions']} versions in --lint-bank" if "bank_versions" in il else ""))
     print(f"- total time: {time.monotonic() - start:.0f}s; all checks passed: {all_ok}")
     return 0 if all_ok else 1
 

@@ -218,13 +218,22 @@ class SkillBank:
         note: str | None = None,
         lessons: Iterable[Any] = (),
         toolset: Iterable[str] = (),
+        allow_unsafe: bool = False,
     ) -> Skill:
-        """Add a skill. ``body`` is free guidance in markdown; or give ``lessons`` (structured,
-        ``skillbank.lessons.Lesson``) and leave ``body`` empty: it is rendered from them."""
+        """Add a skill (version 1). ``body`` is free guidance in markdown; or give ``lessons``
+        (structured, ``skillbank.lessons.Lesson``) and leave ``body`` empty: it is rendered
+        from them.
+
+        Text that looks like prompt injection (the lint's :func:`~skillbank.evolution.lint.lint_incoming`)
+        makes the skill ``quarantined``, with the reason in its note, whatever ``status`` asked
+        for; ``skillbank candidates promote ID --force`` makes it active after review.
+        ``allow_unsafe=True`` keeps ``status`` and records the findings in the note instead.
+        """
         content = self._content(name=name, description=description, body=body, kind=kind,
                                 tools=tuple(tools), tags=tuple(tags), lessons=tuple(lessons),
                                 toolset=tuple(toolset))
-        return self.skills.create(content, status=SkillStatus(status), pinned=pinned,
+        status, note = self._screen(content, SkillStatus(status), note, allow_unsafe=allow_unsafe)
+        return self.skills.create(content, status=status, pinned=pinned,
                                   author=author, reason=reason, provenance=provenance, note=note)
 
     def update_skill(
@@ -236,9 +245,13 @@ class SkillBank:
         provenance: Iterable[str] = (),
         status: SkillStatus | str | None = None,
         note: str | None = None,
+        allow_unsafe: bool = False,
         **changes: Any,
     ) -> Skill:
-        """Append a version with the given content fields changed (name, description, body, ...)."""
+        """Append a version with the given content fields changed (name, description, body, ...).
+
+        Added lines that look like prompt injection quarantine the skill, as in :meth:`add_skill`.
+        """
         unknown = set(changes) - set(SkillContent.model_fields)
         if unknown:
             raise InvalidSkillError(
@@ -248,8 +261,29 @@ class SkillBank:
         current = self.skills.get(skill_id)
         fields = current.content.model_dump()
         fields.update({k: v for k, v in changes.items() if v is not None})
-        return self.skills.new_version(current.id, content=self._content(**fields), status=status,
-                                       author=author, reason=reason, provenance=provenance, note=note)
+        content = self._content(**fields)
+        wanted = SkillStatus(status) if status is not None else current.status
+        screened, note = self._screen(content, wanted, note, previous=current, allow_unsafe=allow_unsafe)
+        return self.skills.new_version(current.id, content=content, status=screened, author=author,
+                                       reason=reason, provenance=provenance, note=note)
+
+    @staticmethod
+    def _screen(content: SkillContent, status: SkillStatus, note: str | None, *,
+                previous: Skill | None = None, allow_unsafe: bool = False) -> tuple[SkillStatus, str | None]:
+        """The status and note a skill entering with ``content`` gets: quarantined when the entry
+        lint flags it, unless the caller explicitly allows it."""
+        if status in (SkillStatus.quarantined, SkillStatus.retired):
+            return status, note  # never injected: nothing to guard
+        from skillbank.evolution.lint import lint_incoming
+
+        # Lines of a quarantined version were never let in, so they are checked again.
+        known = previous.content if previous is not None and previous.status != SkillStatus.quarantined else None
+        result = lint_incoming(content, previous=known)
+        if result.ok:
+            return status, note
+        if allow_unsafe:
+            return status, "; ".join(filter(None, [f"allowed unsafe: {result.reason}", note]))
+        return SkillStatus.quarantined, "; ".join(filter(None, [f"quarantined: {result.reason}", note]))
 
     def _content(self, **fields: Any) -> SkillContent:
         # Secrets never enter a skill, and so never a prompt.
@@ -334,7 +368,8 @@ class SkillBank:
 
         Rules: not used for ``unused_days`` (creation counts as a use); success rate below
         ``min_success_rate`` over at least ``min_evidence`` labelled uses; and, over a cap of
-        ``max_active``, the least useful (smoothed success rate, then fewest uses).
+        ``max_active``, the least useful, in the order an evolution round's bank budget retires
+        them (:func:`skillbank.evolution.budget.least_useful_first`).
         """
         now = now or utcnow()
         active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
@@ -358,8 +393,9 @@ class SkillBank:
             pinned_count = self.skills.count(SkillStatus.active) - len(active)
             excess = len(remaining) + pinned_count - max_active
             if excess > 0:
-                remaining.sort(key=lambda s: (s.stats.usefulness, s.stats.uses))
-                for s in remaining[:excess]:
+                from skillbank.evolution.budget import least_useful_first
+
+                for s in least_useful_first(remaining)[:excess]:
                     actions[s.id] = PruneAction(s.id, s.name, "over-cap",
                                                 f"usefulness {s.stats.usefulness:.2f}; cap {max_active} active")
         if not dry_run:
@@ -573,30 +609,37 @@ class SkillBank:
 
         return export_skills(self.skills.list(status=status), Path(directory))
 
-    def import_skills(self, directory: str | Path, *, author: str = "import") -> list[Skill]:
-        """Import SKILL.md folders; every file is validated first and nothing is written if any fails."""
+    def import_skills(self, directory: str | Path, *, author: str = "import",
+                      allow_unsafe: bool = False) -> list[Skill]:
+        """Import SKILL.md folders; every file is validated first and nothing is written if any fails.
+
+        A skill whose text looks like prompt injection arrives quarantined (see :meth:`add_skill`);
+        ``allow_unsafe=True`` imports it with the status its file gives.
+        """
         from skillbank.skillmd import read_skill_dir
 
-        parsed = read_skill_dir(Path(directory))
+        parsed = read_skill_dir(Path(directory), consequence="nothing was imported")
         imported: list[Skill] = []
         with self.store.transaction():
             for item in parsed:
                 content = self._content(**item.content.model_dump())
-                status = SkillStatus(item.status) if item.status else SkillStatus.active
                 existing = None
                 for key in (item.skill_id, content.name):
                     if key:
                         with contextlib.suppress(SkillBankError):
                             existing = self.skills.get(key)
                             break
+                status, note = self._screen(content, SkillStatus(item.status or SkillStatus.active), None,
+                                            previous=existing, allow_unsafe=allow_unsafe)
                 reason = f"imported from {item.path}"
                 if existing is None:
                     imported.append(self.skills.create(content, status=status, pinned=item.pinned,
-                                                       author=author, reason=reason, skill_id=item.skill_id))
+                                                       author=author, reason=reason, skill_id=item.skill_id,
+                                                       note=note))
                 else:
                     imported.append(self.skills.new_version(existing.id, content=content, status=status,
                                                             pinned=item.pinned, author=author,
-                                                            reason=reason, action="import"))
+                                                            reason=reason, action="import", note=note))
         return imported
 
     # -- overview ----------------------------------------------------------------------------

@@ -211,7 +211,14 @@ def run_demo(
         rounds: list[dict[str, Any]] = []
         general_options = {} if config.general_lessons else {"min_general_tools": 0}
         k = baseline.key_k
-        progress_points = [_point("baseline\n(without)", baseline, ARM_WITHOUT, "train")]
+        empty = baseline.headline("train").get(ARM_WITH, {})
+        progress_points = [_point("baseline\n(without)", baseline, ARM_WITHOUT, "train",
+                                  f"the evolution set without the bank (run {baseline.run_id}; with the "
+                                  f"bank as it started: pass^{k} {empty.get(f'pass^{k}', 0):.0%}). Every "
+                                  f"stage runs the same tasks with the same trial seeds (seed {seed}: trial "
+                                  "i of a task gets the same seed at every stage), so the points differ "
+                                  "in the bank only.")]
+        active_before = _active(bank)
         for round_no in range(1, config.rounds + 1):
             t0 = time.perf_counter()
             log = ValidationLog()
@@ -251,8 +258,9 @@ def run_demo(
                                   description=f"evolution set with the bank (round {round_no})")
                 phase(f"trials after round {round_no}", t0)
                 head = run.headline()[ARM_WITH]
-                progress_points.append(_point(f"after round {round_no}\n(with)", run, ARM_WITH,
-                                              None))
+                progress_points.append(_point(f"after round {round_no}\n(with)", run, ARM_WITH, None,
+                                              _bank_note(run, active_before, _active(bank), round_no)))
+                active_before = _active(bank)
                 row["train_pass_hat_k"] = head[f"pass^{k}"]
                 out.print(f"  evolution set with the bank after round {round_no}: pass^{k} "
                           f"{head[f'pass^{k}']:.0%}, pass@{k} {head[f'pass@{k}']:.0%}")
@@ -265,7 +273,11 @@ def run_demo(
                             run_id=f"{run_tag}-final", concurrency=config.concurrency,
                             progress=progress, seed=seed, description="final")
         phase("final", t0)
-        progress_points.append(_point("final\n(with)", final, ARM_WITH, "train"))
+        last = config.rounds
+        progress_points.append(_point(f"after round {last}\n(final, with)", final, ARM_WITH, "train",
+                                      _bank_note(final, active_before, _active(bank), last)
+                                      + " The final measurement: held-out tasks were run too, "
+                                        "this point counts the evolution set only."))
         precision = injection_precision(bank, [r.trajectory_id for r in final.records
                                                if r.arm == ARM_WITH and r.trajectory_id])
 
@@ -367,12 +379,32 @@ def _one_blas_thread_each() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _point(label: str, result: MeasureResult, arm: str, split: str | None) -> dict[str, Any]:
+def _point(label: str, result: MeasureResult, arm: str, split: str | None, note: str) -> dict[str, Any]:
     k = result.key_k
     summary = result.summary(arm, split, ks=(k,))
     return {"label": label, "k": k, "pass_hat_k": summary.pass_hat_k[k],
-            "pass_at_k": summary.pass_at_k[k], "arm": arm, "run": result.run_id,
+            "pass_at_k": summary.pass_at_k[k], "arm": arm, "run": result.run_id, "note": note,
+            "snapshot": result.bank_snapshot,
             "title": f"evolution set: pass^{k} and pass@{k} over the stages of the demo"}
+
+
+def _active(bank: Any) -> dict[str, int]:
+    """Active skill name -> version: what the 'with' arm can inject."""
+    return {s.name: s.version for s in bank.list_skills(status="active")}
+
+
+def _bank_note(result: MeasureResult, before: dict[str, int], after: dict[str, int], round_no: int) -> str:
+    """Which bank a point measured and how it differs from the previous point's."""
+    added = sorted(set(after) - set(before))
+    retired = sorted(set(before) - set(after))
+    edited = sorted(f"{n} (v{before[n]} to v{after[n]})" for n in set(before) & set(after) if before[n] != after[n])
+    changes = [f"{label} {', '.join(names)}" for label, names in
+               (("added", added), ("edited", edited), ("retired", retired)) if names]
+    snapshot = (result.bank_snapshot or "").split(":")[-1][:12]
+    return (f"with the bank (run {result.run_id}, bank snapshot {snapshot}, {len(after)} active skills); "
+            f"round {round_no} " + ("; ".join(changes) if changes else "changed no active skill")
+            + ". The skills' usage statistics, which weigh in the retrieval ranking, also grew with "
+              "the trials in between.")
 
 
 def phase_time(phases: dict[str, float], round_no: int) -> float:

@@ -480,13 +480,15 @@ def _pydantic_reason(field: str, label: str, err: Any) -> str:
 # ------------------------------------------------------------------------------ reading a folder
 
 
-def read_skill_dir(directory: str | os.PathLike[str]) -> list[ParsedSkill]:
+def read_skill_dir(directory: str | os.PathLike[str], *,
+                   consequence: str = "nothing was read") -> list[ParsedSkill]:
     """Read every ``*/SKILL.md`` under ``directory`` (one level deep), sorted by path.
 
     ``directory`` may also be a single skill folder (holding ``SKILL.md`` itself) or the path of
     a ``SKILL.md``. Every file is validated before anything is returned; if any is invalid, or
     two files share a name or skillbank id, one :class:`SkillFileError` lists each bad file and
-    why, and nothing is returned. Folders whose names start with ``.`` are skipped.
+    why, and nothing is returned; its message says ``consequence`` (an import says "nothing was
+    imported"). Folders whose names start with ``.`` are skipped.
     """
     root = Path(directory)
     problems: dict[str, list[str]] = {}
@@ -532,7 +534,7 @@ def read_skill_dir(directory: str | os.PathLike[str]) -> list[ParsedSkill]:
     _check_unique([(path, sid) for path, _, sid in claims], "skillbank_id", problems)
 
     if problems:
-        raise SkillFileError(_summary(problems, "nothing was read"), problems)
+        raise SkillFileError(_summary(problems, consequence), problems)
     return parsed
 
 

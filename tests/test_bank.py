@@ -428,3 +428,15 @@ def test_listing_by_tag_matches_whole_tags_in_any_case(bank):
     assert [s.name for s in bank.skills.list(tag="CAR")] == ["a"]
     assert [s.name for s in bank.skills.list(tag="general")] == ["a", "c"]
     assert [s.name for s in bank.general_skills()] == ["a"]
+
+
+def test_prune_over_a_cap_retires_what_the_evolution_budget_would(bank):
+    """One policy for "retire the least useful over a cap": ties go to the skill unused longest."""
+    from skillbank.evolution.budget import over_budget
+    from skillbank.evolution.config import EvolutionConfig
+
+    for name in ("zeta-first", "mid-second", "alpha-third"):  # created in this order, listed by name
+        bank.add_skill(name=name, description=f"When {name} applies", body="Do the thing.")
+    plan = bank.prune(max_active=2, dry_run=True)
+    budget = over_budget(bank.list_skills(status="active"), EvolutionConfig(max_active=2))
+    assert [a.name for a in plan] == [s.name for s, _ in budget] == ["zeta-first"]

@@ -10,7 +10,7 @@ from conftest import teaches
 from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution import LLMDistiller, evolve, promote
-from skillbank.evolution.jsonrepair import extract_json
+from skillbank.evolution.llm import reply_json
 from skillbank.models import SkillStatus
 from test_evolution_support import eta, refund, search_budget, window
 
@@ -102,11 +102,26 @@ def test_prompt_is_ours_and_holds_only_what_the_agent_saw(bank):
 
 def test_malformed_json_is_repaired_without_another_call(bank):
     used_skill_world(bank)
-    sloppy = "Sure! Here it is:\n```json\n" + revision().replace('"kind": "procedure",', '"kind": "procedure",,') \
-        .rstrip("}") + ",}\n```\nHope that helps."
+    # prose, a fence, and a reply cut off before its last two braces
+    sloppy = "Sure! Here it is:\n```json\n" + revision()[:-2]
     model = router(sloppy)
     report = evolve(bank, distiller=LLMDistiller(model))
     assert report.usage.calls == 1 and not report.usage.failures
+    assert [c.kind for c in report.changes] == ["update"]
+
+
+def test_json_no_parser_reads_goes_back_to_the_model_with_the_error(bank):
+    used_skill_world(bank)
+    replies = [revision().replace('"kind": "procedure",', '"kind": "procedure",,'), revision()]
+    seen = []
+
+    def revise(messages):
+        seen.append(messages[-1].content)
+        return replies[len(seen) - 1]
+
+    report = evolve(bank, distiller=LLMDistiller(router(revise)))
+    assert report.usage.calls == 2 and not report.usage.failures
+    assert "could not be used: not valid JSON" in seen[1]
     assert [c.kind for c in report.changes] == ["update"]
 
 
@@ -222,14 +237,25 @@ def test_native_structured_output_falls_back_to_the_raw_text(bank):
     ("Answer: {'a': True, 'b': None}", {"a": True, "b": None}),
     ('{"a": "line one\nline two"}', {"a": "line one\nline two"}),
     ('{"a": {"b": "cut off', {"a": {"b": "cut off"}}),
-    ("“{”a”: 1}", None),
+    ('Here it is:\n```json\n{"a": 1}\n```\nHope that helps {', {"a": 1}),
+    ('prose {"a": "b"} more prose', {"a": "b"}),
+    ('{"a": {"b": [1, 2,],}, "c": "d",}', {"a": {"b": [1, 2]}, "c": "d"}),
 ])
-def test_extract_json_repairs_common_damage(text, expected):
-    if expected is None:
-        with pytest.raises(ValueError):
-            extract_json("no object here")
-        return
-    assert extract_json(text) == expected
+def test_reply_json_reads_common_damage(text, expected):
+    assert reply_json(text) == expected
+
+
+def test_reply_json_keeps_string_values_as_written():
+    """Curly apostrophes and quotes inside values are the model's text, not JSON to repair."""
+    body = "Don’t refund before the check; say “unknown” when the field is null."
+    assert reply_json(json.dumps({"body": body}, ensure_ascii=False)) == {"body": body}
+    assert reply_json("```json\n" + json.dumps({"body": body}, ensure_ascii=False) + "\n```")["body"] == body
+
+
+@pytest.mark.parametrize("text", ["no object here", "[1, 2]", '{"a": ]'])
+def test_reply_json_refuses_what_is_not_an_object(text):
+    with pytest.raises(ValueError):
+        reply_json(text)
 
 
 def test_llm_guard_and_merge_make_no_calls(bank):

@@ -416,3 +416,18 @@ def test_by_type_errors():
         type_spread(breakdown, 2)
     with pytest.raises(ValueError, match="breakdown is empty"):
         type_spread({}, 1)
+
+
+def test_bootstrap_mean_ci_is_bootstrap_ci_of_the_mean():
+    """One resampling scheme: the vectorised interval (used by the runner) equals the general one."""
+    from skillbank.consistency.metrics import bootstrap_mean_ci
+
+    per_task = {task: pass_hat_k(sum(o), len(o), 2) for task, o in BOOT.items()}
+    for seed, confidence in ((0, 0.95), (7, 0.8)):
+        general = bootstrap_ci(BOOT, _mean_hat_2, n_resamples=300, confidence=confidence, seed=seed)
+        fast = bootstrap_mean_ci(list(per_task.values()), n_resamples=300, confidence=confidence, seed=seed)
+        assert fast == pytest.approx(general, abs=1e-12)
+    with pytest.raises(ValueError):
+        bootstrap_mean_ci([], n_resamples=10)
+    with pytest.raises(ValueError):
+        bootstrap_mean_ci([1.0], confidence=1.0)

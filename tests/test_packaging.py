@@ -31,3 +31,16 @@ def test_lower_bounds_match_the_ci_pins():
 def test_only_one_top_level_package_is_installed():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["packages"]["find"]["include"] == ["skillbank*"]
+
+
+def test_every_template_ships_as_package_data():
+    """Non-Python files reach a wheel only through package-data: the report template must."""
+    from fnmatch import fnmatch
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    templates = sorted((ROOT / "skillbank").rglob("templates/*"))
+    assert templates
+    for path in templates:
+        package = ".".join(path.parent.parent.relative_to(ROOT).parts)
+        relative = f"{path.parent.name}/{path.name}"
+        assert any(fnmatch(relative, pattern) for pattern in data.get(package, [])), relative

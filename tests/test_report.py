@@ -118,3 +118,55 @@ def test_rich_table(bank):
     row = next(line for line in text.splitlines() if line.strip().startswith("held-out") and " with " in line)
     assert f"{100 * head['with']['pass^3']:.0f}%" in row
     assert f"{100 * (head['with']['pass^3'] - head['without']['pass^3']):+.0f}" in row
+
+
+HOSTILE = '<img src=x onerror="alert(1)"></td><script>bad()</script>'
+
+
+def test_every_value_on_the_page_is_escaped(bank, tmp_path):
+    """Agent text reaches the page only through the template's autoescape: no field is left raw."""
+    result = _result(bank)
+    result.warnings.append(HOSTILE)
+    result.model = HOSTILE
+    evolution = [{key: HOSTILE for key in ("round", "trajectories", "proposed", "candidates", "promoted",
+                                           "rejected", "evolved_on", "note")}]
+    progress = [{"label": HOSTILE, "k": 3, "pass_hat_k": 0.1, "pass_at_k": 0.5, "note": HOSTILE},
+                {"label": "after", "k": 3, "pass_hat_k": 0.6, "pass_at_k": 0.9, "note": HOSTILE}]
+    html_path, _ = write_report({HOSTILE: result}, tmp_path / "x.html", title=HOSTILE, notes=[HOSTILE],
+                                evolution=evolution, progress=progress)
+    page = html_path.read_text(encoding="utf-8")
+    assert "<script" not in page and "onerror=" not in page.replace("onerror=&#34;", "")
+    assert '<img src=x' not in page
+    assert page.count("&lt;script&gt;bad()&lt;/script&gt;") >= 5
+
+
+def test_the_stages_plot_has_a_point_per_stage_and_says_what_differs(bank, tmp_path):
+    from skillbank.consistency.report import _progress_figure
+
+    progress = [{"label": "baseline", "k": 3, "pass_hat_k": 0.09, "pass_at_k": 0.68, "note": "no bank"},
+                {"label": "after round 1", "k": 3, "pass_hat_k": 0.78, "pass_at_k": 0.99, "note": "8 skills"},
+                {"label": "after round 2\n(final)", "k": 3, "pass_hat_k": 0.68, "pass_at_k": 0.99,
+                 "note": "round 2 edited x (v2 to v3)"}]
+    fig = _progress_figure(progress)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == [p["label"] for p in progress]
+    assert [list(line.get_ydata()) for line in ax.get_lines()] == [[0.09, 0.78, 0.68], [0.68, 0.99, 0.99]]
+    assert {t.get_text() for t in ax.texts} >= {"9%", "78%", "68%"}
+    html_path, _ = write_report(_result(bank), tmp_path / "p.html", evolution=[{"round": 1}], progress=progress)
+    page = html_path.read_text(encoding="utf-8")
+    assert "<b>after round 2 (final)</b>: round 2 edited x (v2 to v3)" in page
+
+
+def test_the_cost_legend_covers_no_bar(bank):
+    from skillbank.consistency.report import _cost_figure
+
+    fig = _cost_figure(_result(bank))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert legends
+    bars = [patch.get_window_extent(renderer) for ax in fig.axes for patch in ax.patches]
+    assert bars
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert not any(box.overlaps(bar) for bar in bars)

@@ -949,3 +949,46 @@ def test_standalone_secret_caught_anywhere(case: Case, before: str, after: str):
     out = Scrubber().scrub(f"{before} {case.secret} {after}")
     assert case.secret not in out
     assert placeholder(case.kind) in out
+
+
+# ---------------------------------------------------------------------------------------------
+# No character-class quotas on vendor-prefixed tokens (issue 15)
+# ---------------------------------------------------------------------------------------------
+
+
+def _with_capitals(n_upper: int, n: int, digits: int = 0) -> str:
+    """``n`` random characters with exactly ``n_upper`` capitals and ``digits`` digits."""
+    chars = ([RNG.choice(UP) for _ in range(n_upper)] + [RNG.choice(DG) for _ in range(digits)]
+             + [RNG.choice(LO) for _ in range(n - n_upper - digits)])
+    RNG.shuffle(chars)
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("n_upper, digits", [(0, 0), (1, 0), (3, 0), (7, 0), (0, 5), (4, 3), (17, 0), (34, 0)])
+def test_huggingface_tokens_with_any_mix_of_cases_are_caught(n_upper, digits):
+    token = "hf_" + _with_capitals(n_upper, 34, digits)
+    assert Scrubber().scrub(f"HF_TOKEN={token}") == "HF_TOKEN=[REDACTED:huggingface_token]"
+    assert Scrubber().scrub(f"login with {token} then") == "login with [REDACTED:huggingface_token] then"
+
+
+@pytest.mark.parametrize("text", [
+    "hf_hub_download(repo_id='gpt2'); hf_AutoModelForCausalLM; hf_TokenClassificationPipeline",
+    "config.hf_transformers_auto_model_for_causal_lm_cache and hf_SequenceClassificationOutputs",
+])
+def test_huggingface_identifiers_survive(text):
+    assert Scrubber().scrub(text) == text
+
+
+@pytest.mark.parametrize("kind, prefix, n", [
+    ("groq_key", "gsk_", 52), ("replicate_token", "r8_", 37), ("perplexity_key", "pplx-", 48),
+    ("xai_key", "xai-", 80), ("tavily_key", "tvly-dev-", 32),
+])
+def test_vendor_keys_without_a_digit_are_caught(kind, prefix, n):
+    key = prefix + _with_capitals(n // 2, n)
+    assert Scrubber().scrub(f"KEY={key}") == f"KEY={placeholder(kind)}"
+
+
+def test_twilio_key_secret_without_a_digit_is_caught():
+    sid, secret = twilio_sid("SK"), _with_capitals(16, 32)
+    out = Scrubber().scrub(f"client = Client('{sid}', '{secret}')")
+    assert out == "client = Client('[REDACTED:twilio_key]', '[REDACTED:twilio_secret]')"

@@ -33,7 +33,18 @@ __all__ = ["app", "main"]
 
 
 class _RootGroup(TyperGroup):
-    """Turns user errors from any subcommand into one ``error:`` line and exit code 1."""
+    """Turns user errors from any subcommand into one ``error:`` line and exit code 1, and shows
+    flags in help without a value type.
+
+    typer prints ``<bool>`` after every flag (``--dry-run <bool>``) though a flag takes no value.
+    An empty metavar is what it prints instead; the help option of each command is made here,
+    once, so that it gets one too (click caches it per command).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = (self.context_settings or {}).get("help_option_names", ["--help"])
+        _hide_flag_types(self, names)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -41,6 +52,15 @@ class _RootGroup(TyperGroup):
         except HANDLED_ERRORS as exc:
             report_error(exc)
             raise typer.Exit(1) from None
+
+
+def _hide_flag_types(command: Any, help_names: list[str]) -> None:
+    help_option = command.get_help_option(command.context_class(command, help_option_names=help_names))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _hide_flag_types(sub, help_names)
 
 
 app = typer.Typer(

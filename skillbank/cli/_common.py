@@ -1,12 +1,13 @@
 """Shared pieces of the ``skillbank`` command: options, bank opening, output and errors.
 
 Command modules import from here (never from ``skillbank.cli`` itself, which imports them).
-Nothing heavy is imported at module level: the bank, its index and the embedding model load
-only when a command runs.
+Nothing heavy is imported at module level: the bank's index (Chroma) and the embedding model
+load only when a command needs them.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from contextlib import contextmanager
@@ -19,25 +20,26 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from skillbank.bank import DEFAULT_DIR, ENV_DIR  # light: Chroma and the model load on first use
 from skillbank.errors import SkillBankError, SkillFileError
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
     from skillbank.models import Skill
 
-DEFAULT_DIR = Path(".skillbank")
-
 # -- shared options ------------------------------------------------------------------------------
-# Every command takes these two, so ``skillbank <noun> <verb> -d PATH`` works everywhere.
+# Every command takes these two, so ``skillbank <noun> <verb> -d PATH`` works everywhere. A
+# command's folder defaults to None: open_bank then takes the bank's own default
+# (``$SKILLBANK_DIR`` or ``./.skillbank``, defined once in skillbank.bank).
 
 DirOption = Annotated[
-    Path,
+    Optional[Path],
     typer.Option(
         "-d",
         "--dir",
-        envvar="SKILLBANK_DIR",
+        envvar=ENV_DIR,
         help="Skill bank folder.",
-        show_default="./.skillbank",
+        show_default=f"./{DEFAULT_DIR}",
         show_envvar=True,
     ),
 ]
@@ -111,12 +113,31 @@ HANDLED_ERRORS = (SkillBankError, FileNotFoundError, PermissionError, IsADirecto
 def open_bank(path: Path | None, embedder: str | None = None, *, create: bool = False) -> Iterator["SkillBank"]:
     from skillbank.bank import SkillBank
 
-    bank = SkillBank.open(path if path is not None else DEFAULT_DIR,
-                          embedder=embedder or None, create=create)
+    bank = SkillBank.open(path, embedder=embedder or None, create=create)
     try:
         yield bank
     finally:
         bank.close()
+
+
+def get_skill(bank: "SkillBank", ref: str) -> "Skill":
+    """The skill ``ref`` (an id or a name) names; a miss suggests the closest names."""
+    from skillbank.errors import SkillNotFoundError
+
+    try:
+        return bank.get_skill(ref)
+    except SkillNotFoundError as exc:
+        close = difflib.get_close_matches(ref, [s.name for s in bank.list_skills()], n=3, cutoff=0.6)
+        if not close:
+            raise
+        raise SkillNotFoundError(f"{exc}. Did you mean {' or '.join(map(repr, close))}?") from None
+
+
+def held_for_review(skill: "Skill") -> Text:
+    """What to tell someone whose skill the injection lint quarantined, and what to do next."""
+    return Text(f"{skill.name} is quarantined and will not be injected: {skill.note or 'flagged by a lint'}. "
+                f"Read it with `skillbank candidates show {skill.name}`; if it is safe, "
+                f"`skillbank candidates promote {skill.name} --force` makes it active.", style="yellow")
 
 
 # -- output helpers ------------------------------------------------------------------------------

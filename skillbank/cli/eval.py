@@ -155,6 +155,7 @@ def eval_(
         "Default: derived from the arguments and the bank's active skills.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run even if one with the "
                                         "same arguments exists.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
@@ -215,7 +216,7 @@ def eval_(
                                           if existing else "")
                   + "; if interrupted, rerun the same command to resume")
         common = dict(trials=trials, bank=bank, k=k, run_id=run_id, concurrency=concurrency,
-                      progress=not quiet, seed=seed)
+                      progress=not (quiet or no_progress), seed=seed)
         if agent is not None:
             result = measure_agent(build, tasks, model=agent, **common)
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import textwrap
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
@@ -25,6 +26,7 @@ from skillbank.cli._common import (
     JsonOption,
     console,
     fail,
+    get_skill,
     open_bank,
     print_json,
     short_hash,
@@ -189,7 +191,7 @@ def list_(
         style = "red" if p.skill.status.value == "quarantined" else "cyan"
         reason = p.skill.note if p.skill.status.value == "quarantined" else p.reason
         table.add_row(p.skill.id, escape(name), escape(change), Text(p.skill.status.value, style=style),
-                      str(len(p.evidence)), escape((reason or "")[:120]))
+                      str(len(p.evidence)), escape(textwrap.shorten(reason or "", 120, placeholder=" …")))
     console().print(table)
 
 
@@ -204,7 +206,7 @@ def show(
     from skillbank.evolution.review import get_pending
 
     with open_bank(dir, embedder) as bank:
-        p = get_pending(bank, candidate)
+        p = get_pending(bank, get_skill(bank, candidate).id)
         diff = None
         if p.target:
             target = bank.get_skill(p.target)
@@ -260,7 +262,7 @@ def promote(
     from skillbank.evolution.review import get_pending
 
     with open_bank(dir, embedder) as bank:
-        p = get_pending(bank, candidate)
+        p = get_pending(bank, get_skill(bank, candidate).id)
         if force and p.skill.status.value == "quarantined":
             console().print(Text(f"promoting a quarantined candidate: {p.skill.note}", style="yellow"))
         with evolution_lock(bank, timeout=30, what="candidates promote"):
@@ -282,5 +284,5 @@ def reject(
 
     with open_bank(dir, embedder) as bank:
         with evolution_lock(bank, timeout=30, what="candidates reject"):
-            skill = do_reject(bank, candidate, reason=reason)
+            skill = do_reject(bank, get_skill(bank, candidate).id, reason=reason)
     console().print(f"Rejected: {escape(skill.name)} ({skill.id}) is retired and remembered.")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
+from rich.text import Text
 
 from skillbank.cli._common import DirOption, EmbedderOption, console, open_bank
 from skillbank.models import SkillStatus
@@ -15,7 +16,7 @@ from skillbank.models import SkillStatus
 def export(
     directory: Annotated[Path, typer.Argument(help="Folder to write <name>/SKILL.md into.")],
     status: Annotated[SkillStatus, typer.Option("--status", help="Export skills with this status.")] = SkillStatus.active,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Export skills as SKILL.md folders."""
@@ -30,13 +31,29 @@ def export(
 
 def import_(
     directory: Annotated[Path, typer.Argument(help="Folder of <name>/SKILL.md folders (or one SKILL.md).")],
-    bank_dir: DirOption = Path(".skillbank"),
+    allow_unsafe: Annotated[bool, typer.Option(
+        "--allow-unsafe", help="Import skills the injection lint flags with their file's status "
+        "instead of quarantined (the findings go in their notes).")] = False,
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Import SKILL.md folders; nothing is imported if any file is invalid."""
+    from skillbank.skillmd import SKILL_FILE
+
     with open_bank(bank_dir, embedder) as bank:
-        skills = bank.import_skills(directory)
+        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe)
     out = console()
+    if not skills:
+        out.print(f"Nothing was imported: no <name>/{SKILL_FILE} folders in {escape(str(directory))}.")
+        return
     out.print(f"Imported {len(skills)} skill{'s' if len(skills) != 1 else ''} from {escape(str(directory))}.")
     for s in skills:
-        out.print(f"  {escape(s.name)} ({s.id}) v{s.version}, {s.status.value}")
+        out.print(f"  {escape(s.name)} ({s.id}) v{s.version}, {s.status.value}", soft_wrap=True)
+    held = [s for s in skills if s.status == SkillStatus.quarantined]
+    if held:
+        out.print(Text(f"{len(held)} quarantined by the injection lint (never injected until "
+                       "reviewed):", style="yellow"))
+        for s in held:
+            out.print(Text(f"  {s.name}: {s.note}", style="yellow"), soft_wrap=True)
+        out.print("Read each with `skillbank candidates show NAME`; promote one with "
+                  "`skillbank candidates promote NAME --force` if it is safe.")

@@ -21,6 +21,8 @@ from skillbank.cli._common import (
     JsonOption,
     console,
     fail,
+    get_skill,
+    held_for_review,
     iso,
     open_bank,
     print_json,
@@ -86,7 +88,7 @@ def list_skills(
         bool, typer.Option("--wide", "-w", help="Also show ids, tags and tools, and names in full.")
     ] = False,
     as_json: JsonOption = False,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """List skills with their status, version and success rate (--wide: ids, tags, tools too)."""
@@ -138,12 +140,12 @@ def list_skills(
 def show(
     skill_id: SkillId,
     as_json: JsonOption = False,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Show one skill's fields, statistics and body."""
     with open_bank(bank_dir, embedder) as bank:
-        s = bank.get_skill(skill_id)
+        s = get_skill(bank, skill_id)
     if as_json:
         print_json(skill_json(s))
         return
@@ -174,12 +176,12 @@ def show(
 def history(
     skill_id: SkillId,
     as_json: JsonOption = False,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Show every version of a skill: who changed it, why and when."""
     with open_bank(bank_dir, embedder) as bank:
-        skill = bank.get_skill(skill_id)
+        skill = get_skill(bank, skill_id)
         versions = bank.history(skill.id)
     if as_json:
         print_json([
@@ -209,12 +211,12 @@ def diff(
     skill_id: SkillId,
     v1: Annotated[int, typer.Argument(help="Older version number.")],
     v2: Annotated[int, typer.Argument(help="Newer version number.")],
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Show a coloured unified diff between two versions of a skill."""
     with open_bank(bank_dir, embedder) as bank:
-        text = bank.diff(skill_id, v1, v2)
+        text = bank.diff(get_skill(bank, skill_id).id, v1, v2)
     out = console()
     if not text.strip():
         out.print(f"v{v1} and v{v2} are identical.")
@@ -246,7 +248,7 @@ def add(
     tool: Annotated[Optional[list[str]], typer.Option("--tool", help="A tool the skill concerns (repeatable).")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
     status: Annotated[SkillStatus, typer.Option("--status", help="Initial status.")] = SkillStatus.active,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Add a new skill (version 1)."""
@@ -254,8 +256,10 @@ def add(
     with open_bank(bank_dir, embedder) as bank:
         skill = bank.add_skill(name, description, text or "", kind=kind, tools=tool or (),
                                tags=tag or (), status=status)
-    console().print(f"Added skill [bold]{escape(skill.name)}[/] ({skill.id}) v{skill.version}, "
-                    f"{skill.status.value}.")
+    out = console()
+    out.print(f"Added skill [bold]{escape(skill.name)}[/] ({skill.id}) v{skill.version}, {skill.status.value}.")
+    if skill.status == SkillStatus.quarantined and status != SkillStatus.quarantined:
+        out.print(held_for_review(skill), soft_wrap=True)
 
 
 @app.command("edit")
@@ -269,7 +273,7 @@ def edit(
     tool: Annotated[Optional[list[str]], typer.Option("--tool", help="Replace the tools (repeatable).")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Replace the tags (repeatable).")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why; kept in the history.")] = "edited",
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Edit a skill, appending a new version."""
@@ -280,12 +284,15 @@ def edit(
     if not changes:
         fail("nothing to change: pass --description, --body/--body-file, --name, --kind, --tool or --tag")
     with open_bank(bank_dir, embedder) as bank:
-        before = bank.get_skill(skill_id)
+        before = get_skill(bank, skill_id)
         after = bank.update_skill(before.id, reason=reason, **changes)
+    out = console()
     if after.version == before.version:
-        console().print(f"No change: {escape(after.name)} is already like that (still v{after.version}).")
+        out.print(f"No change: {escape(after.name)} is already like that (still v{after.version}).")
     else:
-        console().print(f"Updated [bold]{escape(after.name)}[/] to v{after.version}.")
+        out.print(f"Updated [bold]{escape(after.name)}[/] to v{after.version}, {after.status.value}.")
+        if after.status == SkillStatus.quarantined and before.status != SkillStatus.quarantined:
+            out.print(held_for_review(after), soft_wrap=True)
 
 
 @app.command("rollback")
@@ -293,12 +300,12 @@ def rollback(
     skill_id: SkillId,
     version: Annotated[int, typer.Argument(help="Version whose content to restore.")],
     reason: Annotated[Optional[str], typer.Option("--reason", help="Why; kept in the history.")] = None,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Restore an earlier version's content as a new version."""
     with open_bank(bank_dir, embedder) as bank:
-        before = bank.get_skill(skill_id)
+        before = get_skill(bank, skill_id)
         after = bank.rollback(before.id, version, reason=reason)
     if after.version == before.version:
         console().print(f"No change: {escape(after.name)} v{after.version} already has v{version}'s content.")
@@ -309,8 +316,8 @@ def rollback(
 
 def _status_change(skill_id: str, bank_dir: Path, embedder: str | None, verb: str, action) -> None:
     with open_bank(bank_dir, embedder) as bank:
-        before = bank.get_skill(skill_id)
-        after = action(bank, before.id)
+        before = get_skill(bank, skill_id)
+        after = action(bank, before)
     if after.version == before.version:
         console().print(f"No change: {escape(after.name)} is already {verb}.")
     else:
@@ -321,42 +328,49 @@ def _status_change(skill_id: str, bank_dir: Path, embedder: str | None, verb: st
 def retire(
     skill_id: SkillId,
     reason: Annotated[str, typer.Option("--reason", help="Why it is retired; kept in the history.")],
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Retire a skill: kept for history, never injected."""
-    _status_change(skill_id, bank_dir, embedder, "retired", lambda b, i: b.retire(i, reason=reason))
+    _status_change(skill_id, bank_dir, embedder, "retired", lambda b, s: b.retire(s.id, reason=reason))
 
 
 @app.command("activate")
 def activate(
     skill_id: SkillId,
     reason: Annotated[str, typer.Option("--reason", help="Why; kept in the history.")] = "activated",
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Make a skill active (retrievable and injected)."""
-    _status_change(skill_id, bank_dir, embedder, "activated", lambda b, i: b.activate(i, reason=reason))
+    def action(bank: Any, skill: Any) -> Any:
+        if skill.status == SkillStatus.quarantined:  # the review path says --force knowingly
+            fail(f"{skill.name} is quarantined ({skill.note or 'flagged by a lint'}); read it with "
+                 f"`skillbank candidates show {skill.name}` and promote it with "
+                 f"`skillbank candidates promote {skill.name} --force` if it is safe")
+        return bank.activate(skill.id, reason=reason)
+
+    _status_change(skill_id, bank_dir, embedder, "activated", action)
 
 
 @app.command("pin")
 def pin(
     skill_id: SkillId,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Pin a skill so pruning and evolution leave it alone."""
-    _status_change(skill_id, bank_dir, embedder, "pinned", lambda b, i: b.pin(i, True))
+    _status_change(skill_id, bank_dir, embedder, "pinned", lambda b, s: b.pin(s.id, True))
 
 
 @app.command("unpin")
 def unpin(
     skill_id: SkillId,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Unpin a skill."""
-    _status_change(skill_id, bank_dir, embedder, "unpinned", lambda b, i: b.pin(i, False))
+    _status_change(skill_id, bank_dir, embedder, "unpinned", lambda b, s: b.pin(s.id, False))
 
 
 @app.command("prune")
@@ -371,7 +385,7 @@ def prune(
         "--max-active", help="Retire the least useful skills beyond this many active ones.", min=0)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be retired; change nothing.")] = False,
     as_json: JsonOption = False,
-    bank_dir: DirOption = Path(".skillbank"),
+    bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """Retire active, unpinned skills by rule (unused, low success, over a cap)."""

@@ -38,6 +38,7 @@ __all__ = [
     "mean_pass_at_k",
     "consistency_summary",
     "bootstrap_ci",
+    "bootstrap_mean_ci",
     "by_type",
     "type_spread",
 ]
@@ -283,7 +284,8 @@ def bootstrap_ci(
     question is how the number would move on a different draw of tasks. Each resample draws
     ``len(results)`` tasks with replacement; a task drawn twice appears under two keys
     (``"<task>#<draw index>"``), so statistics must not depend on the task ids themselves --
-    :func:`mean_pass_hat_k` and friends do not.
+    :func:`mean_pass_hat_k` and friends do not. :func:`bootstrap_mean_ci` is the same interval
+    for a mean of per-task values, computed at once.
 
     Args:
         results: Task id -> trial outcomes.
@@ -301,7 +303,32 @@ def bootstrap_ci(
         ValueError: if ``results`` is empty, ``n_resamples < 1`` or ``confidence`` is not in
             (0, 1); whatever ``statistic`` raises is passed through.
     """
-    if len(results) == 0:
+    tasks = list(results.items())
+    draws = _draws(len(tasks), n_resamples, confidence, seed)
+    stats = np.empty(n_resamples, dtype=float)
+    for row, picks in enumerate(draws):
+        resample = {f"{tasks[i][0]}#{j}": tasks[i][1] for j, i in enumerate(picks)}
+        stats[row] = statistic(resample)
+    return _percentiles(stats, confidence)
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float] | np.ndarray,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """:func:`bootstrap_ci` of the mean of per-task values (one value per task, e.g. each task's
+    pass^k, or a paired difference): the same draws for the same seed, so the same interval,
+    computed in one vectorised step."""
+    values = np.asarray(values, dtype=float)
+    draws = _draws(len(values), n_resamples, confidence, seed)
+    return _percentiles(values[draws].mean(axis=1), confidence)
+
+
+def _draws(n_tasks: int, n_resamples: int, confidence: float, seed: int) -> np.ndarray:
+    """The resampled task indices, one row per resample: the one resampling scheme."""
+    if n_tasks == 0:
         raise ValueError("results is empty: cannot bootstrap over zero tasks")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
         raise TypeError(f"n_resamples must be an integer, got {n_resamples!r}")
@@ -309,14 +336,10 @@ def bootstrap_ci(
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
+    return np.random.default_rng(seed).integers(0, n_tasks, size=(n_resamples, n_tasks))
 
-    tasks = list(results.items())
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(tasks), size=(n_resamples, len(tasks)))
-    stats = np.empty(n_resamples, dtype=float)
-    for row, picks in enumerate(draws):
-        resample = {f"{tasks[i][0]}#{j}": tasks[i][1] for j, i in enumerate(picks)}
-        stats[row] = statistic(resample)
+
+def _percentiles(stats: np.ndarray, confidence: float) -> tuple[float, float]:
     alpha = 1 - confidence
     low, high = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)

@@ -2,16 +2,19 @@
 
 :func:`write_report` writes the HTML page (inline CSS, matplotlib figures embedded as base64
 PNG, no external file or script) and a JSON file with every number and every trial. The page
-states plainly when the policy was simulated. :func:`rich_table` builds the terminal table.
+states plainly when the policy was simulated. It is the jinja2 template
+``templates/report.html.j2`` rendered with autoescape: this module hands it plain data (text,
+numbers, tables of cells), and every value, agent text included, is escaped on the way out.
+:func:`rich_table` builds the terminal table.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -38,24 +41,6 @@ SIMULATED_NOTE = (
 _ARM_COLOURS = {ARM_WITHOUT: "#8c8c8c", ARM_WITH: "#1f77b4"}
 _EXTRA_COLOURS = ["#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
-_CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;
-color:#1b1b1b;line-height:1.45;padding:0 16px}
-h1{font-size:1.7em;margin-bottom:.2em}h2{border-bottom:2px solid #e3e3e3;padding-bottom:4px;margin-top:2em}
-h3{margin-top:1.4em}
-table{border-collapse:collapse;margin:8px 0 16px;font-size:.92em}
-th,td{border:1px solid #d9d9d9;padding:4px 9px;text-align:right}
-td{white-space:nowrap}td.l{white-space:normal;max-width:520px}
-th{background:#f3f5f7}td.l,th.l{text-align:left}
-.note{background:#fff6d6;border:1px solid #e8cf6e;padding:10px 14px;border-radius:4px}
-.warn{background:#fde8e8;border:1px solid #e39b9b;padding:10px 14px;border-radius:4px}
-.meta{color:#555;font-size:.9em}
-.pos{color:#1a7f37;font-weight:600}.neg{color:#b42318;font-weight:600}
-img{max-width:100%;border:1px solid #eee;margin:6px 0}
-code{background:#f3f3f3;padding:1px 4px;border-radius:3px}
-"""
-
-
 def split_label(split: str | None) -> str:
     return {None: "all tasks", ALL_SPLITS: "all tasks", "train": "evolution set (train)",
             "held_out": "held-out set", "heldout": "held-out set"}.get(split, str(split))
@@ -70,37 +55,32 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return f"{100 * value:.{digits}f}%"
 
 
-def _signed(value: float | None, lower_is_better: bool = False) -> str:
+@dataclass(frozen=True)
+class _Change:
+    """A table cell holding a change in points, coloured by whether it is an improvement."""
+
+    text: str
+    cls: str = ""  # "pos", "neg" or "" (no change)
+
+
+def _signed(value: float | None, lower_is_better: bool = False) -> _Change:
     """``+12.3 pts``, green when it is an improvement, red when it is a regression."""
     if value is None:
-        return "–"
+        return _Change("–")
     good = -value if lower_is_better else value
-    cls = "pos" if good > 1e-12 else "neg" if good < -1e-12 else ""
-    text = f"{100 * value:+.1f} pts"
-    return f'<span class="{cls}">{text}</span>' if cls else text
+    return _Change(f"{100 * value:+.1f} pts", "pos" if good > 1e-12 else "neg" if good < -1e-12 else "")
 
 
 def _ci(pair: Sequence[float] | None) -> str:
     return "–" if not pair else f"[{_pct(pair[0], 0)}, {_pct(pair[1], 0)}]"
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value))
-
-
 def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1,
-           text: Sequence[int] = ()) -> str:
-    """An HTML table; the first ``left`` columns and those in ``text`` are left-aligned (the
-    rest are numbers). Cells are pre-escaped HTML."""
-    lefts = set(range(left)) | set(text)
-    head = "".join(f'<th class="{"l" if i in lefts else ""}">{_e(h)}</th>'
-                   for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{"l" if i in lefts else ""}">{cell}</td>'
-                         for i, cell in enumerate(row)) + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+           text: Sequence[int] = ()) -> dict[str, Any]:
+    """A table for the template; the first ``left`` columns and those in ``text`` are
+    left-aligned (the rest are numbers)."""
+    return {"headers": list(headers), "rows": [list(r) for r in rows],
+            "left": set(range(left)) | set(text)}
 
 
 def _colour(arm: str, i: int) -> str:
@@ -114,10 +94,6 @@ def _png(fig: Any) -> str:
 
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _img(data: str, alt: str) -> str:
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _pyplot() -> Any:
@@ -197,12 +173,16 @@ def _fig_by_type(result: MeasureResult) -> str:
 
 
 def _fig_cost(result: MeasureResult) -> str:
+    return _png(_cost_figure(result))
+
+
+def _cost_figure(result: MeasureResult) -> Any:
     """Mean cost per trial per arm and split: steps, tokens, latency, limit-hit rate."""
     plt = _pyplot()
     views = _views(result)
     panels = [("steps", "steps / trial"), ("tokens", "tokens / trial"),
               ("latency_s", "latency (s) / trial"), ("limit_hit_rate", "limit-hit rate")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4), squeeze=False)
     width = 0.8 / max(1, len(result.arms))
     for ax, (key, label) in zip(axes[0], panels):
         for i, arm in enumerate(result.arms):
@@ -219,41 +199,54 @@ def _fig_cost(result: MeasureResult) -> str:
         ax.grid(axis="y", alpha=0.3)
         if key == "limit_hit_rate":
             ax.set_ylim(0, 1.02)
-    axes[0][0].legend(fontsize=8)
+    # One legend for the four panels, under them: inside a panel it covered the bars.
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
     fig.suptitle("cost per trial")
-    fig.tight_layout()
-    return _png(fig)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
 
 
 def _fig_progress(progress: Sequence[Mapping[str, Any]]) -> str | None:
-    """pass^k and pass@k at each stage (e.g. baseline, after each round, final)."""
+    fig = _progress_figure(progress)
+    return _png(fig) if fig is not None else None
+
+
+def _progress_figure(progress: Sequence[Mapping[str, Any]]) -> Any:
+    """pass^k and pass@k at every stage given (e.g. baseline, after each round), each point
+    labelled with its value; what differs between the stages is said under the figure."""
     points = [p for p in progress if p.get("pass_hat_k") is not None]
     if len(points) < 2:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(points)), 3.2))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.8 * len(points)), 3.4))
     xs = list(range(len(points)))
     k = points[0].get("k", "k")
-    ax.plot(xs, [p["pass_hat_k"] for p in points], marker="o", color=_ARM_COLOURS[ARM_WITH],
-            label=f"pass^{k}")
+    series = [("pass_hat_k", f"pass^{k}", "o", "-", 1.0)]
     if all(p.get("pass_at_k") is not None for p in points):
-        ax.plot(xs, [p["pass_at_k"] for p in points], marker=".", linestyle="--",
-                color=_ARM_COLOURS[ARM_WITH], alpha=0.6, label=f"pass@{k}")
+        series.append(("pass_at_k", f"pass@{k}", ".", "--", 0.6))
+    for key, label, marker, style, alpha in series:
+        ys = [p[key] for p in points]
+        ax.plot(xs, ys, marker=marker, linestyle=style, color=_ARM_COLOURS[ARM_WITH], alpha=alpha, label=label)
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{100 * y:.0f}%", (x, y), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=8, alpha=alpha)
     ax.set_xticks(xs)
     ax.set_xticklabels([str(p["label"]) for p in points], fontsize=8)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(-0.5, len(points) - 0.5)
+    ax.set_ylim(-0.02, 1.12)
     ax.set_ylabel("share of tasks")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))  # outside: no point is covered
     ax.set_title(points[0].get("title", "evolution set over the stages of the run"), fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return fig
 
 
 # ----------------------------------------------------------------------------------- HTML
 
 
-def _headline_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[str]]:
+def _headline_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[Any]]:
     k = result.key_k
     rows = []
     for view in _views(result):
@@ -261,7 +254,7 @@ def _headline_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[
         for arm, numbers in block["arms"].items():
             s = numbers["summary"]
             rows.append([
-                _e(split_label(view)), _e(arm), str(s["n_tasks"]), str(s["n_trials"]),
+                split_label(view), arm, str(s["n_tasks"]), str(s["n_trials"]),
                 _pct(s["pass_hat_k"]["1"]), _pct(s["pass_hat_k"][str(k)]),
                 _ci(numbers["ci"]["pass_hat_k"][str(k)]), _pct(s["pass_at_k"][str(k)]),
                 _pct(s["gap"][str(k)]), _ci(numbers["ci"]["gap"][str(k)]),
@@ -271,7 +264,7 @@ def _headline_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[
     return rows
 
 
-def _delta_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[str]]:
+def _delta_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[Any]]:
     rows = []
     for view in _views(result):
         block = data["splits"][view or ALL_SPLITS]
@@ -280,78 +273,66 @@ def _delta_rows(result: MeasureResult, data: Mapping[str, Any]) -> list[list[str
         for metric, d in block["delta"].items():
             name = {"pass_hat_k": f"pass^{d['k']}", "pass_at_k": f"pass@{d['k']}",
                     "gap": f"gap pass@{d['k']} − pass^{d['k']}"}[metric]
-            rows.append([_e(split_label(view)), _e(name),
-                         _signed(d["delta"], lower_is_better=metric == "gap"), _ci(d["ci"]),
-                         str(d["n_tasks"])])
+            rows.append([split_label(view), name, _signed(d["delta"], lower_is_better=metric == "gap"),
+                         _ci(d["ci"]), str(d["n_tasks"])])
     return rows
 
 
-def _result_section(label: str, result: MeasureResult, data: Mapping[str, Any]) -> str:
+def _type_table(result: MeasureResult, data: Mapping[str, Any]) -> dict[str, Any]:
     k = result.key_k
-    parts = [f"<h2>{_e(label)}</h2>"]
-    meta = [f"run <code>{_e(result.run_id)}</code>",
-            f"{len(result.tasks)} tasks × {result.trials} trials × {len(result.arms)} arm(s)",
-            f"model: {_e(result.model or 'unnamed')}" + (" (simulated)" if result.simulated else ""),
-            f"bank snapshot <code>{_e((result.bank_snapshot or '–').split(':')[-1][:12])}</code>"]
-    if result.wall_time_s is not None:
-        meta.append(f"{result.ran} trials run, {result.skipped} resumed, "
-                    f"{result.wall_time_s:.1f} s")
-    parts.append(f'<p class="meta">{" · ".join(meta)}</p>')
-    for warning in result.warnings:
-        parts.append(f'<p class="warn">{_e(warning)}</p>')
-
-    parts.append("<h3>Consistency</h3>")
-    parts.append(_table(
-        ["set", "arm", "tasks", "trials", "pass^1", f"pass^{k}", "95% CI", f"pass@{k}",
-         f"gap @{k}", "gap 95% CI", "mean task var.", "all-identical", "type spread"],
-        _headline_rows(result, data), left=2))
-    deltas = _delta_rows(result, data)
-    if deltas:
-        parts.append("<h3>With the bank minus without (paired by task)</h3>")
-        parts.append(_table(["set", "metric", "change", "95% CI (bootstrap over tasks)", "tasks"],
-                            deltas, left=2))
-    parts.append(_img(_fig_pass_k(result), "pass^k and pass@k over k"))
-
-    parts.append(f"<h3>Per task type (pass^{k})</h3>")
-    type_rows = []
+    rows = []
     for view in _views(result):
         block = data["splits"][view or ALL_SPLITS]
-        types = sorted({t for arm in block["arms"].values() for t in arm["by_type"]})
-        for t in types:
-            row = [_e(split_label(view)), _e(t)]
+        for t in sorted({t for arm in block["arms"].values() for t in arm["by_type"]}):
+            row = [split_label(view), t]
             for arm in result.arms:
                 s = block["arms"].get(arm, {}).get("by_type", {}).get(t)
-                row += [str(s["n_tasks"]) if s else "–",
-                        _pct(s["pass_hat_k"][str(k)]) if s else "–",
-                        _pct(s["pass_at_k"][str(k)]) if s else "–"]
-            type_rows.append(row)
+                row += [str(s["n_tasks"]), _pct(s["pass_hat_k"][str(k)]), _pct(s["pass_at_k"][str(k)])] \
+                    if s else ["–", "–", "–"]
+            rows.append(row)
     headers = ["set", "type"]
     for arm in result.arms:
         headers += [f"{arm}: tasks", f"{arm}: pass^{k}", f"{arm}: pass@{k}"]
-    parts.append(_table(headers, type_rows, left=2))
-    parts.append(_img(_fig_by_type(result), "pass^k per task type"))
+    return _table(headers, rows, left=2)
 
-    parts.append("<h3>Cost per trial</h3>")
-    cost_rows = []
+
+def _cost_table(result: MeasureResult, data: Mapping[str, Any]) -> dict[str, Any]:
+    rows = []
     for view in _views(result):
         block = data["splits"][view or ALL_SPLITS]
         for arm, numbers in block["arms"].items():
             c = numbers["cost"]
             limits = ", ".join(f"{name} {n}" for name, n in numbers["limits"].items()) or "–"
-            cost_rows.append([_e(split_label(view)), _e(arm), f'{c["steps"]:.2f}',
-                              f'{c["model_turns"]:.2f}', f'{c["tokens"]:.0f}',
-                              f'{c["latency_s"]:.3f}', _pct(c["limit_hit_rate"]), _e(limits)])
-    parts.append(_table(["set", "arm", "steps", "model turns", "tokens", "latency (s)",
-                         "limit-hit rate", "trials hitting each limit"], cost_rows, left=2,
-                        text=(7,)))
-    parts.append(_img(_fig_cost(result), "cost per trial"))
+            rows.append([split_label(view), arm, f'{c["steps"]:.2f}', f'{c["model_turns"]:.2f}',
+                         f'{c["tokens"]:.0f}', f'{c["latency_s"]:.3f}', _pct(c["limit_hit_rate"]), limits])
+    return _table(["set", "arm", "steps", "model turns", "tokens", "latency (s)", "limit-hit rate",
+                   "trials hitting each limit"], rows, left=2, text=(7,))
 
-    attribution_html = _attribution_section(result, data)
-    if attribution_html:
-        parts.append(attribution_html)
-    if result.skills:
-        parts.append(_skills_section(result.skills))
-    return "\n".join(parts)
+
+def _result_view(label: str, result: MeasureResult, data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the template shows of one measurement."""
+    k = result.key_k
+    timing = (f"{result.ran} trials run, {result.skipped} resumed, {result.wall_time_s:.1f} s"
+              if result.wall_time_s is not None else None)
+    return {
+        "label": label, "k": k, "run_id": result.run_id, "n_tasks": len(result.tasks),
+        "trials": result.trials, "n_arms": len(result.arms), "model": result.model or "unnamed",
+        "simulated": result.simulated, "timing": timing,
+        "snapshot": (result.bank_snapshot or "–").split(":")[-1][:12],
+        "warnings": list(result.warnings),
+        "consistency": _table(["set", "arm", "tasks", "trials", "pass^1", f"pass^{k}", "95% CI", f"pass@{k}",
+                               f"gap @{k}", "gap 95% CI", "mean task var.", "all-identical", "type spread"],
+                              _headline_rows(result, data), left=2),
+        "deltas": _table(["set", "metric", "change", "95% CI (bootstrap over tasks)", "tasks"],
+                         _delta_rows(result, data), left=2),
+        "fig_pass_k": _fig_pass_k(result),
+        "by_type": _type_table(result, data),
+        "fig_by_type": _fig_by_type(result),
+        "cost": _cost_table(result, data),
+        "fig_cost": _fig_cost(result),
+        "attribution": _attribution_blocks(result, data),
+        "skills": _skills_view(result.skills) if result.skills else None,
+    }
 
 
 _MOVED_ROWS = 12  # tasks whose pass^k moved, shown per set (all of them are in the JSON)
@@ -364,76 +345,62 @@ def _skill_list(skills: Sequence[Mapping[str, Any]]) -> str:
     return (shown + (f", +{more} more" if more > 0 else "")) or "none"
 
 
-def _attribution_section(result: MeasureResult, data: Mapping[str, Any]) -> str:
-    parts = []
+def _attribution_blocks(result: MeasureResult, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    blocks = []
     # Per set when there are several (the pooled view would repeat them), else all tasks.
     views: list[str | None] = list(result.splits) if len(result.splits) > 1 else [None]
     for view in views:
-        block = data["splits"][view or ALL_SPLITS]
-        attr = block.get("attribution")
-        if not attr:
+        attr = data["splits"][view or ALL_SPLITS].get("attribution")
+        if not attr or not (attr["skills"] or attr["tasks"]):
             continue
         k = attr["k"]
-        if attr["skills"]:
-            rows = [[_e(s["name"]), str(s["trials_injected"]), str(s["tasks"]),
-                     _pct(s["success_when_injected"]), _pct(s["baseline_success_same_tasks"]),
-                     _signed(s["delta"])] for s in attr["skills"]]
-            parts.append(f"<h4>{_e(split_label(view))}: per skill</h4>")
-            parts.append(_table(["skill", "trials injected", "tasks", "success when injected",
-                                 "same tasks without the bank", "difference"], rows))
-        if attr["tasks"]:
-            rows = [[_e(t["task_id"]), _e(t["type"]),
-                     _pct(t["pass_hat_k"][attr["baseline"]]), _pct(t["pass_hat_k"][attr["treatment"]]),
-                     _signed(t["delta"]), _e(_skill_list(t["skills"]))]
-                    for t in attr["tasks"][:_MOVED_ROWS]]
-            more = len(attr["tasks"]) - len(rows)
-            parts.append(f"<h4>{_e(split_label(view))}: tasks whose pass^{k} moved "
-                         f"({len(attr['tasks'])})</h4>")
-            parts.append(_table(["task", "type", f"pass^{k} without", f"pass^{k} with", "change",
-                                 "most injected skills (trials)"], rows, left=2, text=(5,)))
-            if more > 0:
-                parts.append(f'<p class="meta">… and {more} more in the JSON file.</p>')
-    if not parts:
-        return ""
-    intro = ("<p>Per skill: its success rate over the trials it was injected into, against the "
-             "same tasks' success rate without the bank. Several skills are often injected "
-             "together, so this is an association, not a causal estimate.</p>")
-    return "<h3>Attribution</h3>" + intro + "\n".join(parts)
+        skills = [[s["name"], str(s["trials_injected"]), str(s["tasks"]), _pct(s["success_when_injected"]),
+                   _pct(s["baseline_success_same_tasks"]), _signed(s["delta"])] for s in attr["skills"]]
+        tasks = [[t["task_id"], t["type"], _pct(t["pass_hat_k"][attr["baseline"]]),
+                  _pct(t["pass_hat_k"][attr["treatment"]]), _signed(t["delta"]), _skill_list(t["skills"])]
+                 for t in attr["tasks"][:_MOVED_ROWS]]
+        blocks.append({
+            "set": split_label(view), "k": k, "n_moved": len(attr["tasks"]),
+            "more": len(attr["tasks"]) - len(tasks),
+            "skills": _table(["skill", "trials injected", "tasks", "success when injected",
+                              "same tasks without the bank", "difference"], skills) if skills else None,
+            "tasks": _table(["task", "type", f"pass^{k} without", f"pass^{k} with", "change",
+                             "most injected skills (trials)"], tasks, left=2, text=(5,)) if tasks else None,
+        })
+    return blocks
 
 
-def _skills_section(skills: Sequence[Mapping[str, Any]]) -> str:
+def _skills_view(skills: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rows = []
     for s in skills:
         splits = ", ".join(f"{name}: {n}" for name, n in s["evidence_splits"].items()) or "none"
-        flag = '<span class="neg">yes</span>' if s["held_out_evidence"] else "no"
-        rows.append([_e(s["name"]), _e(s["status"]), str(s["version"]), _e(s["kind"]),
-                     _e(", ".join(s["authors"])), str(s["evidence"]), _e(splits), flag])
-    leaked = [s["name"] for s in skills if s["held_out_evidence"]]
-    note = ('<p class="warn">Skills learned partly from held-out trajectories: '
-            f'{_e(", ".join(leaked))}. Their held-out numbers are not a clean held-out result.</p>'
-            if leaked else
-            "<p>No skill was evolved on held-out trajectories: every skill's evidence comes from "
-            "the sets listed here.</p>")
-    return ("<h3>Skills in the bank and the sets they were evolved on</h3>" + note + _table(
-        ["skill", "status", "version", "kind", "authors", "evidence runs", "evidence by set",
-         "held-out evidence"], rows, left=2, text=(3, 4, 6, 7)))
+        rows.append([s["name"], s["status"], str(s["version"]), s["kind"], ", ".join(s["authors"]),
+                     str(s["evidence"]), splits, _Change("yes", "neg") if s["held_out_evidence"] else "no"])
+    return {"leaked": [s["name"] for s in skills if s["held_out_evidence"]],
+            "table": _table(["skill", "status", "version", "kind", "authors", "evidence runs", "evidence by set",
+                             "held-out evidence"], rows, left=2, text=(3, 4, 6, 7))}
 
 
-def _evolution_section(evolution: Sequence[Mapping[str, Any]],
-                       progress: Sequence[Mapping[str, Any]] = ()) -> str:
-    rows = []
-    for r in evolution:
-        rows.append([str(r.get("round", "–")), str(r.get("trajectories", "–")),
-                     str(r.get("proposed", "–")), str(r.get("candidates", "–")),
-                     str(r.get("promoted", "–")), str(r.get("rejected", "–")),
-                     _e(r.get("evolved_on", "–")), _e(r.get("note", ""))])
-    parts = ["<h2>Evolution rounds</h2>", _table(
-        ["round", "trajectories read", "proposed", "new candidates", "promoted", "rejected",
-         "evolved on", "note"], rows, left=1, text=(6, 7))]
-    fig = _fig_progress(progress)
-    if fig:
-        parts.append(_img(fig, "pass^k over the stages of the run"))
-    return "\n".join(parts)
+def _evolution_view(evolution: Sequence[Mapping[str, Any]],
+                    progress: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    rows = [[str(r.get("round", "–")), str(r.get("trajectories", "–")), str(r.get("proposed", "–")),
+             str(r.get("candidates", "–")), str(r.get("promoted", "–")), str(r.get("rejected", "–")),
+             str(r.get("evolved_on", "–")), str(r.get("note", ""))] for r in evolution]
+    return {
+        "table": _table(["round", "trajectories read", "proposed", "new candidates", "promoted", "rejected",
+                         "evolved on", "note"], rows, left=1, text=(6, 7)),
+        "progress": _fig_progress(progress),
+        "stages": [{"label": " ".join(str(p["label"]).split()), "note": p["note"]}
+                   for p in progress if p.get("note")],
+    }
+
+
+def _template() -> Any:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("skillbank.consistency", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=False, keep_trailing_newline=False)
+    return env.get_template("report.html.j2")
 
 
 def _as_results(results: Any) -> dict[str, MeasureResult]:
@@ -485,7 +452,8 @@ def write_report(
             ``candidates``, ``promoted``, ``rejected``, ``evolved_on``, ``note``), shown as a
             table.
         progress: Points ``{label, pass_hat_k, pass_at_k, k}`` plotted under the evolution
-            table (e.g. the evolution set at baseline, after each round, at the end).
+            table (e.g. the evolution set at baseline and after each round); a point's ``note``
+            (what it measured, what changed since the previous one) is listed under the figure.
         extra: More top-level JSON fields.
     """
     named = _as_results(results)
@@ -496,30 +464,15 @@ def write_report(
     data = report_data(named, title=title, notes=notes, evolution=evolution,
                        extra={"progress": list(progress), **dict(extra or {})})
 
-    parts = [f"<h1>{_e(title)}</h1>",
-             f'<p class="meta">generated {_e(data["generated_at"][:19].replace("T", " "))} UTC '
-             f'by skillbank · numbers in <code>{_e(path_json.name)}</code></p>']
-    if data["simulated"]:
-        parts.append(f'<p class="note"><b>Simulated policy.</b> {_e(SIMULATED_NOTE)}</p>')
-    for note in notes:
-        parts.append(f"<p>{_e(note)}</p>")
-    parts.append(
-        "<p class=\"meta\">pass^k: the chance that k trials of a task, drawn from its n trials, "
-        "all succeed (reliability). pass@k: the chance that at least one does (capability). "
-        "Both are the unbiased estimators averaged over tasks; the gap pass@k − pass^k is "
-        "capability that does not show up reliably. Intervals: 95% percentile bootstrap, "
-        "resampling tasks.</p>")
-    if evolution:
-        parts.append(_evolution_section(evolution, progress))
-    for label, result in named.items():
-        parts.append(_result_section(label, result, data["results"][label]))
-
-    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(parts) + "\n</body></html>\n")
+    page = _template().render(
+        title=title, generated=data["generated_at"][:19].replace("T", " "), json_name=path_json.name,
+        simulated_note=SIMULATED_NOTE if data["simulated"] else None, notes=list(notes),
+        evolution=_evolution_view(evolution, progress) if evolution else None,
+        results=[_result_view(label, result, data["results"][label]) for label, result in named.items()],
+    )
     path_html.parent.mkdir(parents=True, exist_ok=True)
     path_json.parent.mkdir(parents=True, exist_ok=True)
-    path_html.write_text(page, encoding="utf-8")
+    path_html.write_text(page + "\n", encoding="utf-8")
     path_json.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n",
                          encoding="utf-8")
     return path_html, path_json

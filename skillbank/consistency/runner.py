@@ -322,8 +322,8 @@ class MeasureResult:
            metric: str = "pass_hat_k") -> tuple[float, float]:
         """Bootstrap (tasks resampled) 95% interval of ``pass_hat_k``, ``pass_at_k`` or ``gap``.
 
-        The same resampling as :func:`metrics.bootstrap_ci` (same draws for the same seed),
-        computed on per-task values at once: every statistic here is a mean over tasks.
+        :func:`metrics.bootstrap_mean_ci` of the per-task values: every statistic here is a mean
+        over tasks, so this is :func:`metrics.bootstrap_ci`'s interval computed at once.
         """
         k = k or self.key_k
         results = self.results(arm, split)
@@ -331,7 +331,7 @@ class MeasureResult:
             raise MeasureError(f"no trials in arm {arm!r} for split {split!r}")
         metrics.consistency_summary(results, ks=(k,))  # validates: every task has >= k trials
         values = np.array([_per_task(metric, outcomes, k) for outcomes in results.values()])
-        return _bootstrap_mean(values, self.seed)
+        return metrics.bootstrap_mean_ci(values, BOOTSTRAP_RESAMPLES, CONFIDENCE, self.seed)
 
     def delta(self, split: str | None = None, k: int | None = None, metric: str = "pass_hat_k",
               baseline: str = ARM_WITHOUT, treatment: str = ARM_WITH) -> dict[str, Any]:
@@ -344,7 +344,7 @@ class MeasureResult:
             raise MeasureError("the two arms share no task")
         per_task = np.array([_per_task(metric, treat[t], k) - _per_task(metric, base[t], k)
                              for t in common])
-        low, high = _bootstrap_mean(per_task, self.seed)
+        low, high = metrics.bootstrap_mean_ci(per_task, BOOTSTRAP_RESAMPLES, CONFIDENCE, self.seed)
         return {"metric": metric, "k": k, "baseline": baseline, "treatment": treatment,
                 "delta": float(math.fsum(per_task) / len(common)),
                 "ci": [low, high], "n_tasks": len(common)}
@@ -418,16 +418,6 @@ class MeasureResult:
             out[arm] = {"pass^1": s.pass_hat_k[1], f"pass^{k}": s.pass_hat_k[k],
                         f"pass@{k}": s.pass_at_k[k], "gap": s.gap[k]}
         return out
-
-
-def _bootstrap_mean(values: np.ndarray, seed: int) -> tuple[float, float]:
-    """Percentile bootstrap of the mean of per-task values, drawn as metrics.bootstrap_ci does."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(values), size=(BOOTSTRAP_RESAMPLES, len(values)))
-    stats = values[draws].mean(axis=1)
-    alpha = 1 - CONFIDENCE
-    low, high = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
 
 
 def _per_task(metric: str, outcomes: Sequence[bool], k: int) -> float:

@@ -1,7 +1,8 @@
 """The bank budget (step 9): caps on active skills and their total rendered size.
 
-Over a cap, the least useful active, unpinned skills are retired first: lowest Laplace-smoothed
-success rate, then fewest uses, then oldest. A round may retire at most
+Over a cap, the least useful active, unpinned skills are retired first, in the order of
+:func:`least_useful_first` (also what ``SkillBank.prune(max_active=...)`` retires by). A round may
+retire at most
 ``ceil(max_retire_fraction * active skills at the start of the round)`` skills in all (harmful
 and over-budget together), so one bad batch of labels cannot empty a bank.
 """
@@ -24,14 +25,25 @@ def rendered_tokens(skills: Iterable[Skill]) -> int:
     return sum(approx_tokens(render_one(s)) for s in skills)
 
 
+def least_useful_first(skills: Iterable[Skill]) -> list[Skill]:
+    """``skills`` in the order a cap retires them: lowest Laplace-smoothed success rate, then
+    fewest uses, then unused for longest (never used: since created), then id.
+
+    Unused-for-longest breaks ties because it is evidence about use, the thing a cap protects;
+    the time of the last edit is not (evolution edits a skill without making it more useful).
+    The id makes the order total, so a dry run plans exactly what the real run retires.
+    """
+    return sorted(skills, key=lambda s: (s.stats.usefulness, s.stats.uses,
+                                         s.stats.last_used_at or s.created_at, s.id))
+
+
 def over_budget(active: list[Skill], config: EvolutionConfig, *, protect: Iterable[str] = (),
                 limit: int | None = None) -> list[tuple[Skill, str]]:
     """Skills to retire to get ``active`` within the caps (at most ``limit`` of them)."""
     protected = set(protect)
     count = len(active)
     tokens = rendered_tokens(active)
-    victims = sorted((s for s in active if not s.pinned and s.id not in protected),
-                     key=lambda s: (s.stats.usefulness, s.stats.uses, s.updated_at))
+    victims = least_useful_first(s for s in active if not s.pinned and s.id not in protected)
     out: list[tuple[Skill, str]] = []
     for skill in victims:
         if count <= config.max_active and tokens <= config.max_rendered_tokens:

@@ -9,10 +9,17 @@ Two severities:
   size caps.
 - **quarantine** — the text looks like prompt injection: instructions to ignore or reveal the
   system prompt, to call a tool that neither the skill nor its evidence knows, to send data to a
-  URL or an e-mail address, encoded payloads (long base64 or hex, escapes, invisible
-  characters), role or delimiter spoofing, or sentences copied from tool outputs. The version is
-  stored as ``quarantined`` with the reason in its note and needs explicit human promotion
-  (``skillbank candidates promote ID --force``).
+  URL or an e-mail address, to skip a required check, claims of system or administrator
+  authority, announcements that re-define policy, encoded payloads (long base64 or hex, escapes,
+  invisible characters), role or delimiter spoofing, or sentences copied from tool outputs. The
+  version is stored as ``quarantined`` with the reason in its note and needs explicit human
+  promotion (``skillbank candidates promote ID --force``).
+
+:func:`lint_content` is the round's lint (it knows the evidence). :func:`lint_incoming` is the
+lint for every other way in (``SkillBank.add_skill`` / ``update_skill`` / ``import_skills``, so
+``skillbank skills add|edit`` and ``skillbank import``): it has no evidence to hold a skill to, so it
+runs the checks that need none, the injection patterns, through the same
+:func:`injection_findings` the round uses.
 """
 
 from __future__ import annotations
@@ -117,6 +124,64 @@ _INJECTION = [
     (re.compile(r"(?:\\x[0-9a-fA-F]{2}){4,}|(?:\\u[0-9a-fA-F]{4}){3,}|(?:%[0-9a-fA-F]{2}){6,}"),
      "contains escaped or encoded characters"),
     (re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad]"), "contains invisible characters"),
+    # Added for issue 15 (claimed authority, announced policy, skipped checks, and wordings the
+    # patterns above missed): one regex per finding, its alternatives joined.
+    *[(re.compile("|".join(f"(?:{rx})" for rx in alternatives), re.I | re.M), why) for why, alternatives in (
+        ("tells the model to ignore its instructions", (
+            r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|whatever|all(?:\s+of)?(?:\s+that)?)\s+"
+            r"(?:you\s+(?:were|have\s+been|are)\s+(?:told|given|instructed)|above|before|else)",
+            r"\b(?:ignore|disregard|forget)\s+(?:the|all|any|your)\s+(?:[\w-]+\s+)?(?:instructions?|rules|prompts?"
+            r"|guidelines|directions|constraints|polic(?:y|ies))\s+(?:above|before|so\s+far|you\s+(?:were|have\s+been)"
+            r"\s+given)",
+            r"\b(?:supersedes?|replaces?|takes?\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?"
+            r"(?:previous|prior|earlier|existing|other|original|system)\s+(?:instructions?|rules|prompts?|guidelines"
+            r"|polic(?:y|ies)|directions)")),
+        ("tells the model to send data to an address", (
+            r"\b(?:send|post|upload|forward|e-?mail|transmit|copy|share|leak|exfiltrate)\b[^.\n]{0,60}\b"
+            r"(?:conversation|transcript|chat\s+(?:history|log)|system\s+prompt|credentials?|passwords?|api\s+keys?"
+            r"|access\s+tokens?|card\s+numbers?)\b[^.\n]{0,80}?(?:https?://|www\.|[\w.+-]+@[\w-]+\.|\b(?:[\w-]+\.)+"
+            r"(?:com|net|org|io|co|ru|cn|xyz|info|biz|app|dev)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bwebhook|\bendpoint"
+            r"|\b(?:external|outside|remote|third[- ]party)\b|\bthe\s+address\b)",)),
+        # Negated forms ("do not skip the check", "never refund without checking") are the
+        # opposite lesson, and the ones the project's own skills teach: they must pass.
+        ("tells the model to skip a required check", (
+            r"(?<!not )(?<!never )(?<!n't )\b(?:skip|bypass|omit|waive|disable|circumvent)\s+(?:the\s+|any\s+|all\s+"
+            r"|every\s+|this\s+|that\s+|its\s+|their\s+)?(?:[\w-]+\s+){0,2}?(?:checks?|verifications?|validations?"
+            r"|confirmations?|approvals?|authentication|eligibility|reviews?|safeguards?)\b",
+            r"(?:^|[.!?;]\s+)(?:(?!\b(?:never|not|no|cannot)\b|n't\b)[^.!?;\n]){0,100}?\bwithout\s+(?:first\s+)?"
+            r"(?:any\s+|the\s+|a\s+|an\s+)?(?:required\s+|usual\s+|prior\s+|proper\s+)?(?:check(?:ing|s)?\b"
+            r"|verif|validat|confirm|approv|authori[sz]|authenticat|proof\b|receipts?\b)",
+            r"\bno\s+need\s+(?:to|for)\s+(?:\w+\s+){0,2}?(?:check|verif|validat|confirm|authenticat|approv)",
+            r"\b(?:do\s+not|don't|does\s+not|doesn't|never)\s+(?:need|have)\s+to\s+"
+            r"(?:check|verify|validate|confirm|authenticate)\b",
+            r"\b(?:do\s+not|don't|never)\s+(?:run|call|use|perform|do)\s+(?:the\s+|any\s+)?`?"
+            r"(?>[\w-]*(?:check|verif|validat|confirm|eligib)[\w-]*)`?(?!\s+(?:again|twice|more))",
+            r"\bno\s+longer\s+(?:need|needs|needed|require|requires|required|necessary|mandatory|appl(?:y|ies))\b")),
+        ("claims system or administrator authority", (
+            r"\b(?:system|admin(?:istrator)?|developer|security|compliance|operator|management|moderator|root)\s+"
+            r"(?:notice|override|alert|announcement|directive|mandate|command|order|update|instruction|message)s?\s*:",
+            r"\b(?:system|admin(?:istrator)?|developer|security)\s+(?:override|directive|mandate)\b",
+            r"\[\s*(?:system|admin(?:istrator)?|developer|operator|root|sudo|official)\s*\]",
+            r"\b(?:as|i\s+am|i'm|we\s+are|this\s+is)\s+(?:the|your|an?)\s+(?:system\s+)?"
+            r"(?:admin(?:istrator)?|developer|operator)s?\b",
+            r"\b(?:message|instruction|order|directive|notice)s?\s+from\s+(?:the\s+|your\s+)?(?:system\s+)?"
+            r"(?:admin(?:istrator)?|developer|operator|security\s+team|it\s+department|management)s?\b",
+            r"\b(?:by\s+order\s+of|on\s+behalf\s+of|authori[sz]ed\s+by|signed\s+by)\s+(?:the\s+|your\s+)?"
+            r"(?:system\s+)?(?:admin(?:istrator)?|developer|operator|security\s+team|management)s?\b",
+            r"\b(?:this\s+is|these\s+are)\s+(?:an?\s+|the\s+)?(?:official|authori[sz]ed|mandatory|priority)\s+"
+            r"(?:instruction|order|directive|notice|message|update|request)s?\b",
+            r"\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow|order|instruct)\s+you\b")),
+        ("announces or re-defines a policy", (
+            r"\b(?:new|updated|revised|changed|temporary|special|emergency)\s+(?:[\w-]+\s+)?(?:polic(?:y|ies)"
+            r"|rules?|guidelines?)\s*(?::|\u2014|-\s)",
+            r"\b(?:polic(?:y|ies)|rules?|guidelines?)\s+(?:update|change|override|exception|revision|notice)s?\s*:",
+            r"\b(?:polic(?:y|ies)|rules?)\s+(?:has|have)\s+(?:now\s+)?(?:been\s+)?(?:changed|updated|revised"
+            r"|replaced|suspended|lifted|waived|removed|relaxed)\b",
+            r"\b(?:under|per|according\s+to|following)\s+(?:the\s+|our\s+)?(?:new|updated|revised|latest|changed)\s+"
+            r"(?:[\w-]+\s+)?polic(?:y|ies)\b",
+            r"\b(?:effective|starting|beginning|as\s+of)\s+(?:immediately|today|now)\b",
+            r"\bpolic(?:y|ies)\s+(?:now|no\s+longer)\b")),
+    )],
 ]
 _TOOL_USE = re.compile(r"\b(?:call|calls|calling|use|using|invoke|invoking|run|running|execute|"
                        r"executing|trigger)\s+(?:the\s+|a\s+)?`([A-Za-z_][\w.\-]*)`", re.I)
@@ -160,19 +225,43 @@ def _learned_text(content: SkillContent, previous: SkillContent | None) -> str:
     return "\n".join(parts)
 
 
+def injection_findings(text: str) -> list[Finding]:
+    """A quarantine finding for each kind of prompt injection ``text`` holds (the first match of
+    each): the check every way into the bank shares."""
+    found: dict[str, Finding] = {}
+    for pattern, why in _INJECTION:
+        if why not in found and (m := pattern.search(text)):
+            found[why] = Finding("injection", QUARANTINE, f"{why}: {m.group(0).strip()[:60]!r}")
+    return list(found.values())
+
+
+def _added_text(content: SkillContent, previous: SkillContent | None) -> str:
+    """The lines of ``content`` that ``previous`` (the version it edits) did not have."""
+    text = f"{content.name}\n{content.description}\n{content.body}"
+    if previous is None:
+        return text
+    old_lines = set(f"{previous.name}\n{previous.description}\n{previous.body}".splitlines())
+    return "\n".join(line for line in text.splitlines() if line not in old_lines)
+
+
+def lint_incoming(content: SkillContent, *, previous: SkillContent | None = None) -> LintResult:
+    """The lint for a skill that enters from outside an evolution round (added, edited, imported).
+
+    Such a skill has no evidence to hold it to, so only the injection patterns apply; lines it
+    shares with ``previous`` (the version it replaces) were already let in and are not re-checked.
+    """
+    return LintResult(injection_findings(_added_text(content, previous)))
+
+
 def lint_content(content: SkillContent, ctx: LintContext | None = None,
                  *, previous: SkillContent | None = None) -> LintResult:
     """Check ``content``; ``previous`` (the version it edits) exempts text a person already had."""
     ctx = ctx or LintContext()
     result = LintResult()
     add = result.findings.append
-    text = f"{content.name}\n{content.description}\n{content.body}"
     # Text that was already in the version being edited is not the distiller's doing: only
     # lines it adds are held to the evidence-based rules.
-    new_text = text
-    if previous is not None:
-        old_lines = set(f"{previous.name}\n{previous.description}\n{previous.body}".splitlines())
-        new_text = "\n".join(line for line in text.splitlines() if line not in old_lines)
+    new_text = _added_text(content, previous)
 
     # Size caps.
     if len(content.body) > ctx.max_body_chars:
@@ -188,10 +277,7 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
         add(Finding("secret", REJECT, "contains a redacted secret placeholder copied from evidence"))
 
     # Prompt injection.
-    for pattern, why in _INJECTION:
-        m = pattern.search(new_text)
-        if m:
-            add(Finding("injection", QUARANTINE, f"{why}: {m.group(0)[:60]!r}"))
+    result.findings.extend(injection_findings(new_text))
     allowed = ctx.known_tools | set(previous.tools if previous is not None else ())
     named = {m.group(1) for m in _TOOL_USE.finditer(new_text)} | set(content.tools)
     old_lessons = {x.key for x in previous.all_lessons} if previous is not None else set()
