@@ -337,3 +337,19 @@ def test_real_minilm_injects_the_relevant_skill(tmp_path):
         assert "Check eligibility before refunding." in model.received[0][0].text
     finally:
         bank.close()
+
+
+def test_an_error_a_tool_reports_in_its_answer_is_a_limit():
+    from skillbank.adapters.limits import Detectors, find_result_error
+    from skillbank.models import LimitType
+
+    missing = find_result_error("Error during execution: GorillaFileSystem.mv() missing 1 required positional "
+                                "argument: 'destination'")
+    assert missing.type == LimitType.invalid_tool_args and missing.data == {"param": "destination"}
+    assert find_result_error('{"error": "cd: \'nowhere\': No such file or directory"}').type == LimitType.tool_error
+    assert find_result_error("Error: the device is offline").type == LimitType.tool_error
+    for fine in ('{"error": null, "ok": true}', "Errors were fixed in 3 files.", '{"status": "done"}', ""):
+        assert find_result_error(fine) is None, fine
+    # replaceable: a custom detector's text is a tool error; None switches it off
+    assert Detectors(result_error=lambda text: "bad").error_in("x", "t").type == LimitType.tool_error
+    assert Detectors(result_error=None).error_in("Error: x", "t") is None

@@ -16,8 +16,9 @@ trajectory's limit events. The mistakes and what BFCL answers:
 * an argument the function does not have (``ls(color=True)``);
 * more than BFCL's 20 tool-calling steps in one turn.
 
-Tests marked ``xfail(strict=True)`` are events the adapter does not recognise yet: BFCL's error
-results arrive as successful tool messages, so the adapter would have to read the content.
+BFCL's error results arrive as successful tool messages; the adapters read them with
+``find_result_error`` (a required argument left out is ``invalid_tool_args``, anything else the
+backend reports is ``tool_error``).
 """
 
 from __future__ import annotations
@@ -32,9 +33,6 @@ require_bfcl()
 from skillbank.adapters.langchain import TRAJECTORY_KEY, SkillBankMiddleware  # noqa: E402
 from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
 from skillbank.envs import bfcl, run_task  # noqa: E402
-
-NOT_YET = "BFCL's error results are successful tool messages; the adapter does not read them yet"
-XFAIL = pytest.mark.xfail(strict=True, raises=AssertionError, reason=NOT_YET)
 
 # name: (task, the mistaken call, the answer as (status, start of the content), the expected
 # limit events as (type, tool))
@@ -65,7 +63,6 @@ MISTAKES = {
         ("success", "Error during execution: argument of type 'int' is not iterable"),
         [("tool_error", "cat")]),
 }
-RECOGNISED_TODAY = {"unknown function", "withheld function before its turn", "argument the function lacks"}
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +88,7 @@ def test_what_the_agent_gets_back(bank, tasks, mistake):
     assert traj.steps[1].kind == "tool" and traj.steps[1].tool == call.tool_calls[0]["name"]
 
 
-@pytest.mark.parametrize("mistake", [m if m in RECOGNISED_TODAY else pytest.param(m, marks=XFAIL)
-                                     for m in MISTAKES])
+@pytest.mark.parametrize("mistake", MISTAKES)
 def test_the_mistake_is_recorded_as_a_limit(bank, tasks, mistake):
     task_id, call, _, expected = MISTAKES[mistake]
     traj, _ = _run(bank, tasks[task_id], [call])

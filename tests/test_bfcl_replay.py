@@ -18,7 +18,7 @@ from bfcl_support import (
 require_bfcl()
 
 from skillbank import envs  # noqa: E402
-from skillbank.consistency.runner import ARM_WITHOUT, measure_env  # noqa: E402
+from skillbank.envs.measure import ARM_WITHOUT, measure_env  # noqa: E402
 from skillbank.envs import bfcl  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from skillbank.adapters.limits import Detectors, detect_refusal, find_unknown_fields
+from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "split_options", "MESSAGE_CHARS", "GENERAL_K"]
@@ -87,8 +87,9 @@ class RecordingConfig:
     message saying so, and record a ``token_budget`` / ``time_budget`` limit event.
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
-    ``unknown_field_detector(text)`` and ``refusal_detector(text)`` replace the default
-    detectors, ``None`` switches one off. ``labels``, ``task_id``, ``task_type`` are stored on
+    ``unknown_field_detector(text)``, ``refusal_detector(text)`` and ``result_error_detector(text)``
+    (a tool that reports an error in its answer) replace the default detectors, ``None``
+    switches one off. ``labels``, ``task_id``, ``task_type`` are stored on
     every trajectory (per run: ``skillbank_task_id``, ``skillbank_task_type`` and
     ``skillbank_labels`` in the invocation's ``config["metadata"]``).
     """
@@ -100,6 +101,7 @@ class RecordingConfig:
     max_seconds_per_run: float | None = None
     unknown_field_detector: Callable[[str], Any] | None = find_unknown_fields
     refusal_detector: Callable[[str], Any] | None = detect_refusal
+    result_error_detector: Callable[[str], Any] | None = find_result_error
     labels: Mapping[str, str] = field(default_factory=dict)
     task_id: str | None = None
     task_type: str | None = None
@@ -107,7 +109,8 @@ class RecordingConfig:
     flush_every: int = 1
 
     def detectors(self) -> Detectors:
-        return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector)
+        return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector,
+                         result_error=self.result_error_detector)
 
     def scorer(self) -> tuple[Any, str] | None:
         """The callable that labels a finished run, and the source its outcomes are stored with."""

@@ -3,8 +3,9 @@
 Every detector here works from a real signal the framework produces (an exception class, an
 error ``ToolMessage`` that LangGraph's ``ToolNode`` wrote, the final message a limit middleware
 appends), never from a guess about what the agent meant. Two detectors judge content, and both
-are replaceable: :func:`find_unknown_fields` (a tool answered but left values unknown) and
-:func:`detect_refusal` (a policy refusal in a tool result or a final answer).
+are replaceable: :func:`find_unknown_fields` (a tool answered but left values unknown),
+:func:`detect_refusal` (a policy refusal in a tool result or a final answer) and
+:func:`find_result_error` (a tool that reported an error in its answer instead of raising).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "limit_from_message",
     "find_unknown_fields",
     "detect_refusal",
+    "find_result_error",
     "describe_exception",
     "is_interrupt",
     "NEED_MORE_STEPS",
@@ -230,6 +232,41 @@ def find_unknown_fields(text: str) -> list[str]:
     return found
 
 
+# A tool that reports failure in its answer instead of raising: "Error during execution: ..."
+# (BFCL's executor, many wrappers), "Error: ..." from tools that return their errors as text, or a
+# JSON object whose top-level "error" says what went wrong.
+_RESULT_ERROR_RE = re.compile(r"^\s*(?:Error(?: during execution)?|ERROR)\s*:\s*(?P<detail>.+)", re.S)
+_MISSING_ARGUMENT_RE = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (?P<names>.+)")
+_ARGUMENT_NAME_RE = re.compile(r"'([A-Za-z_]\w*)'")
+
+
+def find_result_error(text: str) -> LimitSignal | None:
+    """The error a tool reported in a successful answer, as a limit (``tool`` left unset).
+
+    A required argument the call left out is ``invalid_tool_args`` with its name in ``data``;
+    anything else the tool says went wrong is ``tool_error``.
+    """
+    stripped = text.strip() if isinstance(text, str) else ""
+    detail = None
+    if (m := _RESULT_ERROR_RE.match(stripped)):
+        detail = m.group("detail").strip()
+    elif stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        error = data.get("error") if isinstance(data, dict) else None
+        if error:
+            detail = error if isinstance(error, str) else json.dumps(error, default=str)
+    if not detail:
+        return None
+    if (m := _MISSING_ARGUMENT_RE.search(detail)):
+        names = _ARGUMENT_NAME_RE.findall(m.group("names"))
+        return LimitSignal(LimitType.invalid_tool_args, f"missing required argument: {detail}",
+                           data={"param": names[0]} if names else None)
+    return LimitSignal(LimitType.tool_error, f"the tool reported an error: {detail[:300]}")
+
+
 def detect_refusal(text: str) -> str | None:
     """The phrase that marks ``text`` as a policy refusal, or ``None``."""
     if not isinstance(text, str) or not text:
@@ -240,18 +277,32 @@ def detect_refusal(text: str) -> str | None:
 
 UnknownFieldDetector = Callable[[str], Any]
 RefusalDetector = Callable[[str], Any]
+ResultErrorDetector = Callable[[str], Any]
 
 
 @dataclass
 class Detectors:
-    """The two content detectors; ``None`` switches one off.
+    """The content detectors; ``None`` switches one off.
 
     ``unknown_fields(text)`` returns the unknown fields (a list, a string or anything truthy)
-    or something falsy; ``refusal(text)`` returns the refusal evidence or something falsy.
+    or something falsy; ``refusal(text)`` returns the refusal evidence or something falsy;
+    ``result_error(text)`` returns a ``LimitSignal`` (or the error's text, a ``tool_error``) for
+    a tool answer that reports a failure, or something falsy.
     """
 
     unknown_fields: UnknownFieldDetector | None = find_unknown_fields
     refusal: RefusalDetector | None = detect_refusal
+    result_error: ResultErrorDetector | None = find_result_error
+
+    def error_in(self, text: str, tool: str | None) -> LimitSignal | None:
+        if self.result_error is None or not text:
+            return None
+        found = _safe(self.result_error, text)
+        if not found:
+            return None
+        if isinstance(found, LimitSignal):
+            return LimitSignal(found.type, found.detail, found.tool or tool, found.data)
+        return LimitSignal(LimitType.tool_error, str(found), tool)
 
     def unknown(self, text: str, tool: str | None) -> LimitSignal | None:
         if self.unknown_fields is None or not text:

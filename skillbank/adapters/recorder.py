@@ -392,7 +392,9 @@ class TrajectoryRecorder:
         else:
             step.result = self._s(text)
             if text:
-                if sig := self.detectors.unknown(text, turn.tool):
+                if sig := self.detectors.error_in(text, turn.tool):
+                    signals.append(sig)
+                elif sig := self.detectors.unknown(text, turn.tool):
                     signals.append(sig)
                 if sig := self.detectors.refused(text, turn.tool, where=f"the result of {turn.tool}"):
                     signals.append(sig)

@@ -7,7 +7,7 @@
   trajectory.
 - Replies are parsed into pydantic schemas. Providers with native structured output use it;
   otherwise (small local models, fakes) the reply's JSON is read with LangChain's lenient
-  parsers (:func:`reply_json`), and a malformed reply is sent back with the parser's error, at most ``max_retries`` times, after
+  parsers (:func:`skillbank.replies.reply_json`), and a malformed reply is sent back with the parser's error, at most ``max_retries`` times, after
   which the skill is skipped with the reason recorded in the round's usage.
 - Counts calls and input/output tokens per round (provider usage metadata when present,
   otherwise characters / 4).
@@ -19,12 +19,10 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from typing import Any, Literal, Sequence
 
-from langchain_core.utils.json import parse_json_markdown, parse_partial_json
 from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.evolution.cluster import Cluster
@@ -36,6 +34,7 @@ from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.models import SkillContent, SkillKind
+from skillbank.replies import reply_json
 
 # -- output schemas --------------------------------------------------------------------------------
 
@@ -155,35 +154,6 @@ runs show mistakes, lessons for them. If they share nothing reusable, reply with
 
 Evidence: {n} runs ({ok} succeeded, {bad} failed); {shown} shown.
 {runs}"""
-
-
-def reply_json(text: str) -> dict[str, Any]:
-    """The JSON object in a chat model's reply.
-
-    Read, in this order, by LangChain's ``parse_json_markdown`` (a code fence or the bare reply),
-    ``ast.literal_eval`` (a Python-literal dict: single quotes, ``True``/``None``, trailing
-    commas), then ``parse_json_markdown`` / ``parse_partial_json`` (a reply cut off before its
-    closing brackets, raw newlines inside strings, prose before the object): complete readings
-    first, since a partial one drops what follows the damage. String values are never
-    rewritten. Anything else raises ``ValueError`` with the parser's message, which the caller
-    feeds back to the model.
-    """
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("no JSON object in the reply")
-    error: Exception | None = None
-    for parse in (lambda t: parse_json_markdown(t, parser=json.loads),
-                  lambda t: ast.literal_eval(t[start:t.rfind("}") + 1]),
-                  parse_json_markdown,
-                  lambda t: parse_partial_json(t[start:])):
-        try:
-            value = parse(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:  # JSONDecodeError too
-            error = error or exc
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ValueError(f"not valid JSON: {error or 'not a JSON object'}")
 
 
 def _clip(text: Any, n: int) -> str:

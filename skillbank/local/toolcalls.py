@@ -14,7 +14,7 @@ import re
 import uuid
 from typing import Any, Iterator
 
-from skillbank.evolution.jsonrepair import extract_json
+from skillbank.replies import reply_json
 
 __all__ = ["parse_tool_calls"]
 
@@ -55,9 +55,9 @@ def _load(blob: str) -> Any:
         except ValueError:
             pass
         try:
-            return extract_json(candidate) if candidate.lstrip().startswith("{") else None
+            return reply_json(candidate) if candidate.lstrip().startswith("{") else None
         except (ValueError, TypeError, SyntaxError, RecursionError):
-            pass  # extract_json's literal fallback raises TypeError on {{...}} (a set of dicts)
+            pass  # the literal fallback raises TypeError on {{...}} (a set of dicts)
     return None
 
 
