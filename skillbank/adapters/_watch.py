@@ -111,16 +111,6 @@ class GraphWatcher(BaseCallbackHandler):
         with self._lock:
             self._watched.setdefault(graph_run, []).append((listener, key))
 
-    def unwatch(self, graph_run: UUID | None, key: str) -> None:
-        if graph_run is None:
-            return
-        with self._lock:
-            entries = self._watched.get(graph_run)
-            if entries:
-                entries[:] = [e for e in entries if e[1] != key]
-                if not entries:
-                    self._watched.pop(graph_run, None)
-
 
 _WATCHER: GraphWatcher | None = None
 _INSTALL_LOCK = threading.Lock()
