@@ -61,6 +61,8 @@ _USED_BANK_SIGNS = (INDEX_DIR, "evolve.lock")
 # Up to this many skills changed since the index last synced are scored exactly from the
 # embedding cache instead of rewriting the index on every change.
 DIRTY_LIMIT = 256
+# The most candidates one search reads while its filters leave fewer than k.
+MAX_CANDIDATES = 4096
 
 
 @dataclass
@@ -82,7 +84,8 @@ class SearchFilters:
 
     ``min_score`` bounds raw similarity; ``kinds``/``tags``/``tools`` keep skills of those kinds, with
     one of those tags, or naming one of those tools; ``token_budget`` caps the rendered size of the
-    hits; ``exclude`` drops skills by id.
+    hits; ``exclude`` drops skills by id; ``accept(skill)``, for callers in Python (the injector's
+    ``filter`` and toolset match), keeps the skills it returns true for.
     """
 
     min_score: float = 0.0
@@ -91,19 +94,21 @@ class SearchFilters:
     tools: Sequence[str] | None = None
     token_budget: int | None = None
     exclude: Iterable[str] = ()
+    accept: Callable[[Skill], bool] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exclude", frozenset(self.exclude))  # an iterator is read once
 
     @property
     def narrows(self) -> bool:
-        """Whether kinds/tags/tools filter (a search then reads more candidates to fill ``k``)."""
+        """Whether kinds/tags/tools filter in the database (pgvector then reads more neighbours)."""
         return bool(self.kinds or self.tags or self.tools)
 
     def allow(self, candidates: Iterable[Candidate]) -> list[Candidate]:
-        """The candidates ``exclude``/``kinds``/``tags``/``tools`` let through."""
-        return retrieval.filter_candidates(candidates, exclude=self.exclude, kinds=self.kinds,
-                                           tags=self.tags, tools=self.tools)
+        """The candidates ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through."""
+        allowed = retrieval.filter_candidates(candidates, exclude=self.exclude, kinds=self.kinds,
+                                              tags=self.tags, tools=self.tools)
+        return [c for c in allowed if self.accept(c.skill)] if self.accept else allowed
 
 
 class SkillBank:
@@ -418,6 +423,7 @@ class SkillBank:
         tools: Sequence[str] | None = None,
         token_budget: int | None = None,
         exclude: Iterable[str] = (),
+        accept: Callable[[Skill], bool] | None = None,
     ) -> list[SkillHit]:
         """The top ``k`` active skills for ``query`` as ``(skill, score)`` pairs, best first.
 
@@ -426,7 +432,8 @@ class SkillBank:
         if k <= 0 or not query.strip():
             return []
         vector = self.embedder.embed_query(self.scrubber(query))
-        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude))
+        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude,
+                                                             accept))
 
     def search_vector(
         self,
@@ -439,9 +446,11 @@ class SkillBank:
         tools: Sequence[str] | None = None,
         token_budget: int | None = None,
         exclude: Iterable[str] = (),
+        accept: Callable[[Skill], bool] | None = None,
     ) -> list[SkillHit]:
         """:meth:`search` for a query already embedded (a normalised vector)."""
-        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude))
+        return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude,
+                                                             accept))
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         """What :meth:`search` and :meth:`search_vector` run: the top ``k`` skills for an embedded
@@ -449,13 +458,20 @@ class SkillBank:
         if k <= 0:
             return []
         vector = np.asarray(vector, dtype=np.float32)
-        n = k * (20 if filters.narrows else 4)
-        try:
-            candidates = self._candidates(vector, n, filters)
-        except DamagedIndexError as exc:
-            self._rebuild_damaged(exc)
-            candidates = self._candidates(vector, n, filters)
-        return retrieval.select(filters.allow(candidates), k=k, min_score=filters.min_score,
+        # Read a few more candidates than k (filters, exclusions and the blend with usage reorder
+        # them), and more again while the filters leave fewer than k and the index has more.
+        n = k * 4 + len(filters.exclude)
+        while True:
+            try:
+                candidates = self._candidates(vector, n, filters)
+            except DamagedIndexError as exc:
+                self._rebuild_damaged(exc)
+                candidates = self._candidates(vector, n, filters)
+            allowed = filters.allow(candidates)
+            if len(allowed) >= k or len(candidates) < n or n >= MAX_CANDIDATES:
+                break
+            n = min(n * 4, MAX_CANDIDATES)
+        return retrieval.select(allowed, k=k, min_score=filters.min_score,
                                 token_budget=filters.token_budget)
 
     def general_skills(self) -> list[Skill]:

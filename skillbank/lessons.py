@@ -285,8 +285,8 @@ _SPECIFIC_ADVICE = {
 SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("Method", frozenset({LessonKind.procedure})),
     ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy})),
-    ("When a capability is missing", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
-                                                LessonKind.unknown_field, LessonKind.tool_error})),
+    ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
+                                                        LessonKind.unknown_field, LessonKind.tool_error})),
     ("Budget", frozenset({LessonKind.budget})),
     ("Common mistakes", frozenset({LessonKind.pitfall})),
     ("Guidance", frozenset({LessonKind.guidance})),

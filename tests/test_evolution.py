@@ -180,7 +180,7 @@ def test_used_skill_learns_when_a_capability_is_missing(bank):
     report = evolve(bank)
     assert [c.kind for c in report.changes] == ["update"]  # owned by the skill: no separate guard
     draft = bank.get_skill(report.changes[0].candidate_id)
-    assert "## When a capability is missing" in draft.body
+    assert "## When a tool is missing or falls short" in draft.body
     assert teaches(draft, "missing_tool", tool="open_window")
 
 

@@ -372,15 +372,15 @@ class SkillInjector:
                   tools: Sequence[str] | None) -> list[SkillHit]:
         """This turn's top ``k`` retrieved skills (after ``filter`` and the toolset), best first."""
         cfg = self.config
+        accept = None
+        if cfg.filter is not None or tools is not None:
+            def accept(skill: Skill) -> bool:
+                return self._allowed(skill) and fits_toolset(skill, tools)
         options = dict(min_score=cfg.min_score, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools,
-                       exclude=exclude)
-        # Filtering after the search: read more candidates so k still fill.
-        n = cfg.k if cfg.filter is None and tools is None else max(cfg.k * 4, cfg.k + 8)
+                       exclude=exclude, accept=accept)
         if isinstance(query, str):
-            found = self.bank.search(query, n, **options)
-        else:
-            found = self.bank.search_vector(query, n, **options)
-        return [h for h in found if self._allowed(h.skill) and fits_toolset(h.skill, tools)][: cfg.k]
+            return self.bank.search(query, cfg.k, **options)
+        return self.bank.search_vector(query, cfg.k, **options)
 
     def inject(self, messages: Sequence[Any], task: str | None = None, *,
                block: Block | None = None, tools: Sequence[str] | None = None) -> InjectionResult:

@@ -501,7 +501,9 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
         table.add_column("measurement")
     for col in ("set", "arm"):
         table.add_column(col, no_wrap=True)
-    for col in ("tasks", "pass^1", f"pass^{k}", f"pass@{k}", "gap", f"Δpass^{k}", "Δgap",
+    # With one trial per task pass^k is pass^1: show it once.
+    one = ("pass^1",) if k != 1 else ()
+    for col in ("tasks", *one, f"pass^{k}", f"pass@{k}", "gap", f"Δpass^{k}", "Δgap",
                 "steps", "limit hits"):
         table.add_column(col, justify="right", no_wrap=True)
     for label, result in named.items():
@@ -515,8 +517,8 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
                 if base is not None and arm != ARM_WITHOUT:
                     d_hat = _signed_plain(s.pass_hat_k[k] - base[f"pass^{k}"])
                     d_gap = _signed_plain(s.gap[k] - base["gap"], lower_is_better=True)
-                row = [_short_split(view), arm, str(s.n_tasks), _pct(s.pass_hat_k[1], 0),
-                       _pct(s.pass_hat_k[k], 0), _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0),
+                row = [_short_split(view), arm, str(s.n_tasks),
+                       *([_pct(s.pass_hat_k[1], 0)] if one else []), _pct(s.pass_hat_k[k], 0), _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0),
                        d_hat, d_gap,
                        f'{cost["steps"]:.1f}', _pct(cost["limit_hit_rate"], 0)]
                 table.add_row(*([label] if multi else []), *row)

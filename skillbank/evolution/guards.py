@@ -247,26 +247,29 @@ def guard_content(sit: Situation) -> SkillContent:
     templates = [r.template for r in sit.failures + sit.successes]
     pattern = describable(common_pattern(templates))
     like = f" Seen with requests like \"{pattern}\"." if pattern else ""
-    tool_words = " ".join(slug(sit.tool, 64).split("-")) if sit.tool else ""
+    # The tool's name in words too ("get vehicle status"), which requests are written in and
+    # embeddings match; a one-word name ("mv") needs no second spelling.
+    words = " ".join(slug(sit.tool, 64).split("-")) if sit.tool else ""
+    tool = f"`{sit.tool}`" + (f" ({words})" if words and words != sit.tool else "")
     if sit.is_budget:
         budget = sit.family.split(":", 1)[1]
         description = (f"When a task risks running out of its {budget} budget"
-                       + (f", especially by repeating `{sit.tool}` ({tool_words})" if sit.tool else "")
+                       + (f", especially by repeating {tool}" if sit.tool else "")
                        + "." + like)
     else:
         description = {
-            "missing_tool": f"When a request needs `{sit.tool}` ({tool_words}) and that tool may "
+            "missing_tool": f"When a request needs {tool} and that tool may "
                             "not be among your tools.",
-            "missing_parameter": f"When a request asks `{sit.tool}` ({tool_words}) for "
+            "missing_parameter": f"When a request asks {tool} for "
                                  + (f"`{sit.detail}`" if sit.detail else "a setting")
                                  + ", which it may have no parameter for.",
-            "unknown_field": f"When `{sit.tool}` ({tool_words}) may return "
+            "unknown_field": f"When {tool} may return "
                              + (f"`{sit.detail}`" if sit.detail else "a field") + " as unknown or null.",
-            "invalid_tool_args": f"When calling `{sit.tool}` ({tool_words})"
-                                 + (f" needs `{sit.detail}`" if sit.detail else "") + ".",
-            "tool_error": f"When `{sit.tool}` ({tool_words}) returns an error.",
+            "invalid_tool_args": f"When calling {tool}"
+                                 + (f", which needs `{sit.detail}`" if sit.detail else "") + ".",
+            "tool_error": f"When {tool} returns an error.",
             "policy_refusal": "When a request may not be allowed by policy"
-                              + (f", before calling `{sit.tool}` ({tool_words})" if sit.tool else "") + ".",
+                              + (f", before calling {tool}" if sit.tool else "") + ".",
         }[sit.family] + like
     tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
     tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")

@@ -8,6 +8,8 @@ covers the previous event's hash. Nothing here ever updates or deletes a version
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -35,9 +37,28 @@ def _content_row(content: SkillContent) -> dict[str, Any]:
     return data
 
 
+# Parsed contents by their stored text. Validating a SkillContent (its lessons above all) costs
+# far more than reading the row, and a search reads dozens of rows per model turn. The key is
+# the row's own text, so a changed row is parsed afresh; contents are frozen, so sharing is safe.
+_PARSED: OrderedDict[tuple[Any, ...], SkillContent] = OrderedDict()
+_PARSED_MAX = 4096
+_PARSED_LOCK = threading.Lock()
+
+
 def _content_from_row(row: dict[str, Any]) -> SkillContent:
-    return SkillContent.stored({key: json.loads(row[key]) if key in _JSON_COLUMNS else row[key]
-                                for key in _CONTENT_COLUMNS})
+    key = tuple(row[k] for k in _CONTENT_COLUMNS)
+    with _PARSED_LOCK:
+        content = _PARSED.get(key)
+        if content is not None:
+            _PARSED.move_to_end(key)
+            return content
+    content = SkillContent.stored({k: json.loads(row[k]) if k in _JSON_COLUMNS else row[k]
+                                   for k in _CONTENT_COLUMNS})
+    with _PARSED_LOCK:
+        _PARSED[key] = content
+        if len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return content
 
 
 def skill_from_row(row: dict[str, Any]) -> Skill:
