@@ -421,6 +421,19 @@ def test_search_and_search_vector_apply_filters_alike(bank):
         bank.search(query, kind=["guard"])  # a misspelt keyword is an error, not ignored
 
 
+
+def test_a_search_reads_more_candidates_while_its_filters_leave_fewer_than_k(bank):
+    for i in range(120):
+        bank.add_skill(name=f"climate-{i:03d}", description=f"set the car climate, variant {i}",
+                       body="Set the climate.", tools=["set_climate"] if i % 40 else ["rare_tool"])
+    query = "set the car climate"
+    rare = {h.skill.name for h in bank.search(query, k=200, tools=["rare_tool"])}
+    assert rare == {"climate-000", "climate-040", "climate-080"}
+    # the same skills through a Python predicate, which the index cannot apply for us
+    hits = bank.search(query, k=3, accept=lambda s: "rare_tool" in s.tools)
+    assert {h.skill.name for h in hits} == rare
+    assert bank.search(query, k=3, accept=lambda s: False) == []
+
 def test_listing_by_tag_matches_whole_tags_in_any_case(bank):
     bank.add_skill(name="a", description="a", body="b", tags=["car", "general"])
     bank.add_skill(name="b", description="b", body="b", tags=["carpool"])

@@ -120,6 +120,19 @@ def test_rich_table(bank):
     assert f"{100 * (head['with']['pass^3'] - head['without']['pass^3']):+.0f}" in row
 
 
+
+def test_rich_table_with_one_trial_shows_pass_hat_1_once(bank):
+    tasks = [SimpleTask(id=f"t{i}", type="a", input=f"task {i}") for i in range(4)]
+    result = measure(lambda arm, bank_, task: (lambda spec: task.id != "t0"), tasks, trials=1, bank=bank,
+                     run_id="one-trial", progress=False, simulated=True, model="coin")
+    console = Console(width=80, record=True)
+    console.print(rich_table(result))
+    lines = console.export_text().splitlines()
+    header = next(line for line in lines if "pass@1" in line)
+    assert header.split().count("pass^1") == 1
+    row = next(line for line in lines if line.split()[:2] == ["all", "with"])
+    assert row.split()[3] == "75%"  # tasks, then pass^1 straight after
+
 HOSTILE = '<img src=x onerror="alert(1)"></td><script>bad()</script>'
 
 

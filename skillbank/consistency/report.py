@@ -518,8 +518,8 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
                     d_hat = _signed_plain(s.pass_hat_k[k] - base[f"pass^{k}"])
                     d_gap = _signed_plain(s.gap[k] - base["gap"], lower_is_better=True)
                 row = [_short_split(view), arm, str(s.n_tasks),
-                       *([_pct(s.pass_hat_k[1], 0)] if one else []), _pct(s.pass_hat_k[k], 0), _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0),
-                       d_hat, d_gap,
+                       *([_pct(s.pass_hat_k[1], 0)] if one else []), _pct(s.pass_hat_k[k], 0),
+                       _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0), d_hat, d_gap,
                        f'{cost["steps"]:.1f}', _pct(cost["limit_hit_rate"], 0)]
                 table.add_row(*([label] if multi else []), *row)
             if multi or len(_views(result)) > 1:
