@@ -210,13 +210,16 @@ def test_many_changes_sync_the_index_and_reindex_rebuilds_it(any_bank):
     with any_bank.store.transaction():
         for i in range(300):  # past the dirty limit: the index syncs
             _add(any_bank, f"bulk-{i}", f"bulk skill number {i} about topic {i % 7}")
-    hits = any_bank.search("bulk skill number 42 about topic 0", k=1)
-    assert hits[0].skill.name == "bulk-42"
+    any_bank.search("bulk skill number 42 about topic 0", k=1)  # a search notices the changes
     assert any_bank.index.ensure_fresh().seq == any_bank.skills.last_event_seq()
-    assert len(any_bank.index.entries()) == 300
+    # What was synced is checked entry by entry, not through a top-1 search: Chroma's HNSW over
+    # these near-identical hash vectors misses the nearest one in about 1 bank in 10 (the vector
+    # is stored; the graph search does not reach it), which says nothing about the sync.
+    expected = {s.id: s.content_hash for s in any_bank.skills.list(status="active")}
+    assert any_bank.index.entries() == expected and len(expected) == 300
     assert any_bank.reindex() == {"upserted": 300, "deleted": 0}
     assert any_bank.verify().ok
-    assert any_bank.search("bulk skill number 42 about topic 0", k=1)[0].skill.name == "bulk-42"
+    assert any_bank.index.entries() == expected
 
 
 # -- locks and concurrency --------------------------------------------------------------------------------
