@@ -376,7 +376,8 @@ class SkillBankMiddleware(AgentMiddleware):
         self._scan(run, request.messages)
         return self._budget_stop(run)
 
-    def _prepare_call(self, run: _Run, request: Any, injection: Any) -> tuple[Any, Any]:
+    def _prepare_call(self, run: _Run, request: Any, tools: tuple[str, ...],
+                      injection: Any) -> tuple[Any, Any]:
         recorder = run.recorder
         recorder.set_model(model_name_of(request.model))
         records: Sequence[tuple[str, int, float]] = ()
@@ -386,16 +387,14 @@ class SkillBankMiddleware(AgentMiddleware):
             if injection:
                 request = request.override(system_message=merge_system_message(request.system_message, injection.text))
                 records = injection.records
-        tools = tool_names(request.tools)
         offered = tools if tools != run.tools else None  # stored when it changes, not every turn
         run.tools = tools
         n_in = len(request.messages) + (1 if request.system_message is not None else 0)
         return request, recorder.begin_model(n_in, records, tools=offered)
 
-    def _safe_inject(self, run: _Run, request: Any) -> Any:
+    def _safe_inject(self, run: _Run, request: Any, tools: tuple[str, ...]) -> Any:
         try:
-            return self.injector.inject(request.messages, task=run.task, block=run.block,
-                                        tools=tool_names(request.tools))
+            return self.injector.inject(request.messages, task=run.task, block=run.block, tools=tools)
         except Exception:
             # Retrieval failing must not take the agent down: run this turn without skills.
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
@@ -452,8 +451,9 @@ class SkillBankMiddleware(AgentMiddleware):
         stop = self._before_call(run, request)
         if stop is not None:
             return self._respond(run, stop)
-        injection = self._safe_inject(run, request) if self.inject else None
-        request, turn = self._prepare_call(run, request, injection)
+        tools = tool_names(request.tools)
+        injection = self._safe_inject(run, request, tools) if self.inject else None
+        request, turn = self._prepare_call(run, request, tools, injection)
         try:
             response = handler(request)
         except BaseException as exc:
@@ -485,8 +485,9 @@ class SkillBankMiddleware(AgentMiddleware):
         if stop is not None:
             return self._respond(run, stop)
         # Embedding the query is CPU work: keep it off the event loop.
-        injection = await asyncio.to_thread(self._safe_inject, run, request) if self.inject else None
-        request, turn = self._prepare_call(run, request, injection)
+        tools = tool_names(request.tools)
+        injection = await asyncio.to_thread(self._safe_inject, run, request, tools) if self.inject else None
+        request, turn = self._prepare_call(run, request, tools, injection)
         try:
             response = await handler(request)
         except BaseException as exc:

@@ -134,9 +134,9 @@ class SimulatedPolicy(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         message = _Turn(self, messages).decide()
-        chars_in = sum(len(_text(m)) + len(json.dumps(getattr(m, "tool_calls", []) or []))
+        chars_in = sum(len(m.text) + len(json.dumps(getattr(m, "tool_calls", []) or []))
                        for m in messages) + len(json.dumps(self.tool_specs))
-        chars_out = len(_text(message)) + len(json.dumps(message.tool_calls))
+        chars_out = len(message.text) + len(json.dumps(message.tool_calls))
         n_in, n_out = max(1, chars_in // 4), max(1, chars_out // 4)
         message.usage_metadata = {"input_tokens": n_in, "output_tokens": n_out,
                                   "total_tokens": n_in + n_out}
@@ -171,19 +171,6 @@ def _schema(tool: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- one turn
-
-
-def _text(m: BaseMessage) -> str:
-    content = m.content
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
 
 
 def _parse_result(text: str) -> Any:
@@ -250,8 +237,8 @@ class _Turn:
 
     def __init__(self, policy: SimulatedPolicy, messages: Sequence[BaseMessage]) -> None:
         self.p = policy
-        system = "\n".join(_text(m) for m in messages if isinstance(m, SystemMessage))
-        humans = [_text(m) for m in messages if isinstance(m, HumanMessage)]
+        system = "\n".join(m.text for m in messages if isinstance(m, SystemMessage))
+        humans = [m.text for m in messages if isinstance(m, HumanMessage)]
         self.request = humans[0] if humans else ""
         self.replies = humans[1:]
         self.tools = {spec["name"]: ToolView(spec) for spec in policy.tool_specs}
@@ -267,7 +254,7 @@ class _Turn:
                 last_was_question = not m.tool_calls
                 for tc in m.tool_calls:
                     tm = results.get(tc["id"])
-                    body = _text(tm) if tm is not None else ""
+                    body = tm.text if tm is not None else ""
                     ok = tm is not None and tm.status != "error" and not body.startswith("Error")
                     self.history.append(_Done(tc["name"], dict(tc.get("args") or {}),
                                               _parse_result(body), ok))

@@ -67,18 +67,6 @@ class ChatTemplate:
             raise TemplateError(f"the model's chat template failed: {exc}") from exc
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or ():
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
-
-
 def to_template_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """LangChain messages -> the ``{"role", "content", "tool_calls"}`` dicts templates expect.
 
@@ -89,11 +77,11 @@ def to_template_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]
     for m in messages:
         if isinstance(m, SystemMessage):
             if out and out[0]["role"] == "system":
-                out[0]["content"] += "\n\n" + _text(m.content)
+                out[0]["content"] += "\n\n" + str(m.text)
                 continue
-            out.insert(0, {"role": "system", "content": _text(m.content)})
+            out.insert(0, {"role": "system", "content": str(m.text)})
         elif isinstance(m, AIMessage):
-            entry: dict[str, Any] = {"role": "assistant", "content": _text(m.content)}
+            entry: dict[str, Any] = {"role": "assistant", "content": str(m.text)}
             if m.tool_calls:
                 entry["tool_calls"] = [
                     {"id": tc.get("id"), "type": "function",
@@ -101,8 +89,8 @@ def to_template_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]
                     for tc in m.tool_calls]
             out.append(entry)
         elif isinstance(m, ToolMessage):
-            out.append({"role": "tool", "content": _text(m.content), "tool_call_id": m.tool_call_id,
+            out.append({"role": "tool", "content": str(m.text), "tool_call_id": m.tool_call_id,
                         "name": getattr(m, "name", None)})
         else:  # human, and anything else a user might pass
-            out.append({"role": "user", "content": _text(m.content)})
+            out.append({"role": "user", "content": str(m.text)})
     return out
