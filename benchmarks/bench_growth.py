@@ -4,7 +4,7 @@
     python benchmarks/bench_growth.py --rounds 10 --embedder hash
     python benchmarks/bench_growth.py --quick          # smoke run (3 rounds, tiny, hash embedder)
 
-Workload: the bundled demo environments (``skillbank.envs``: car, retail, calendar), seeded
+Workload: the bundled demo environments (``skillbank_harness.envs``: car, retail, calendar), seeded
 tasks split by template; only the evolution-set (``train``) tasks are used. Two arms, each on its
 own fresh bank:
 
@@ -66,7 +66,7 @@ def injected_per_turn(bank: Any, trajectory_ids: list[str], cache: dict) -> tupl
 def run_arm(name: str, caps: dict[str, int], train: list, rounds: int, embedder: Any, root: Path,
             seed: int, log: Any) -> list[dict[str, Any]]:
     from skillbank.bank import SkillBank
-    from skillbank.envs.measure import ARM_WITH, measure_env
+    from skillbank_harness.envs.measure import ARM_WITH, measure_env
     from skillbank.evolution import evolve
     from skillbank.evolution.budget import rendered_tokens
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         args.rounds, args.per_template, args.embedder = 3, 1, "hash"
         args.max_tasks = args.max_tasks or 6
 
-    from skillbank import envs
+    from skillbank_harness import envs
     from skillbank.embed import resolve_embedder
 
     defaults = EvolutionConfig()

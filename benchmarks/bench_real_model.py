@@ -7,10 +7,10 @@
 
 Needs ``pip install 'skillbank[local]'`` and ``skillbank model fetch --size 1.5b``.
 
-What runs (the simple tier, ``skillbank.envs`` family ``simple``, split by template):
+What runs (the simple tier, ``skillbank_harness.envs`` family ``simple``, split by template):
 
 1. Baseline: the evolution set, ``trials`` times per task, logged through
-   ``SkillBankMiddleware`` (``skillbank.envs.measure_env``) with the empty bank.
+   ``SkillBankMiddleware`` (``skillbank_harness.envs.measure_env``) with the empty bank.
 2. For each distiller -- (a) the rule distiller, (b) ``LLMDistiller`` on the *same* local model --
    a copy of the baseline bank goes through ``rounds`` evolution rounds. The gate re-runs every
    candidate on evolution-set tasks with and without it (``make_validator``) and promotes it
@@ -57,7 +57,7 @@ def _model(size: str) -> Any:
 
 def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log: Path) -> list[dict]:
     """Each simple template ``runs`` times (fresh instances), unguided, through ``run_task``."""
-    from skillbank import envs
+    from skillbank_harness import envs
     from skillbank.consistency.runner import trial_seed
 
     model = _model(size)
@@ -124,7 +124,7 @@ def prefix_cache(model: Any, tasks: list, seed: int) -> dict[str, Any]:
     is prompt evaluation alone (free runs diverge: reusing a prefix changes the floats a little,
     and with them the sampled tokens).
     """
-    from skillbank import envs
+    from skillbank_harness import envs
     from skillbank.consistency.runner import trial_seed
 
     engine = model.engine()
@@ -222,11 +222,11 @@ def _paired(without: Any, with_: Any) -> Any:
 
 
 def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None) -> dict[str, Any]:
-    from skillbank import envs
+    from skillbank_harness import envs
     from skillbank.bank import SkillBank
-    from skillbank.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
+    from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
     from skillbank.consistency.validation import ValidationLog, make_validator
-    from skillbank.demo import _round_row
+    from skillbank_harness.demo import _round_row
     from skillbank.evolution import evolve
 
     started = time.perf_counter()
@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             common.update_results(CALIBRATION_SECTION, common.machine_markdown() + "\n\n" + text)
         return 0
     if args.prefix:
-        from skillbank import envs
+        from skillbank_harness import envs
 
         train, _ = envs.split_tasks(envs.generate_tasks(["simple"], per_template=args.prefix,
                                                         seed=args.seed), by="template")

@@ -186,7 +186,7 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
     from injection_corpus import CLEAN, DEV, HELD_OUT
 
     from skillbank import SkillBank
-    from skillbank.demo import QUICK, run_demo
+    from skillbank_harness.demo import QUICK, run_demo
     from skillbank.evolution.lint import lint_incoming
 
     def write(folder: Path, lines: list[str], prefix: str) -> None:

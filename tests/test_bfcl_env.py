@@ -17,11 +17,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa
 from pydantic import Field  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from skillbank import envs  # noqa: E402
+from skillbank_harness import envs  # noqa: E402
 from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
 from skillbank.cli import app  # noqa: E402
-from skillbank.envs import bfcl  # noqa: E402
-from skillbank.envs.bfcl import _bfcl  # noqa: E402
+from skillbank_harness.envs import bfcl  # noqa: E402
+from skillbank_harness.envs.bfcl import _bfcl  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 

@@ -32,7 +32,7 @@ require_bfcl()
 
 from skillbank.adapters.langchain import TRAJECTORY_KEY, SkillBankMiddleware  # noqa: E402
 from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
-from skillbank.envs import bfcl, run_task  # noqa: E402
+from skillbank_harness.envs import bfcl, run_task  # noqa: E402
 
 # name: (task, the mistaken call, the answer as (status, start of the content), the expected
 # limit events as (type, tool))

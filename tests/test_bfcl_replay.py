@@ -17,9 +17,9 @@ from bfcl_support import (
 
 require_bfcl()
 
-from skillbank import envs  # noqa: E402
-from skillbank.envs.measure import ARM_WITHOUT, measure_env  # noqa: E402
-from skillbank.envs import bfcl  # noqa: E402
+from skillbank_harness import envs  # noqa: E402
+from skillbank_harness.envs.measure import ARM_WITHOUT, measure_env  # noqa: E402
+from skillbank_harness.envs import bfcl  # noqa: E402
 
 
 @pytest.fixture(scope="module")

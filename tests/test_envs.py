@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
 from conftest import budget as budget_lesson
-from skillbank.envs import (
+from skillbank_harness.envs import (
     FAMILY_NAMES,
     TASK_TYPES,
     ReferenceModel,
@@ -21,7 +21,7 @@ from skillbank.envs import (
     run_task,
     split_tasks,
 )
-from skillbank.envs.base import GENERIC_REPLY, RefStep, names, no_value_claim
+from skillbank_harness.envs.base import GENERIC_REPLY, RefStep, names, no_value_claim
 
 ONE_EACH = generate_tasks(per_template=1, seed=7)
 TEMPLATE_IDS = sorted({t.template for t in ONE_EACH})

@@ -17,11 +17,11 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
-import skillbank.envs.policy as policy_module
-import skillbank.envs.reading as reading_module
+import skillbank_harness.envs.policy as policy_module
+import skillbank_harness.envs.reading as reading_module
 from conftest import ask_for, budget, check_first, missing_tool, order
-from skillbank.envs import SimulatedPolicy, Task, generate_tasks, run_task
-from skillbank.envs.base import Environment, RefStep, Spec, Template
+from skillbank_harness.envs import SimulatedPolicy, Task, generate_tasks, run_task
+from skillbank_harness.envs.base import Environment, RefStep, Spec, Template
 
 SEEDS = 30
 TYPES = ("base", "capability", "disambiguation")
@@ -94,7 +94,7 @@ def test_policy_holds_nothing_but_tool_schemas():
 
 
 def test_policy_modules_import_no_environment_code():
-    allowed_prefixes = ("skillbank.envs.directives", "skillbank.envs.reading", "langchain_core", "pydantic")
+    allowed_prefixes = ("skillbank_harness.envs.directives", "skillbank_harness.envs.reading", "langchain_core", "pydantic")
     stdlib = {"__future__", "hashlib", "json", "re", "threading", "weakref", "dataclasses", "typing"}
     for module in (policy_module, reading_module):
         tree = ast.parse(Path(inspect.getfile(module)).read_text())

@@ -9,10 +9,10 @@ from langchain_core.messages import HumanMessage
 
 from conftest import ask_for, budget, check_first, missing_parameter, missing_tool, order, teaches, unknown_field
 
-from skillbank.envs import directives as dx
+from skillbank_harness.envs import directives as dx
 from skillbank.adapters.injection import SkillInjector
 from skillbank.consistency.validation import CandidateView
-from skillbank.envs import SimulatedPolicy, run_task
+from skillbank_harness.envs import SimulatedPolicy, run_task
 from skillbank.evolution import EvolutionConfig, evolve
 from skillbank.evolution.evidence import build_run, load_batch, to_run
 from skillbank.evolution.general import general_proposals

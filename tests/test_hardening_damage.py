@@ -144,7 +144,7 @@ def test_evolve_skips_held_out_runs_unless_asked(tmp_path):
 
 
 def test_a_second_demo_on_the_same_bank_refuses_clearly(tmp_path):
-    from skillbank.demo import QUICK, run_demo
+    from skillbank_harness.demo import QUICK, run_demo
 
     path = tmp_path / "demo-bank"
     with SkillBank.open(path, embedder="hash") as bank:  # what a first demo left behind

@@ -1,49 +1,46 @@
-"""The library never imports the harness (environments, the simulated policy, the demo).
+"""The import contracts (pyproject.toml, ``[tool.importlinter]``) hold, and they can fail.
 
-The harness reads and imports the library; the library's modules — core, store, adapters,
-evolution, consistency, local — must work with ``skillbank/envs`` and ``skillbank/demo.py``
-deleted. The CLI is the application on top of both: it loads the harness lazily, only inside
-the commands that run it (``demo``, ``eval --env``).
+The library (``skillbank``) never imports its harness (``skillbank_harness``: environments,
+the simulated policy, the demo); the harness plugs into the command through entry points.
 """
 
 from __future__ import annotations
 
-import ast
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "skillbank"
-HARNESS = ("skillbank.envs", "skillbank.demo")
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
 
 
-def _library_modules() -> list[Path]:
-    return [p for p in ROOT.rglob("*.py")
-            if not p.is_relative_to(ROOT / "envs") and p != ROOT / "demo.py"
-            and not p.is_relative_to(ROOT / "cli")]
+def _lint(cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([LINT, "--no-cache"], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(cwd), "PATH": str(Path(sys.executable).parent)})
 
 
-def _imports(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            found.append(module)
-            if module == "skillbank":  # from skillbank import envs
-                found.extend(f"skillbank.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-    return found
+@pytest.fixture(scope="module")
+def lint() -> str:
+    if LINT is None:
+        pytest.fail("lint-imports is missing: pip install -e '.[dev]' installs import-linter")
+    return LINT
 
 
-def test_no_library_module_imports_the_harness():
-    offenders = {str(p.relative_to(ROOT)): m for p in _library_modules() for m in _imports(p)
-                 if m.startswith(HARNESS)}
-    assert offenders == {}
+def test_the_tree_keeps_its_import_contracts(lint):
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: " in result.stdout and " broken" in result.stdout
 
 
-def test_the_cli_loads_the_harness_only_inside_commands():
-    for path in (ROOT / "cli").rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-        names = [n.module or "" for n in top if isinstance(n, ast.ImportFrom)] + \
-                [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
-        assert not [m for m in names if m.startswith(HARNESS)], path
+def test_a_library_import_of_the_harness_breaks_the_contract(lint, tmp_path):
+    copy = tmp_path / "tree"
+    for name in ("skillbank", "skillbank_harness"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    (copy / "skillbank" / "sneaky.py").write_text("from skillbank_harness.envs import base\n")
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert "skillbank.sneaky -> skillbank_harness.envs" in result.stdout

@@ -70,8 +70,9 @@ def test_structured_output_is_grammar_constrained(model):
 
 
 def test_the_loop_on_the_real_model(tmp_path, model):
-    from skillbank import SkillBank, envs
-    from skillbank.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
+    from skillbank import SkillBank
+    from skillbank_harness import envs
+    from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
     from skillbank.evolution import evolve
 
     tasks = [t for t in envs.generate_tasks(["simple"], per_template=1, seed=0,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from conftest import missing_parameter, teaches
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.limits import unknown_parameters
-from skillbank.envs import SimulatedPolicy, run_task
+from skillbank_harness.envs import SimulatedPolicy, run_task
 from skillbank.evolution import evolve
 from skillbank.models import LimitType
 from test_envs_policy import _task

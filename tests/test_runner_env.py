@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillbank import envs
-from skillbank.envs.measure import measure_env
+from skillbank_harness import envs
+from skillbank_harness.envs.measure import measure_env
 from skillbank.consistency.validation import CandidateView, make_validator
 from skillbank.models import SkillStatus
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from skillbank import envs
-from skillbank.envs import RefStep, ReferenceModel, generate_tasks, split_tasks
-from skillbank.envs.tasks import list_templates
+from skillbank_harness import envs
+from skillbank_harness.envs import RefStep, ReferenceModel, generate_tasks, split_tasks
+from skillbank_harness.envs.tasks import list_templates
 
 SIMPLE = generate_tasks(["simple"], per_template=2, seed=3)
 SITUATIONS = {  # what each template is about: an evolution-set / held-out pair

@@ -8,7 +8,7 @@ and add one line in the registration block below, e.g.::
 
     from skillbank.cli import evolve
     app.add_typer(evolve.app, name="evolve")      # a group:   skillbank evolve ...
-    app.command("demo")(demo.demo)                 # a command: skillbank demo
+    app.command("stats")(maintenance.stats)        # a command: skillbank stats
 
 Errors: any :class:`~skillbank.errors.SkillBankError` (or a missing/unreadable user path) raised
 by a command becomes one red ``error: <message>`` line on stderr and exit code 1, with no
@@ -108,16 +108,16 @@ app.command("copy")(maintenance.copy)
 app.command("export")(interop.export)
 app.command("import")(interop.import_)
 from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
-from skillbank.cli import demo as demo_cli, eval as eval_cli  # noqa: E402
+from skillbank.cli import eval as eval_cli  # noqa: E402
 
 app.command("eval")(eval_cli.eval_)
-app.command("demo")(demo_cli.demo)
 from skillbank.cli import model as model_cli  # noqa: E402
 
 app.add_typer(model_cli.app, name="model")
-# Later nouns register here, e.g. app.add_typer(evolve.app, name="evolve"),
-# app.add_typer(candidates.app, name="candidates"), app.add_typer(eval_.app, name="eval"),
-# app.command("demo")(demo.demo).
+# Commands of other installed packages (the harness's `skillbank demo`): their entry points.
+from skillbank.cli.plugins import register_commands  # noqa: E402
+
+register_commands(app)
 
 
 def main() -> None:

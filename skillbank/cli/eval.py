@@ -24,37 +24,29 @@ from skillbank.cli._common import (
 )
 
 
-def _families(env: str) -> list[str] | None:
-    from skillbank.envs import EXTRA_FAMILY_NAMES, FAMILY_NAMES
+def _provider(env: str) -> Any:
+    """The installed task set that answers for ``--env env``."""
+    from skillbank.cli.plugins import environment_providers
 
-    if env == "demo":
-        return None  # the default families
-    if env == "all":
-        return list(FAMILY_NAMES + EXTRA_FAMILY_NAMES)
-    if env not in FAMILY_NAMES + EXTRA_FAMILY_NAMES:
-        fail(f"unknown --env {env!r}: choose from demo, all, "
-             f"{', '.join(FAMILY_NAMES + EXTRA_FAMILY_NAMES)}")
-    return [env]
+    providers = environment_providers()
+    for provider in providers:
+        if env in provider.names:
+            return provider
+    known = [name for p in providers for name in p.names]
+    if not known:
+        fail(f"--env {env}: no task sets are installed (they come with skillbank's harness, "
+             "`pip install -e .` from the repository); use --agent and --tasks for your own agent")
+    fail(f"unknown --env {env!r}: choose from {', '.join(known)}")
 
 
 def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios: int | None,
                split: str | None, per_template: int, seed: int) -> list[Any]:
     """The tasks of ``--env`` (BFCL's entries for ``bfcl``), only ``split``'s if given."""
-    if env == "bfcl":
-        if model is None:
-            fail("--env bfcl needs --model: the simulated policy only plays the bundled environments")
-        from skillbank.envs import bfcl  # an absent bfcl-eval is an error naming the install line
-
-        try:
-            tasks = bfcl.spread(bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES), scenarios)
-        except ValueError as exc:
-            fail(f"--categories: {exc}")
-    elif categories is not None or scenarios is not None:
-        fail("--categories and --scenarios apply to --env bfcl only")
-    else:
-        from skillbank import envs
-
-        tasks = envs.generate_tasks(_families(env), per_template=per_template, seed=seed)
+    try:
+        tasks = _provider(env).tasks(env, model=model, categories=categories, scenarios=scenarios,
+                                     per_template=per_template, seed=seed)
+    except ValueError as exc:
+        fail(str(exc))
     if split is not None:
         if split not in ("train", "heldout"):
             fail(f"unknown --split {split!r}: choose train or heldout")
@@ -168,7 +160,6 @@ def eval_(
     """
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
     from skillbank.consistency.runner import measure_agent, new_run_id
-    from skillbank.envs.measure import measure_env
 
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()
@@ -220,7 +211,7 @@ def eval_(
         if agent is not None:
             result = measure_agent(build, tasks, model=agent, **common)
         else:
-            result = measure_env(tasks, model_factory, model=model or None, **common)
+            result = _provider(env).measure(tasks, model_factory, model=model or None, **common)
         notes = [f"{command} on bank {bank.location}"]
         if report is not None:
             html_path, numbers = write_report(result, report, title=title, notes=notes)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["write_report", "report_data", "rich_table", "SIMULATED_NOTE", "split_label"]
 
 SIMULATED_NOTE = (
-    "These numbers come from a simulated policy (skillbank.envs.SimulatedPolicy, a scripted "
+    "These numbers come from a simulated policy (skillbank_harness.envs.SimulatedPolicy, a scripted "
     "chat model driven by the system message and the tool schemas). They show the machinery "
     "working: logging, evolution, injection and measurement. They are not a claim about any "
     "real model. Measure your own with `skillbank eval --model provider:model`."

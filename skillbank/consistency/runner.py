@@ -18,7 +18,7 @@ arm, so the arms differ only in the bank; seeds differ across trials.
 :func:`measure_agent` measures your own agent: each trial runs through
 :class:`~skillbank.adapters.langchain.SkillBankMiddleware` (``inject=False`` in the ``"without"``
 arm, so that arm is logged the same way but never sees a skill); :func:`logged_factory` is that
-wiring, for other runners (the bundled environments' ``skillbank.envs.measure_env`` uses it).
+wiring, for other runners (the bundled environments' ``skillbank_harness.envs.measure_env`` uses it).
 """
 
 from __future__ import annotations

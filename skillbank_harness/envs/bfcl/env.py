@@ -35,12 +35,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 
 from skillbank.adapters.limits import NEED_MORE_STEPS
-from skillbank.envs.bfcl import _bfcl
-from skillbank.envs.bfcl.tools import make_tool
+from skillbank_harness.envs.bfcl import _bfcl
+from skillbank_harness.envs.bfcl.tools import make_tool
 
 __all__ = ["BfclEnv", "BfclUserMiddleware", "FORCE_QUIT_MESSAGE"]
 
-log = logging.getLogger("skillbank.envs.bfcl")
+log = logging.getLogger("skillbank_harness.envs.bfcl")
 
 FORCE_QUIT_MESSAGE = NEED_MORE_STEPS
 """The run's last message when BFCL force-quits it. BFCL writes its reason only to its own log,

@@ -8,8 +8,8 @@ import random
 from typing import Iterable, Literal, Sequence
 
 from skillbank.lessons import Lesson, LessonKind
-from skillbank.envs import families as _families  # noqa: F401  (registers the templates)
-from skillbank.envs.base import TEMPLATES, Environment, Spec, Task, Template
+from skillbank_harness.envs import families as _families  # noqa: F401  (registers the templates)
+from skillbank_harness.envs.base import TEMPLATES, Environment, Spec, Task, Template
 
 __all__ = ["generate_tasks", "split_tasks", "take_spread", "list_templates", "FAMILY_NAMES",
            "EXTRA_FAMILY_NAMES", "TASK_TYPES"]

@@ -13,7 +13,7 @@
 4. Final: every task of both sets, ``trials`` times, without and with the bank.
 5. A terminal table and an HTML report (with a JSON file of every number).
 
-The agent is :class:`~skillbank.envs.SimulatedPolicy`: the numbers show the machinery working.
+The agent is :class:`~skillbank_harness.envs.SimulatedPolicy`: the numbers show the machinery working.
 They are not a claim about any real model; ``skillbank eval --model provider:model`` measures
 one.
 """
@@ -30,7 +30,7 @@ from typing import Any
 from skillbank.consistency.precision import InjectionPrecision, injection_precision
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
 from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT, MeasureResult
-from skillbank.envs.measure import measure_env
+from skillbank_harness.envs.measure import measure_env
 
 __all__ = ["DemoConfig", "DemoResult", "run_demo", "QUICK", "FULL"]
 
@@ -144,7 +144,7 @@ def run_demo(
     from rich.console import Console
     from rich.markup import escape
 
-    from skillbank import envs
+    from skillbank_harness import envs
     from skillbank.bank import SkillBank
     from skillbank.consistency.validation import ValidationLog, make_validator
     from skillbank.evolution import evolve

@@ -6,7 +6,7 @@ the agent sees tool results, never the log. A :class:`Task` is one seeded instan
 the user's request, a factory for a fresh environment, a budget when it is a budget variant, and
 ``verify(env, final_answer, messages)``.
 
-Families (``skillbank.envs.families``) subclass :class:`Environment`, register tools with
+Families (``skillbank_harness.envs.families``) subclass :class:`Environment`, register tools with
 :meth:`Environment.tool` and task templates with :func:`template`.
 """
 

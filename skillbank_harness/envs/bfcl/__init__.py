@@ -15,10 +15,10 @@ ground truth and checker, from the ``bfcl-eval`` package. Install it without its
 ``skillbank eval --env bfcl --categories base,miss_func,miss_param --model ...`` measures a model.
 """
 
-from skillbank.envs.bfcl._bfcl import INSTALL, TESTED_VERSION, BfclNotInstalledError
-from skillbank.envs.bfcl.env import FORCE_QUIT_MESSAGE, BfclEnv, BfclUserMiddleware
-from skillbank.envs.bfcl.reference import TURN_DONE, GroundTruthModel, parse_call
-from skillbank.envs.bfcl.tasks import (
+from skillbank_harness.envs.bfcl._bfcl import INSTALL, TESTED_VERSION, BfclNotInstalledError
+from skillbank_harness.envs.bfcl.env import FORCE_QUIT_MESSAGE, BfclEnv, BfclUserMiddleware
+from skillbank_harness.envs.bfcl.reference import TURN_DONE, GroundTruthModel, parse_call
+from skillbank_harness.envs.bfcl.tasks import (
     CATEGORIES,
     DEFAULT_CATEGORIES,
     HELDOUT_CLASSES,
@@ -27,7 +27,7 @@ from skillbank.envs.bfcl.tasks import (
     parse_categories,
     spread,
 )
-from skillbank.envs.bfcl.tools import call_string, json_schema, make_tool
+from skillbank_harness.envs.bfcl.tools import call_string, json_schema, make_tool
 
 __all__ = [
     "INSTALL",

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
 from skillbank.lessons import Lesson, sentence
-from skillbank.envs.base import Environment, Task, final_answer
+from skillbank_harness.envs.base import Environment, Task, final_answer
 
 __all__ = [
     "RunResult",

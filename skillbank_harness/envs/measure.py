@@ -1,6 +1,6 @@
 """``measure_env``: the library's runner on the bundled environments' tasks.
 
-The harness side of measuring: each trial runs a task of ``skillbank.envs`` through
+The harness side of measuring: each trial runs a task of ``skillbank_harness.envs`` through
 ``run_task`` with the bank's middleware (``skillbank.consistency.runner.logged_factory``), with the
 simulated policy unless a model factory is given. The library never imports this module.
 """
@@ -18,8 +18,8 @@ from skillbank.consistency.runner import (
     logged_factory,
     measure,
 )
-from skillbank.envs.policy import SimulatedPolicy
-from skillbank.envs.runner import run_task
+from skillbank_harness.envs.policy import SimulatedPolicy
+from skillbank_harness.envs.runner import run_task
 
 __all__ = ["measure_env", "ARM_WITH", "ARM_WITHOUT"]
 

@@ -7,20 +7,20 @@
 * :class:`Task` / :class:`Environment` -- the user's request, a fresh in-memory world with
   LangChain tools over it, a scripted user, and a verifier on the final state and answer.
 * :class:`SimulatedPolicy` -- a chat model that plays a sloppy agent and follows skills written
-  in :mod:`skillbank.envs.directives` (the library's rendered lesson sentences, read back). It sees only messages and tool schemas. Numbers measured with
+  in :mod:`skillbank_harness.envs.directives` (the library's rendered lesson sentences, read back). It sees only messages and tool schemas. Numbers measured with
   it show the machinery working; they are not a claim about any real model.
 * :func:`run_task` -- one run through a real ``create_agent`` loop, verified.
 
-``skillbank.envs.bfcl`` (imported on its own; it needs BFCL's code) turns BFCL's multi-turn
+``skillbank_harness.envs.bfcl`` (imported on its own; it needs BFCL's code) turns BFCL's multi-turn
 entries into tasks ``run_task`` runs the same way.
 """
 
-from skillbank.envs.base import Environment, EnvError, RefStep, Task, final_answer
-from skillbank.envs.families import EXTRA_FAMILIES, FAMILIES
-from skillbank.envs.measure import measure_env
-from skillbank.envs.policy import SimulatedPolicy
-from skillbank.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
-from skillbank.envs.tasks import (
+from skillbank_harness.envs.base import Environment, EnvError, RefStep, Task, final_answer
+from skillbank_harness.envs.families import EXTRA_FAMILIES, FAMILIES
+from skillbank_harness.envs.measure import measure_env
+from skillbank_harness.envs.policy import SimulatedPolicy
+from skillbank_harness.envs.runner import ReferenceModel, RunResult, ScriptedUserMiddleware, run_task, skills_prompt
+from skillbank_harness.envs.tasks import (
     EXTRA_FAMILY_NAMES,
     FAMILY_NAMES,
     TASK_TYPES,

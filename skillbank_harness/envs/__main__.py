@@ -1,4 +1,4 @@
-"""``python -m skillbank.envs``: success of the simulated policy with and without skills.
+"""``python -m skillbank_harness.envs``: success of the simulated policy with and without skills.
 
 Each task kind is run unguided (no skills) and guided (the template's ``hints`` rendered into
 the system prompt), over several policy seeds. These numbers come from a simulated policy and
@@ -11,15 +11,15 @@ import argparse
 import collections
 import time
 
-from skillbank.envs.policy import SimulatedPolicy
-from skillbank.envs.runner import run_task
-from skillbank.envs.tasks import TASK_TYPES, generate_tasks
+from skillbank_harness.envs.policy import SimulatedPolicy
+from skillbank_harness.envs.runner import run_task
+from skillbank_harness.envs.tasks import TASK_TYPES, generate_tasks
 
 KINDS = [*TASK_TYPES, *(f"{t}+budget" for t in TASK_TYPES)]
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m skillbank.envs", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m skillbank_harness.envs", description=__doc__.split("\n")[0])
     ap.add_argument("--per-template", type=int, default=2, help="task instances per template")
     ap.add_argument("--seeds", type=int, default=5, help="policy seeds per task")
     ap.add_argument("--seed", type=int, default=0, help="task generation seed")

@@ -1,9 +1,11 @@
-"""``skillbank demo``: baseline, evolution, final measurement and report, offline."""
+"""What the harness adds to the ``skillbank`` command, through entry points (pyproject.toml):
+``skillbank demo`` (baseline, evolution, final measurement and report, offline) and the task
+sets of ``skillbank eval --env``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Callable, Optional, Sequence
 
 import typer
 
@@ -43,7 +45,7 @@ def demo(
     """
     from dataclasses import replace
 
-    from skillbank.demo import FULL, QUICK, run_demo
+    from skillbank_harness.demo import FULL, QUICK, run_demo
 
     if gate not in ("validate", "policy"):
         fail(f"--gate must be 'validate' or 'policy', not {gate!r}")
@@ -54,3 +56,49 @@ def demo(
         config = replace(config, rounds=rounds)
     run_demo(bank_dir, seed=seed, config=config, report_path=report, embedder=embedder or None,
              console=console(), progress=not no_progress)
+
+
+def register(app: typer.Typer) -> None:
+    """Entry point ``skillbank.commands``: add ``skillbank demo``."""
+    app.command("demo")(demo)
+
+
+class BundledEnvironments:
+    """Entry point ``skillbank.environments``: the bundled families and BFCL multi-turn."""
+
+    help = ("demo (car, retail, calendar), car, retail, calendar, simple (for small real "
+            "models), all, or bfcl (BFCL multi-turn; needs --model)")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        from skillbank_harness.envs import EXTRA_FAMILY_NAMES, FAMILY_NAMES
+
+        return ("demo", "all", *FAMILY_NAMES, *EXTRA_FAMILY_NAMES, "bfcl")
+
+    def tasks(self, env: str, *, model: str | None, categories: str | None,
+              scenarios: int | None, per_template: int, seed: int) -> list[Any]:
+        if env == "bfcl":
+            if model is None:
+                raise ValueError("--env bfcl needs --model: the simulated policy only plays the "
+                                 "bundled environments")
+            from skillbank_harness.envs import bfcl  # absent bfcl-eval: an error naming the install line
+
+            try:
+                return bfcl.spread(bfcl.load_tasks(categories or bfcl.DEFAULT_CATEGORIES), scenarios)
+            except ValueError as exc:
+                raise ValueError(f"--categories: {exc}") from None
+        if categories is not None or scenarios is not None:
+            raise ValueError("--categories and --scenarios apply to --env bfcl only")
+        from skillbank_harness import envs
+
+        families = {"demo": None, "all": list(envs.FAMILY_NAMES + envs.EXTRA_FAMILY_NAMES)}
+        return envs.generate_tasks(families.get(env, [env]), per_template=per_template, seed=seed)
+
+    def measure(self, tasks: Sequence[Any], model_factory: Callable[[Any, int], Any] | None,
+                **kwargs: Any) -> Any:
+        from skillbank_harness.envs.measure import measure_env
+
+        return measure_env(tasks, model_factory, **kwargs)
+
+
+ENVIRONMENTS = BundledEnvironments()

@@ -14,8 +14,8 @@ from typing import Any, Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from skillbank.adapters.testing import ScriptedChatModel
-from skillbank.envs.bfcl import _bfcl
-from skillbank.envs.bfcl.tasks import BfclTask
+from skillbank_harness.envs.bfcl import _bfcl
+from skillbank_harness.envs.bfcl.tasks import BfclTask
 
 __all__ = ["GroundTruthModel", "parse_call", "TURN_DONE"]
 

@@ -1,9 +1,9 @@
 """BFCL multi-turn entries as tasks the runner measures, and their train/held-out split.
 
 Every entry of a category becomes a :class:`BfclTask`: its ``input`` is the first user turn,
-``make_env()`` gives a fresh :class:`~skillbank.envs.bfcl.env.BfclEnv` (which also plays the
+``make_env()`` gives a fresh :class:`~skillbank_harness.envs.bfcl.env.BfclEnv` (which also plays the
 later turns), and ``verify`` is BFCL's multi-turn checker on the calls the run executed. It
-fits :func:`skillbank.envs.run_task` and :func:`skillbank.consistency.runner.measure_env` as the
+fits :func:`skillbank_harness.envs.run_task` and :func:`skillbank.consistency.runner.measure_env` as the
 bundled environments' tasks do.
 
 The split is by API class. One scenario appears in every category under the same index
@@ -22,8 +22,8 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from langchain_core.messages import BaseMessage
 
-from skillbank.envs.bfcl import _bfcl
-from skillbank.envs.bfcl.env import BfclEnv
+from skillbank_harness.envs.bfcl import _bfcl
+from skillbank_harness.envs.bfcl.env import BfclEnv
 
 __all__ = [
     "CATEGORIES",

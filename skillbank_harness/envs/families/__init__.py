@@ -4,11 +4,11 @@
 are opt-in and come only when named: ``simple``, a tier a small real model can play.
 """
 
-from skillbank.envs.families import calendar, car, retail, simple  # noqa: F401  (registration)
-from skillbank.envs.families.calendar import CalendarEnv
-from skillbank.envs.families.car import CarEnv
-from skillbank.envs.families.retail import RetailEnv
-from skillbank.envs.families.simple import SimpleEnv
+from skillbank_harness.envs.families import calendar, car, retail, simple  # noqa: F401  (registration)
+from skillbank_harness.envs.families.calendar import CalendarEnv
+from skillbank_harness.envs.families.car import CarEnv
+from skillbank_harness.envs.families.retail import RetailEnv
+from skillbank_harness.envs.families.simple import SimpleEnv
 
 FAMILIES = {"car": CarEnv, "retail": RetailEnv, "calendar": CalendarEnv}
 EXTRA_FAMILIES = {"simple": SimpleEnv}

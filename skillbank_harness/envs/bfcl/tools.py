@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from langchain_core.tools import StructuredTool
 
-from skillbank.envs.bfcl._bfcl import TYPE_TO_JSON_SCHEMA
+from skillbank_harness.envs.bfcl._bfcl import TYPE_TO_JSON_SCHEMA
 
 __all__ = ["json_schema", "call_string", "make_tool"]
 

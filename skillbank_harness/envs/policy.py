@@ -27,8 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from skillbank.envs.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
-from skillbank.envs.reading import (
+from skillbank_harness.envs.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
+from skillbank_harness.envs.reading import (
     AMBIGUOUS,
     ToolView,
     extract,
@@ -53,7 +53,7 @@ class SimulatedPolicy(BaseChatModel):
     How it decides, each turn, from the conversation alone:
 
     1. It splits the first user message into clauses and matches each to a bound tool, or to a
-       tool it has only heard of (``skillbank.envs.reading.HEARD_OF``, plus any tool a skill
+       tool it has only heard of (``skillbank_harness.envs.reading.HEARD_OF``, plus any tool a skill
        names as unavailable), or to a lookup that answers a question.
     2. For an action it fills arguments from the text and from earlier tool results (looking
        ids up with a lookup tool whose description names them), runs the checks it knows of,
@@ -69,7 +69,7 @@ class SimulatedPolicy(BaseChatModel):
     * ``p_call_unavailable`` = 0.3 -- calls a tool the user's words suggest but that is not
       bound (e.g. ``open_window`` for "open the window"), or passes a parameter the user's
       words suggest but the tool's schema lacks (``fan_speed`` for "with fan speed 3",
-      ``skillbank.envs.reading.HEARD_OF_PARAMS``).
+      ``skillbank_harness.envs.reading.HEARD_OF_PARAMS``).
     * ``p_guess_missing`` = 0.4 -- guesses a missing or ambiguous value instead of asking, and
       invents a value for a field a tool returned as unknown.
     * ``p_wander`` = 0.25 -- on any turn, repeats its latest lookup instead of moving on (so a
@@ -78,7 +78,7 @@ class SimulatedPolicy(BaseChatModel):
       tool, parameter or unknown field (otherwise it says something vague, or for a missing
       parameter nothing at all: it reports the call as done).
 
-    Skills in the system message are read with :func:`skillbank.envs.directives.parse` and followed
+    Skills in the system message are read with :func:`skillbank_harness.envs.directives.parse` and followed
     literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
     unguided behaviour for that decision): ``CheckFirst`` and ``Order`` add checks and fix
     their order, ``Unavailable`` stops it calling a missing tool and makes it name it,

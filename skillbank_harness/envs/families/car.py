@@ -12,7 +12,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field
 
 from skillbank.lessons import Lesson, LessonKind
-from skillbank.envs.base import (
+from skillbank_harness.envs.base import (
     EnvError,
     Environment,
     NoArgs,

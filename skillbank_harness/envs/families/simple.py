@@ -26,7 +26,7 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.envs.base import (
+from skillbank_harness.envs.base import (
     EnvError,
     Environment,
     RefStep,
