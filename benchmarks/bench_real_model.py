@@ -39,9 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 
-KEEP_LOW, KEEP_HIGH = 0.30, 0.70
-CALIBRATION_SECTION = "Real model: calibration of the simple tier"
+FAMILY = "small"
+MIN_HEADROOM = 0.20  # keep a template when the oracle beats the unguided model by this much
+CALIBRATION_FILE = Path(__file__).resolve().parent / "real_model_calibration.json"
+CALIBRATION_SECTION = "Real model: calibration of the small tier by headroom"
 LOOP_SECTION = "Real model: the loop on a local Qwen2.5-Coder"
+ARM_ORACLE = "oracle"
 
 
 def _model(size: str) -> Any:
@@ -52,64 +55,116 @@ def _model(size: str) -> Any:
     return model
 
 
+# ------------------------------------------------------------------------------- the oracle
+
+
+def oracle_block(template_id: str) -> str:
+    """A template's oracle hint as the bank would inject it: one skill in the skills block."""
+    from datetime import datetime, timezone
+
+    from oracle_hints import ORACLE
+    from skillbank.models import Skill, SkillContent, SkillKind, SkillStatus
+    from skillbank.retrieval import render
+
+    oracle = ORACLE[template_id]
+    now = datetime.now(timezone.utc)
+    skill = Skill(id="oracle", content=SkillContent(name=template_id.rsplit(".", 1)[-1].replace("_", "-"),
+                                                    description=oracle.when, body=oracle.hint,
+                                                    kind=SkillKind.procedure),
+                  status=SkillStatus.active, version=1, content_hash="oracle", created_at=now,
+                  updated_at=now)
+    return render([skill])
+
+
+def run_oracle(task: Any, model: Any) -> Any:
+    """One run with the template's oracle hint where the bank puts skills (the system message)."""
+    from skillbank_harness import envs
+
+    return envs.run_task(task, model, system_prompt=task.system_prompt + "\n\n" + oracle_block(task.template))
+
+
 # ------------------------------------------------------------------------------- calibration
 
 
+def _tokens(messages: list) -> int:
+    return sum((m.usage_metadata or {}).get("total_tokens", 0)
+               for m in messages if getattr(m, "usage_metadata", None))
+
+
 def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log: Path) -> list[dict]:
-    """Each simple template ``runs`` times (fresh instances), unguided, through ``run_task``."""
-    from skillbank_harness import envs
+    """Each small template ``runs`` times (fresh instances) in two arms, on the unguided model:
+    *without* (the task's system prompt only) and *oracle* (plus the template's hint, where the
+    bank would put it). Both arms of a run share the instance and the sampling seed."""
+    from oracle_hints import ORACLE
     from skillbank.consistency.runner import trial_seed
+    from skillbank_harness import envs
 
     model = _model(size)
-    tasks = envs.generate_tasks(["simple"], per_template=runs, seed=seed)
-    # One variant per template: the plain one, or the budget one for a budget-only template.
+    tasks = envs.generate_tasks([FAMILY], per_template=runs, seed=seed)
     by_template: dict[str, list] = {}
     for t in tasks:
-        if templates and t.template not in templates:
-            continue
-        by_template.setdefault(t.template, []).append(t)
+        if not templates or t.template in templates:
+            by_template.setdefault(t.template, []).append(t)
     rows = []
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as out:
         for template_id, group in sorted(by_template.items()):
-            plain = [t for t in group if not t.budget] or group
-            ok = 0
-            seconds = tokens = 0.0
-            for task in plain[:runs]:
-                t0 = time.perf_counter()
-                result = envs.run_task(task, model.with_seed(trial_seed(task.id, 0, seed)))
-                dt = time.perf_counter() - t0
-                reasons = task.explain(result.env, result.final_answer, result.messages)
-                used = sum((m.usage_metadata or {}).get("total_tokens", 0)
-                           for m in result.messages if getattr(m, "usage_metadata", None))
-                ok += result.success
-                seconds += dt
-                tokens += used
-                out.write(json.dumps({"template": template_id, "task": task.id,
-                                      "success": result.success, "seconds": round(dt, 2),
-                                      "tokens": used, "reasons": reasons,
-                                      "answer": result.final_answer[:300]}) + "\n")
-                out.flush()
-            n = len(plain[:runs])
-            rate = ok / n
-            row = {"template": template_id, "split": plain[0].split, "kind": plain[0].kind,
-                   "runs": n, "successes": ok, "rate": rate,
-                   "kept": KEEP_LOW <= rate <= KEEP_HIGH,
-                   "seconds_per_run": seconds / n, "tokens_per_run": tokens / n}
+            ok = {"without": 0, ARM_ORACLE: 0}
+            seconds = 0.0
+            for task in group[:runs]:
+                for arm in ("without", ARM_ORACLE):
+                    run_model = model.with_seed(trial_seed(task.id, 0, seed))
+                    t0 = time.perf_counter()
+                    result = (envs.run_task(task, run_model) if arm == "without"
+                              else run_oracle(task, run_model))
+                    dt = time.perf_counter() - t0
+                    ok[arm] += result.success
+                    seconds += dt
+                    out.write(json.dumps({"template": template_id, "task": task.id, "arm": arm,
+                                          "success": result.success, "seconds": round(dt, 2),
+                                          "tokens": _tokens(result.messages),
+                                          "reasons": task.explain(result.env, result.final_answer,
+                                                                  result.messages),
+                                          "answer": result.final_answer[:300]}) + "\n")
+                    out.flush()
+            n = len(group[:runs])
+            without, oracle = ok["without"] / n, ok[ARM_ORACLE] / n
+            row = {"template": template_id, "split": group[0].split,
+                   "lesson": ORACLE[template_id].lesson, "runs": n,
+                   "without": ok["without"], "oracle": ok[ARM_ORACLE],
+                   "headroom": oracle - without, "kept": oracle - without >= MIN_HEADROOM - 1e-9,
+                   "seconds_per_run": seconds / (2 * n)}
             rows.append(row)
-            print(f"{template_id:40s} {row['split']:8s} {ok}/{n} = {rate:.0%} "
+            print(f"{template_id:36s} {row['split']:8s} without {ok['without']}/{n} oracle "
+                  f"{ok[ARM_ORACLE]}/{n} headroom {row['headroom']:+.0%} "
                   f"{'kept' if row['kept'] else 'dropped'} ({row['seconds_per_run']:.1f} s/run)",
                   flush=True)
     return rows
 
 
 def calibration_markdown(rows: list[dict], command: str) -> str:
-    lines = [f"Command: `{command}`", "",
-             "| template | split | runs | successes | rate | kept |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| `{r['template']}` | {r['split']} | {r['runs']} | {r['successes']} | "
-                     f"{r['rate']:.0%} | {'kept' if r['kept'] else 'dropped'} |")
+    lines = [f"Command: `{command}`. Each template {rows[0]['runs'] if rows else 0} runs per arm "
+             "(fresh instances; both arms of a run share its instance and sampling seed). Kept "
+             f"when oracle − without ≥ {MIN_HEADROOM:.0%} of pass^1.", "",
+             "| template | lesson | split | without | oracle | headroom | kept |",
+             "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["lesson"], r["split"], r["template"])):
+        lines.append(f"| `{r['template']}` | {r['lesson']} | {r['split']} | "
+                     f"{r['without']}/{r['runs']} | {r['oracle']}/{r['runs']} | "
+                     f"{100 * r['headroom']:+.0f} pts | {'kept' if r['kept'] else 'dropped'} |")
+    kept = [r for r in rows if r["kept"]]
+    lines += ["", f"Kept {len(kept)} of {len(rows)} templates: "
+              f"{sum(r['split'] == 'train' for r in kept)} evolution-set, "
+              f"{sum(r['split'] == 'heldout' for r in kept)} held-out."]
     return "\n".join(lines)
+
+
+def kept_templates(path: Path = CALIBRATION_FILE) -> list[str]:
+    """The templates the committed calibration kept."""
+    if not path.exists():
+        raise SystemExit(f"no calibration at {path}: run `python benchmarks/bench_real_model.py "
+                         "--calibrate` first (and commit it before any bank runs)")
+    return [r["template"] for r in json.loads(path.read_text())["rows"] if r["kept"]]
 
 
 # ---------------------------------------------------------------------------- the prefix cache
@@ -369,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibrate", action="store_true", help="Calibrate the simple tier.")
     parser.add_argument("--prefix", type=int, metavar="RUNS",
                         help="Only measure the prefix cache: RUNS evolution-set runs, reuse on and off.")
-    parser.add_argument("--runs", type=int, default=10, help="Calibration runs per template.")
+    parser.add_argument("--runs", type=int, default=6, help="Calibration runs per template and arm.")
     parser.add_argument("--templates", nargs="*", help="Only these templates.")
     parser.add_argument("--size", default="1.5b", help="Model: 1.5b or 0.5b.")
     parser.add_argument("--seed", type=int, default=0)
@@ -390,12 +445,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate:
         command = "python benchmarks/bench_real_model.py --calibrate " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:]) if a != "--calibrate")
+        t0 = time.perf_counter()
         rows = calibrate(args.size, args.runs, args.seed, args.templates, args.log)
+        minutes = (time.perf_counter() - t0) / 60
         print()
-        text = calibration_markdown(rows, command.strip())
+        text = calibration_markdown(rows, command.strip()) + f" ({minutes:.1f} min.)"
         print(text)
-        args.log.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
         if not args.no_write and not args.templates:
+            CALIBRATION_FILE.write_text(json.dumps({"command": command.strip(), "size": args.size,
+                                                    "seed": args.seed, "minutes": minutes,
+                                                    "rows": rows}, indent=2) + "\n")
             common.update_results(CALIBRATION_SECTION, common.machine_markdown() + "\n\n" + text)
         return 0
     if args.prefix:

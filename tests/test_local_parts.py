@@ -23,6 +23,8 @@ from skillbank.local.toolcalls import parse_tool_calls
     ('{"name": "get_weather", "arguments": {"city": "Oslo"}}', [("get_weather", {"city": "Oslo"})]),
     # the doubled braces of Qwen's template example, copied literally
     ('{{"name": "set_timer", "arguments": {{"minutes": 5}}}}', [("set_timer", {"minutes": 5})]),
+    # only the opening braces doubled (seen on the 1.5B model)
+    ('{{"name": "check", "arguments": {"order_id": "ORD-1"}}', [("check", {"order_id": "ORD-1"})]),
     # two bare objects, the second with its arguments as a JSON string
     ('{"name": "a", "arguments": {"x": 1}}\n{"name": "b", "arguments": "{\\"y\\": 2}"}',
      [("a", {"x": 1}), ("b", {"y": 2})]),

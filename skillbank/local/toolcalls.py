@@ -49,11 +49,16 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _load(blob: str) -> Any:
-    for candidate in (blob, blob.replace("{{", "{").replace("}}", "}")):
+    # The doubled braces copied from the template example, on both ends or (as the 1.5B model
+    # also writes) only at the start: ``{{"name": …, "arguments": {…}}``. Exact parses first:
+    # a repair of the unbalanced text would "succeed" with something else.
+    candidates = (blob, blob.replace("{{", "{").replace("}}", "}"), blob.replace("{{", "{", 1))
+    for candidate in candidates:
         try:
             return json.loads(candidate)
         except ValueError:
             pass
+    for candidate in candidates[:2]:
         try:
             return reply_json(candidate) if candidate.lstrip().startswith("{") else None
         except (ValueError, TypeError, SyntaxError, RecursionError):

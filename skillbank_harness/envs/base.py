@@ -359,18 +359,21 @@ TEMPLATES: dict[str, Template] = {}
 
 
 def template(env_cls: type[Environment], id: str, type: TaskType, *, heldout: bool = False,
-             budget_only: bool = False):
+             budget_only: bool = False, budget_variant: bool = True):
     """Register a template builder ``build(rng) -> Spec`` under ``id`` (``family.type.name``).
 
     ``budget_only``: the template exists only as its budget variant (a request about finishing
-    within a tool-call budget).
+    within a tool-call budget); ``budget_variant=False``: only as its plain one.
     """
+    if budget_only and not budget_variant:
+        raise ValueError("a template is budget_only or has no budget variant, not both")
 
     def register(build: Callable[[Any], Spec]) -> Callable[[Any], Spec]:
         if id in TEMPLATES:
             raise ValueError(f"duplicate template id {id!r}")
         TEMPLATES[id] = Template(id, env_cls.family, type, heldout, env_cls, build,
-                                 variants=(True,) if budget_only else (False, True))
+                                 variants=(True,) if budget_only else (False, True) if budget_variant
+                                 else (False,))
         return build
 
     return register
