@@ -1,27 +1,25 @@
-"""The loop on a real model: a local Qwen2.5-Coder (llama.cpp) as the agent and as the distiller.
+"""The loop on a real model, measured against an oracle: a local Qwen2.5-Coder (llama.cpp).
 
-    python benchmarks/bench_real_model.py --calibrate            # unguided 1.5B, per template
-    python benchmarks/bench_real_model.py --quick                # end to end in a few minutes
-    python benchmarks/bench_real_model.py                        # the full configuration
-    python benchmarks/bench_real_model.py --size 0.5b --trials 3 --per-template 2 --rounds 2
+    python benchmarks/bench_real_model.py --calibrate --runs 5   # without vs oracle, per template
+    python benchmarks/bench_real_model.py                        # the loop on the kept templates
+    python benchmarks/bench_real_model.py --quick                # a smoke run (0.5B model)
 
 Needs ``pip install 'skillbank[local]'`` and ``skillbank model fetch --size 1.5b``.
 
-What runs (the simple tier, ``skillbank_harness.envs`` family ``simple``, split by template):
+The tasks are the ``small`` tier (``skillbank_harness.envs.families.small``): 24 templates, six
+lessons, four toolsets. Every template has an *oracle*: the hint a person would write for it
+(``oracle_hints.py``), rendered where the bank puts skills. It never enters a bank.
 
-1. Baseline: the evolution set, ``trials`` times per task, logged through
-   ``SkillBankMiddleware`` (``skillbank_harness.envs.measure_env``) with the empty bank.
-2. For each distiller -- (a) the rule distiller, (b) ``LLMDistiller`` on the *same* local model --
-   a copy of the baseline bank goes through ``rounds`` evolution rounds. The gate re-runs every
-   candidate on evolution-set tasks with and without it (``make_validator``) and promotes it
-   only for a gain with no task worse. Between rounds the evolution set runs with the bank.
-3. Final: both sets, without and with the evolved bank, ``trials`` times per task and arm:
-   pass^1, pass^3, pass@3, the gap, tokens and seconds per trial, bootstrap intervals.
-
-For the LLM distiller the report counts what it proposed, what lint refused, what the gate
-rejected and what it promoted. ``--calibrate`` runs the unguided 1.5B model on every simple
-template (no bank, no middleware: the agent as it is) and prints each template's success rate;
-templates are kept when it lies between 30% and 70%.
+1. ``--calibrate``: each template in two arms on the unguided model, *without* and *oracle*; a
+   template is kept when oracle − without ≥ 20 points of pass^1 (a lesson can help this model
+   there). The calibration is committed (``real_model_calibration.json``) before a bank runs.
+2. The loop, on the kept templates (split by template): the oracle arm (no bank); the baseline
+   (the evolution set without the bank, recorded: the round's only evidence); one rule round
+   whose gate re-runs each candidate on the model itself (``make_validator``, budgeted); the
+   evolution set with the bank in each skill form (``FORMS``: InjectionConfig switches); then
+   the held-out set without and with the bank in the form that won on the evolution set.
+3. Headroom captured, (with − without) / (oracle − without), for pass^1 and pass^3 with
+   bootstrap intervals, per set and per lesson, next to the plain numbers.
 """
 
 from __future__ import annotations
@@ -105,12 +103,9 @@ def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log:
     for t in tasks:
         if not templates or t.template in templates:
             by_template.setdefault(t.template, []).append(t)
-    rows = []
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as out:
         for template_id, group in sorted(by_template.items()):
-            ok = {"without": 0, ARM_ORACLE: 0}
-            seconds = 0.0
             for task in group[:runs]:
                 for arm in ("without", ARM_ORACLE):
                     run_model = model.with_seed(trial_seed(task.id, 0, seed))
@@ -118,38 +113,58 @@ def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log:
                     result = (envs.run_task(task, run_model) if arm == "without"
                               else run_oracle(task, run_model))
                     dt = time.perf_counter() - t0
-                    ok[arm] += result.success
-                    seconds += dt
-                    out.write(json.dumps({"template": template_id, "task": task.id, "arm": arm,
+                    out.write(json.dumps({"template": template_id, "split": task.split,
+                                          "task": task.id, "arm": arm,
                                           "success": result.success, "seconds": round(dt, 2),
                                           "tokens": _tokens(result.messages),
                                           "reasons": task.explain(result.env, result.final_answer,
                                                                   result.messages),
                                           "answer": result.final_answer[:300]}) + "\n")
                     out.flush()
-            n = len(group[:runs])
-            without, oracle = ok["without"] / n, ok[ARM_ORACLE] / n
-            row = {"template": template_id, "split": group[0].split,
-                   "lesson": ORACLE[template_id].lesson, "runs": n,
-                   "without": ok["without"], "oracle": ok[ARM_ORACLE],
-                   "headroom": oracle - without, "kept": oracle - without >= MIN_HEADROOM - 1e-9,
-                   "seconds_per_run": seconds / (2 * n)}
-            rows.append(row)
-            print(f"{template_id:36s} {row['split']:8s} without {ok['without']}/{n} oracle "
-                  f"{ok[ARM_ORACLE]}/{n} headroom {row['headroom']:+.0%} "
-                  f"{'kept' if row['kept'] else 'dropped'} ({row['seconds_per_run']:.1f} s/run)",
-                  flush=True)
+            print(summarise([json.loads(line) for line in log.open()
+                             if json.loads(line)["template"] == template_id])[0]["line"], flush=True)
+    return summarise([json.loads(line) for line in log.open()])
+
+
+def summarise(records: list[dict]) -> list[dict]:
+    """One row per template from the calibration log: runs with both arms, successes per arm,
+    headroom and the verdict."""
+    from oracle_hints import ORACLE
+    from skillbank_harness.envs.base import TEMPLATES
+
+    by_task: dict[str, dict[str, dict]] = {}
+    for r in records:
+        by_task.setdefault(r["task"], {})[r["arm"]] = r
+    by_template: dict[str, list[dict[str, dict]]] = {}
+    for arms in by_task.values():
+        if "without" in arms and ARM_ORACLE in arms:  # a run cut off between its arms is left out
+            by_template.setdefault(arms["without"]["template"], []).append(arms)
+    rows = []
+    for template_id, pairs in sorted(by_template.items()):
+        n = len(pairs)
+        ok = {arm: sum(p[arm]["success"] for p in pairs) for arm in ("without", ARM_ORACLE)}
+        headroom = (ok[ARM_ORACLE] - ok["without"]) / n
+        row = {"template": template_id,
+               "split": "heldout" if TEMPLATES[template_id].heldout else "train",
+               "lesson": ORACLE[template_id].lesson, "runs": n, "without": ok["without"],
+               "oracle": ok[ARM_ORACLE], "headroom": headroom,
+               "kept": headroom >= MIN_HEADROOM - 1e-9,
+               "seconds_per_run": sum(p[a]["seconds"] for p in pairs for a in p) / (2 * n)}
+        row["line"] = (f"{template_id:36s} without {ok['without']}/{n} oracle {ok[ARM_ORACLE]}/{n} "
+                       f"headroom {headroom:+.0%} {'kept' if row['kept'] else 'dropped'} "
+                       f"({row['seconds_per_run']:.1f} s/run)")
+        rows.append(row)
     return rows
 
 
 def calibration_markdown(rows: list[dict], command: str) -> str:
-    lines = [f"Command: `{command}`. Each template {rows[0]['runs'] if rows else 0} runs per arm "
+    lines = [f"Command: `{command}`. Each template `runs` times per arm "
              "(fresh instances; both arms of a run share its instance and sampling seed). Kept "
              f"when oracle − without ≥ {MIN_HEADROOM:.0%} of pass^1.", "",
-             "| template | lesson | split | without | oracle | headroom | kept |",
-             "|---|---|---|---|---|---|---|"]
+             "| template | lesson | split | runs | without | oracle | headroom | kept |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["lesson"], r["split"], r["template"])):
-        lines.append(f"| `{r['template']}` | {r['lesson']} | {r['split']} | "
+        lines.append(f"| `{r['template']}` | {r['lesson']} | {r['split']} | {r['runs']} | "
                      f"{r['without']}/{r['runs']} | {r['oracle']}/{r['runs']} | "
                      f"{100 * r['headroom']:+.0f} pts | {'kept' if r['kept'] else 'dropped'} |")
     kept = [r for r in rows if r["kept"]]
@@ -219,82 +234,108 @@ def prefix_cache(model: Any, tasks: list, seed: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ the loop
 
 
+# Skill forms measured as an ablation (InjectionConfig switches); "rules" is the plain block.
+FORMS: dict[str, dict[str, Any]] = {
+    "rules": {"examples": False, "reminders": False, "lean": False},
+    "+ examples": {"examples": True, "reminders": False, "lean": False},
+    "+ reminders": {"examples": False, "reminders": True, "lean": False},
+    "lean block": {"examples": False, "reminders": False, "lean": True},
+    "all": {"examples": True, "reminders": True, "lean": True},
+}
+
+
 @dataclass(frozen=True)
 class Config:
     size: str = "1.5b"
-    per_template: int = 2
+    per_template: int = 1
     trials: int = 3
     rounds: int = 1
     validate_trials: int = 2
-    validate_tasks: int = 4
-    validate_budget: int = 80
-    max_train_tasks: int | None = None
-    max_heldout_tasks: int | None = None
-    k: int = 5
-    distillers: tuple[str, ...] = ("rule", "llm")
-    prefix_runs: int = 4
+    validate_tasks: int = 3
+    validate_budget: int = 60
+    k: int = 3
+    forms: tuple[str, ...] = tuple(FORMS)
+    gate_form: str = "all"
 
 
 QUICK = Config(size="0.5b", per_template=1, trials=3, rounds=1, validate_trials=1,
-               validate_tasks=2, validate_budget=8, max_train_tasks=3, max_heldout_tasks=2,
-               prefix_runs=2)
+               validate_tasks=2, validate_budget=8, forms=("rules", "all"))
 
 
-def _distiller(name: str, model: Any) -> Any:
-    if name == "rule":
-        return None  # evolve's default, the rule distiller
-    from skillbank.evolution.llm import LLMDistiller
+def _oracle_arm(tasks: list, model: Any, trials: int, seed: int) -> dict[str, list[bool]]:
+    """The oracle arm, outside any bank (its runs must never become evolution data): each task
+    ``trials`` times with the same trial seeds as the measured arms."""
+    from skillbank.consistency.runner import trial_seed
 
-    # The same loaded model as the agent; greedy, as a curator should be.
-    return LLMDistiller(model.model_copy(update={"temperature": 0.0, "max_tokens": 1024}))
-
-
-def _counts(reports: list[Any], origins: tuple[str, ...]) -> dict[str, int]:
-    """What one distiller's own proposals became: proposed, refused by lint, quarantined by
-    lint, rejected by the gate, promoted, still waiting."""
-    c = {"proposed": 0, "lint_refused": 0, "quarantined": 0, "gate_rejected": 0, "promoted": 0,
-         "waiting": 0}
-    for report in reports:
-        own = [ch for ch in report.changes if ch.origin in origins]
-        refused = [ch for ch in report.rejected if ch.origin in origins]
-        c["proposed"] += len(own) + len(refused)
-        c["lint_refused"] += len(refused)
-        c["quarantined"] += sum(ch.status == "quarantined" for ch in own)
-        c["gate_rejected"] += sum(ch.status == "rejected" for ch in own)
-        c["promoted"] += sum(ch.status == "active" for ch in own)
-        c["waiting"] += sum(ch.status == "candidate" for ch in own)
-    return c
+    return {task.id: [bool(run_oracle(task, model.with_seed(trial_seed(task.id, t, seed))).success)
+                      for t in range(trials)] for task in tasks}
 
 
-def _paired(without: Any, with_: Any) -> Any:
-    """One result with both arms: the ``without`` trials are shared by every distiller (they
-    never see the bank) and have the same paired seeds as each ``with`` run."""
-    from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT
+def _outcomes(result: Any, arm: str) -> dict[str, list[bool]]:
+    out: dict[str, list[bool]] = {}
+    for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
+        if r.arm == arm:
+            out.setdefault(r.task_id, []).append(bool(r.success))
+    return out
 
-    return replace(with_, arms=(ARM_WITHOUT, ARM_WITH), records=without.records + with_.records,
-                   run_id=f"{without.run_id}+{with_.run_id}",
-                   wall_time_s=(without.wall_time_s or 0) + (with_.wall_time_s or 0))
+
+def _pass_hat(outcomes: list[bool], k: int) -> float:
+    from skillbank.consistency.metrics import pass_hat_k
+
+    return pass_hat_k(sum(outcomes), len(outcomes), k)
+
+
+def captured(without: dict, oracle: dict, with_: dict, task_ids: list[str], k: int,
+             n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Headroom captured, (with − without) / (oracle − without), for pass^k, with a bootstrap
+    interval over tasks (the three arms resampled together). Resamples with no headroom (oracle
+    − without ≤ 0) have no ratio and are left out; ``defined`` says how many were kept."""
+    import numpy as np
+
+    ids = [t for t in task_ids if t in without and t in oracle and t in with_]
+    if not ids:
+        return {"tasks": 0}
+    per = np.array([[_pass_hat(without[t], k), _pass_hat(oracle[t], k), _pass_hat(with_[t], k)]
+                    for t in ids])
+    means = per.mean(axis=0)
+    head = means[1] - means[0]
+    out = {"tasks": len(ids), "without": means[0], "oracle": means[1], "with": means[2],
+           "headroom": head, "gain": means[2] - means[0],
+           "captured": (means[2] - means[0]) / head if head > 1e-9 else None}
+    draws = np.random.default_rng(seed).integers(0, len(ids), size=(n_resamples, len(ids)))
+    resampled = per[draws].mean(axis=1)
+    denominators = resampled[:, 1] - resampled[:, 0]
+    ok = denominators > 1e-9
+    ratios = (resampled[ok, 2] - resampled[ok, 0]) / denominators[ok]
+    gains = resampled[:, 2] - resampled[:, 0]
+    out["gain_ci"] = tuple(float(x) for x in np.quantile(gains, [0.025, 0.975]))
+    out["captured_ci"] = (tuple(float(x) for x in np.quantile(ratios, [0.025, 0.975]))
+                          if ok.sum() >= 20 else None)
+    out["defined"] = int(ok.sum())
+    return out
 
 
 def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None) -> dict[str, Any]:
-    from skillbank_harness import envs
+    """Baseline, oracle, a gated rule round on the real model, the forms ablation on the
+    evolution set, then held-out with the winning form. See the module docstring."""
+    from oracle_hints import ORACLE
     from skillbank.bank import SkillBank
-    from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
     from skillbank.consistency.validation import ValidationLog, make_validator
-    from skillbank_harness.demo import _round_row
     from skillbank.evolution import evolve
+    from skillbank_harness import envs
+    from skillbank_harness.demo import _round_row
+    from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
 
     started = time.perf_counter()
     model = _model(cfg.size)
-    tasks = envs.generate_tasks(["simple"], per_template=cfg.per_template, seed=seed)
-    if templates:
-        tasks = [t for t in tasks if t.template in templates]
+    kept = templates or kept_templates()
+    tasks = envs.generate_tasks([FAMILY], per_template=cfg.per_template, seed=seed, templates=kept)
     train, heldout = envs.split_tasks(tasks, by="template")
-    train = envs.take_spread(train, cfg.max_train_tasks)
-    heldout = envs.take_spread(heldout, cfg.max_heldout_tasks)
     by_id = {t.id: t for t in train}
-    print(f"{len(train)} evolution-set and {len(heldout)} held-out tasks (simple tier, split by "
-          f"template); model {model.model_name}; {cfg.trials} trials per task and arm", flush=True)
+    lesson_of = {t.id: ORACLE[t.template].lesson for t in tasks}
+    print(f"{len(train)} evolution-set and {len(heldout)} held-out tasks ({FAMILY} tier, kept by "
+          f"the committed calibration); model {model.model_name}; {cfg.trials} trials per task "
+          "and arm", flush=True)
 
     def factory(task: Any, trial_seed: int) -> Any:
         return model.with_seed(trial_seed)
@@ -303,105 +344,137 @@ def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None)
                    simulated=False)
     if out_dir.exists():
         shutil.rmtree(out_dir)
-    base_path = out_dir / "baseline-bank"
     phases: dict[str, float] = {}
 
+    def phase(name: str, t0: float) -> None:
+        phases[name] = time.perf_counter() - t0
+        print(f"  {name}: {phases[name] / 60:.1f} min", flush=True)
+
     t0 = time.perf_counter()
-    with SkillBank.open(base_path) as bank:
+    oracle = _oracle_arm(train + heldout, model, cfg.trials, seed)
+    phase("oracle arm (no bank)", t0)
+
+    t0 = time.perf_counter()
+    bank_path = out_dir / "bank"
+    with SkillBank.open(bank_path) as bank:
         baseline = measure_env(train, factory, trials=cfg.trials, bank=bank, arms=(ARM_WITHOUT,),
                                run_id="baseline", **measure)
-        final_without = measure_env(train + heldout, factory, trials=cfg.trials, bank=bank,
-                                    arms=(ARM_WITHOUT,), run_id="final-without", **measure)
-    phases["baseline + final without"] = time.perf_counter() - t0
-    print(f"baseline and final 'without' arm done in {phases['baseline + final without']:.0f}s",
-          flush=True)
+        phase("baseline (evolution set, without)", t0)
 
-    def trial_fn(task: Any, middleware: Any, trial_seed: int) -> bool:
-        return envs.run_task(task, model.with_seed(trial_seed), middleware=[middleware]).success
+        def trial_fn(task: Any, middleware: Any, trial_seed: int) -> bool:
+            return envs.run_task(task, model.with_seed(trial_seed), middleware=[middleware]).success
 
-    arms: dict[str, Any] = {}
-    for name in cfg.distillers:
         t0 = time.perf_counter()
-        path = out_dir / f"bank-{name}"
-        shutil.copytree(base_path, path)
-        reports, rows = [], []
-        with SkillBank.open(path) as bank:
-            distiller = _distiller(name, model)
-            for round_no in range(1, cfg.rounds + 1):
-                log = ValidationLog()
-                validate = make_validator(bank, by_id, trial_fn, trials=cfg.validate_trials,
-                                          concurrency=1, seed=seed + 1000 * round_no, k=cfg.k,
-                                          max_tasks=cfg.validate_tasks, log=log)
-                report = evolve(bank, distiller=distiller, auto_promote=True, validate=validate,
-                                eval_budget=cfg.validate_budget)
-                reports.append(report)
-                row = _round_row(report, {"trials": log.trials, "seconds": log.seconds})
-                row["usage"] = report.usage.as_dict()
-                rows.append(row)
-                print(f"  {name} round {round_no}: {row['proposed']} proposed, {row['promoted']} "
-                      f"promoted, {row['rejected']} rejected ({row['note']}); distiller calls "
-                      f"{report.usage.calls}", flush=True)
-                if round_no < cfg.rounds:
-                    measure_env(train, factory, trials=cfg.trials, bank=bank, arms=(ARM_WITH,),
-                                run_id=f"round{round_no}", **measure)
-            with_ = measure_env(train + heldout, factory, trials=cfg.trials, bank=bank,
-                                arms=(ARM_WITH,), run_id=f"final-with-{name}", **measure)
-            active = [s.name for s in bank.list_skills(status="active")]
-        own = ("revise", "induce")
-        arms[name] = {"result": _paired(final_without, with_), "rounds": rows,
-                      "active_skills": active, "own_proposals": _counts(reports, own),
-                      "all_proposals": _counts(reports, tuple({c.origin for r in reports
-                                                               for c in r.changes + r.rejected}))}
-        phases[f"{name}: rounds + final with"] = time.perf_counter() - t0
+        rows = []
+        for round_no in range(1, cfg.rounds + 1):
+            log = ValidationLog()
+            validate = make_validator(bank, by_id, trial_fn, trials=cfg.validate_trials,
+                                      concurrency=1, seed=seed + 1000 * round_no, k=cfg.k,
+                                      max_tasks=cfg.validate_tasks, log=log,
+                                      middleware_options=FORMS[cfg.gate_form])
+            report = evolve(bank, auto_promote=True, validate=validate,
+                            eval_budget=cfg.validate_budget)
+            row = _round_row(report, {"trials": log.trials, "seconds": log.seconds})
+            rows.append(row)
+            print(f"  round {round_no}: {row['proposed']} proposed, {row['promoted']} promoted, "
+                  f"{row['rejected']} rejected ({row['note']}); gate trials {log.trials}",
+                  flush=True)
+        phase("evolution round(s) with the gate on the model", t0)
+        skills = [{"name": s.name, "kind": s.kind.value, "body": s.body}
+                  for s in bank.list_skills(status="active")]
 
-    t0 = time.perf_counter()
-    prefix = prefix_cache(model, envs.take_spread(train, cfg.prefix_runs), seed) if cfg.prefix_runs else {}
-    phases["prefix-cache measurement"] = time.perf_counter() - t0
-    return {"config": asdict(cfg), "seed": seed, "baseline": baseline, "arms": arms,
-            "prefix": prefix, "phases": phases, "seconds": time.perf_counter() - started,
-            "n_train": len(train), "n_heldout": len(heldout), "model": model.model_name}
+        without_train = _outcomes(baseline, ARM_WITHOUT)
+        forms: dict[str, dict[str, list[bool]]] = {}
+        for name in cfg.forms:
+            t0 = time.perf_counter()
+            result = measure_env(train, factory, trials=cfg.trials, bank=bank, arms=(ARM_WITH,),
+                                 run_id=f"form-{name}", middleware_options=FORMS[name], **measure)
+            forms[name] = _outcomes(result, ARM_WITH)
+            phase(f"evolution set, with: {name}", t0)
+        train_ids = [t.id for t in train]
+        ablation = {name: captured(without_train, oracle, out, train_ids, 1)
+                    for name, out in forms.items()}
+        winner = max(cfg.forms, key=lambda n: (ablation[n].get("with", 0), -cfg.forms.index(n)))
+        print(f"  the evolution set's winning form: {winner}", flush=True)
+
+        t0 = time.perf_counter()
+        held = measure_env(heldout, factory, trials=cfg.trials, bank=bank,
+                           arms=(ARM_WITHOUT, ARM_WITH), run_id="heldout",
+                           middleware_options=FORMS[winner], **measure) if heldout else None
+        phase(f"held-out, without and with ({winner})", t0)
+
+    sets = {"evolution set": (without_train, forms[winner], train_ids)}
+    if held is not None:
+        sets["held-out"] = (_outcomes(held, ARM_WITHOUT), _outcomes(held, ARM_WITH),
+                            [t.id for t in heldout])
+    table: dict[str, dict[str, Any]] = {}
+    for set_name, (without, with_, ids) in sets.items():
+        table[set_name] = {f"pass^{k}": captured(without, oracle, with_, ids, k)
+                           for k in (1, cfg.trials)}
+        table[set_name]["kinds"] = {
+            lesson: {f"pass^{k}": captured(without, oracle, with_,
+                                           [i for i in ids if lesson_of[i] == lesson], k)
+                     for k in (1, cfg.trials)}
+            for lesson in dict.fromkeys(lesson_of[i] for i in ids)}
+    return {"config": asdict(cfg), "seed": seed, "rounds": rows, "skills": skills,
+            "ablation": ablation, "winner": winner, "table": table, "phases": phases,
+            "seconds": time.perf_counter() - started, "n_train": len(train),
+            "n_heldout": len(heldout), "model": model.model_name, "templates": kept,
+            "arms": {"oracle": oracle, "without_train": without_train, "forms": forms,
+                     "heldout": {a: _outcomes(held, a) for a in (ARM_WITHOUT, ARM_WITH)}
+                     if held is not None else {}}}
 
 
-def _fmt_ci(ci: tuple[float, float]) -> str:
-    return f"[{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]"
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def _ci(ci: tuple[float, float] | None, points: bool = True) -> str:
+    if ci is None:
+        return "(too little headroom to resample)"
+    return f"[{100 * ci[0]:+.0f}, {100 * ci[1]:+.0f}]" if points else f"[{100 * ci[0]:.0f}%, {100 * ci[1]:.0f}%]"
+
+
+def _row(label: str, c: dict[str, Any]) -> str:
+    if not c.get("tasks"):
+        return f"| {label} | 0 | | | | | | |"
+    return (f"| {label} | {c['tasks']} | {_pct(c['without'])} | {_pct(c['with'])} | "
+            f"{_pct(c['oracle'])} | {100 * c['gain']:+.0f} pts {_ci(c['gain_ci'])} | "
+            f"{_pct(c['captured'])} {_ci(c['captured_ci'], points=False)} |")
 
 
 def loop_markdown(out: dict[str, Any], command: str) -> str:
-    """The results as RESULTS.md tables: per distiller, split and arm."""
+    """The results as RESULTS.md tables: headroom captured per set, k and lesson; the ablation."""
+    k = out["config"]["trials"]
     lines = [f"Command: `{command}` ({out['seconds'] / 60:.1f} min, model {out['model']}, "
-             f"{out['n_train']} evolution-set and {out['n_heldout']} held-out tasks, "
-             f"{out['config']['trials']} trials per task and arm).", "",
-             "| distiller | set | arm | pass^1 | pass^3 [95% CI] | pass@3 | gap | tokens/trial | "
-             "s/trial |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, arm in out["arms"].items():
-        result = arm["result"]
-        k = result.key_k
-        for split in result.splits:
-            head = result.headline(split)
-            for which, numbers in head.items():
-                cost = result.cost(which, split)
-                ci = result.ci(which, split, k)
-                lines.append(f"| {name} | {split} | {which} | {numbers['pass^1']:.0%} | "
-                             f"{numbers[f'pass^{k}']:.0%} {_fmt_ci(ci)} | {numbers[f'pass@{k}']:.0%} | "
-                             f"{numbers['gap']:.0%} | {cost['tokens']:.0f} | {cost['latency_s']:.1f} |")
-            d = result.delta(split, k)
-            lines.append(f"| {name} | {split} | Δ with − without | | {100 * d['delta']:+.0f} pts "
-                         f"{_fmt_ci(d['ci'])} | | | | |")
-    lines += ["", "| distiller | proposed | refused by lint | quarantined | rejected by the gate | "
-              "promoted | waiting | distiller calls | failed calls |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, arm in out["arms"].items():
-        c = arm["own_proposals"]
-        calls = sum(r["usage"]["calls"] for r in arm["rounds"])
-        failed = sum(len(r["usage"]["failures"]) for r in arm["rounds"])
-        lines.append(f"| {name} (its own: revise/induce) | {c['proposed']} | {c['lint_refused']} | "
-                     f"{c['quarantined']} | {c['gate_rejected']} | {c['promoted']} | {c['waiting']} | "
-                     f"{calls} | {failed} |")
-        a = arm["all_proposals"]
-        lines.append(f"| {name} (whole round, incl. guards/general) | {a['proposed']} | "
-                     f"{a['lint_refused']} | {a['quarantined']} | {a['gate_rejected']} | "
-                     f"{a['promoted']} | {a['waiting']} | | |")
-    if out["prefix"]:
-        lines += ["", prefix_markdown(out["prefix"])]
+             f"{out['n_train']} evolution-set and {out['n_heldout']} held-out tasks, {k} trials "
+             "per task and arm). Oracle: the template's hint where the bank puts skills, no bank. "
+             "Headroom captured = (with − without) / (oracle − without); 95% bootstrap intervals "
+             "over tasks.", "",
+             "| set / metric | tasks | without | with | oracle | with − without | headroom captured |",
+             "|---|---|---|---|---|---|---|"]
+    for set_name, numbers in out["table"].items():
+        for metric in ("pass^1", f"pass^{k}"):
+            lines.append(_row(f"**{set_name}**, {metric}", numbers[metric]))
+    lines += ["", "Per lesson (pass^1 and pass^%d):" % k, "",
+              "| set | lesson | metric | tasks | without | with | oracle | with − without | headroom captured |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for set_name, numbers in out["table"].items():
+        for lesson, by_k in numbers["kinds"].items():
+            for metric, c in by_k.items():
+                lines.append(_row(f"{set_name} | {lesson} | {metric}", c).replace("| 0 | | |", "| 0 | | | |"))
+    lines += ["", f"Forms on the evolution set (pass^1; the winner, **{out['winner']}**, is the arm "
+              "held-out ran with):", "",
+              "| form | with | with − without | headroom captured |", "|---|---|---|---|"]
+    for name, c in out["ablation"].items():
+        lines.append(f"| {name} | {_pct(c.get('with'))} | {100 * c.get('gain', 0):+.0f} pts "
+                     f"{_ci(c.get('gain_ci'))} | {_pct(c.get('captured'))} |")
+    lines += ["", "Rounds: " + "; ".join(
+        f"round {r['round']}: {r['proposed']} proposed, {r['promoted']} promoted, "
+        f"{r['rejected']} rejected ({r['note']})" for r in out["rounds"]),
+        "", "Active skills after the round: " + (", ".join(
+            f"`{s['name']}` ({s['kind']})" for s in out["skills"]) or "none"),
+        "", "Phases: " + "; ".join(f"{name} {sec / 60:.1f} min" for name, sec in out["phases"].items())]
     return "\n".join(lines)
 
 
@@ -436,13 +509,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--validate-trials", type=int)
     parser.add_argument("--validate-tasks", type=int)
     parser.add_argument("--validate-budget", type=int)
-    parser.add_argument("--max-train-tasks", type=int)
-    parser.add_argument("--max-heldout-tasks", type=int)
-    parser.add_argument("--distillers", nargs="+", choices=("rule", "llm"))
+    parser.add_argument("--forms", nargs="+", choices=tuple(FORMS), help="Skill forms to compare.")
     parser.add_argument("--out", type=Path, default=common.OUT_DIR / "real_model")
     parser.add_argument("--no-write", action="store_true", help="do not update RESULTS.md")
     args = parser.parse_args(argv)
     if args.calibrate:
+        from oracle_hints import ORACLE
+
         command = "python benchmarks/bench_real_model.py --calibrate " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:]) if a != "--calibrate")
         t0 = time.perf_counter()
@@ -451,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         text = calibration_markdown(rows, command.strip()) + f" ({minutes:.1f} min.)"
         print(text)
-        if not args.no_write and not args.templates:
+        if not args.no_write and len(rows) == len(ORACLE):
             CALIBRATION_FILE.write_text(json.dumps({"command": command.strip(), "size": args.size,
                                                     "seed": args.seed, "minutes": minutes,
                                                     "rows": rows}, indent=2) + "\n")
@@ -460,18 +533,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.prefix:
         from skillbank_harness import envs
 
-        train, _ = envs.split_tasks(envs.generate_tasks(["simple"], per_template=args.prefix,
+        train, _ = envs.split_tasks(envs.generate_tasks([FAMILY], per_template=args.prefix,
                                                         seed=args.seed), by="template")
         result = prefix_cache(_model(args.size), envs.take_spread(train, args.prefix), args.seed)
         print(prefix_markdown(result))
         return 0
     cfg = QUICK if args.quick else Config()
     overrides = {f: getattr(args, f) for f in ("trials", "per_template", "rounds", "validate_trials",
-                                               "validate_tasks", "validate_budget",
-                                               "max_train_tasks", "max_heldout_tasks")
+                                               "validate_tasks", "validate_budget")
                  if getattr(args, f) is not None}
-    if args.distillers:
-        overrides["distillers"] = tuple(args.distillers)
+    if args.forms:
+        overrides["forms"] = tuple(args.forms)
     if "--size" in (argv if argv is not None else sys.argv[1:]):
         overrides["size"] = args.size
     cfg = replace(cfg, **overrides)
@@ -480,14 +552,11 @@ def main(argv: list[str] | None = None) -> int:
     text = loop_markdown(out, command.strip())
     print()
     print(text)
-    data = {k: v for k, v in out.items() if k not in ("baseline", "arms")}
-    data["arms"] = {name: {**{k: v for k, v in arm.items() if k != "result"},
-                           "result": arm["result"].to_dict()} for name, arm in out["arms"].items()}
-    data["baseline"] = out["baseline"].to_dict()
-    data["markdown"] = text
-    (args.out / "results.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps({**out, "markdown": text}, indent=2,
+                                                      default=str) + "\n")
     print(f"\nNumbers: {args.out / 'results.json'}")
-    if not args.quick and not args.no_write:
+    if not args.quick and not args.no_write and not args.templates:
         common.update_results(LOOP_SECTION, common.machine_markdown() + "\n\n" + text)
     return 0
 
