@@ -22,6 +22,8 @@ pitfall            ``avoid``: ``skip`` ``tool``, ``call`` ``tool`` (with ``steps
 guidance           ``text``: free advice in a person's (or a model's) own words
 tool_error         ``tool`` may fail: retry once, then report it
 policy             check that policy allows ``tool`` (``None``: the request) before acting
+wrong_tool_name    call ``tool`` by its exact name (runs called it by a name that is not a
+                   tool; that name is never stored or shown)
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -53,6 +55,7 @@ class LessonKind(str, Enum):
     guidance = "guidance"
     tool_error = "tool_error"
     policy = "policy"
+    wrong_tool_name = "wrong_tool_name"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -123,6 +126,8 @@ class Lesson(BaseModel):
             problem = "guidance needs its text"
         elif k == LessonKind.tool_error and not self.tool:
             problem = "a tool_error lesson names its tool"
+        elif k == LessonKind.wrong_tool_name and not self.tool:
+            problem = "a wrong_tool_name lesson names the tool to call"
         if problem:
             raise ValueError(problem)
         return self
@@ -256,6 +261,9 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.tool_error:
         return (f"If {_t(t)} returns an error, retry at most once with corrected arguments; if it fails "
                 f"again, do the rest of the request and tell the user that {_t(t)} failed.")
+    if k == LessonKind.wrong_tool_name:
+        return (f"To do this, call {_t(t)} by exactly that name: a tool name that is not among your "
+                "tools fails.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
@@ -288,7 +296,7 @@ SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),
     ("Budget", frozenset({LessonKind.budget})),
-    ("Common mistakes", frozenset({LessonKind.pitfall})),
+    ("Common mistakes", frozenset({LessonKind.pitfall, LessonKind.wrong_tool_name})),
     ("Guidance", frozenset({LessonKind.guidance})),
 )
 
