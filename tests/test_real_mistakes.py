@@ -123,3 +123,60 @@ def test_a_skill_name_called_as_a_tool_is_no_guard(bank):
     report = evolve(bank, dry_run=True)
     assert report.situations == 0
     assert not [c for c in report.changes if "turn" in c.skill and c.skill != "turn-light-brightness-switch"]
+
+
+# -- an error that names its remedy ---------------------------------------------------------------
+
+ROOMS = ["kitchen", "bedroom", "office", "hallway"]
+
+
+def _home(bank, room, calls):
+    """A lights run; ``set_light`` refuses by policy until the room's status was read."""
+    read: set[str] = set()
+    lit: list[str] = []
+
+    @tool
+    def get_room_status(room: str) -> str:
+        """Read a room's status (occupancy, current light level)."""
+        read.add(room)
+        return json.dumps({"room": room, "occupied": False, "level": 0})
+
+    @tool
+    def set_light(room: str, level: int) -> str:
+        """Set a room's light level in percent. Policy: read the room's status first."""
+        if room not in read:
+            return json.dumps({"ok": False, "error": "refused by policy: call get_room_status for it first"})
+        lit.append(room)
+        return json.dumps({"ok": True, "room": room, "level": level})
+
+    script = [tool_call(name, args) for name, args in calls] + ["Done."]
+    mw = SkillBankMiddleware(bank, inject=False, verifier=lambda state: room in lit)
+    create_agent(ScriptedChatModel(script, cycle=False), [get_room_status, set_light], middleware=[mw]).invoke(
+        {"messages": [("user", f"Set the {room} light to 40 percent.")]})
+    return bank.trajectories.get(mw.last_trajectory_id)
+
+
+def test_a_refusal_that_names_its_remedy_is_a_policy_limit_and_teaches_the_check(bank):
+    traj = _home(bank, "kitchen", [("set_light", {"room": "kitchen", "level": 40})])
+    assert [(e.type, e.tool) for e in traj.limit_events] == [(LimitType.policy_refusal, "set_light")]
+    for room in ROOMS[1:]:
+        _home(bank, room, [("set_light", {"room": room, "level": 40})])
+    evolve(bank)
+    lessons = [x for _, x in _lessons(bank)]
+    assert [(x.kind, x.check, x.tool) for x in lessons] == [(LessonKind.check_first, "get_room_status", "set_light")]
+    skill = bank.get_skill("call-get-room-status-before-set-light")
+    assert "Always call `get_room_status` before `set_light`." in skill.body and "retry" not in skill.body
+
+
+def test_an_error_that_only_mentions_another_tool_is_not_a_check(bank):
+    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution.guards import situations
+
+    traj = _home(bank, "kitchen", [("set_light", {"room": "kitchen", "level": 40})])
+    run = to_run(traj)
+    assert [s.key for s in situations([run])] == [("check_first", "set_light", "get_room_status")]
+    # The same failure, the message naming the other tool without asking for it: a plain error.
+    [call] = [c for c in run.calls if c.tool == "set_light"]
+    object.__setattr__(call, "result", json.dumps({"ok": False, "error": "level out of range (see get_room_status)"}))
+    run.limits = [h.__class__(**{**h.__dict__, "type": LimitType.tool_error}) for h in run.limits]
+    assert [s.key for s in situations([run])] == [("tool_error", "set_light", None)]

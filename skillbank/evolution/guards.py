@@ -9,6 +9,9 @@ A *situation* is what the lesson is about:
   toolset fits it (``toolnames``): ``add_event`` where ``create_event`` is offered is a
   ``wrong_tool_name`` of ``create_event`` (the lesson names the right tool, never the invented
   one), and a skill's name called as a tool is no lesson at all;
+- a refusal or error that names another tool of the toolset ("refused by policy: call
+  ``get_room_status`` for it first") is a check before the refused tool (``check_first``), not a
+  generic error to retry;
 - budget limits (steps, model or tool calls, recursion, tokens, time): the budget family plus
   the tool the run kept repeating, if any (the usual way a budget is burnt).
 
@@ -91,6 +94,7 @@ class Situation:
                 + (f" (`{self.detail}`)" if self.detail else ""),
                 "tool_error": f"`{self.tool}` returned errors",
                 "policy_refusal": f"a policy refused `{self.tool}`" if self.tool else "a policy refused the request",
+                "check_first": f"`{self.tool}` was refused with a message naming `{self.detail}` to call first",
                 "wrong_tool_name": f"`{self.tool}` was called by another name ("
                                    + ", ".join(f"`{c}`" for c in sorted(self.called)) + ")",
                 }.get(self.family)
@@ -150,6 +154,24 @@ def _invented(run: Run, hit, skill_names: set[str], known_args: dict[str, set[st
     return ("wrong_tool_name", fit) if fit else None
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def _named_prerequisite(run: Run, hit) -> str | None:
+    """The tool a refusal or error of ``hit.tool`` names as the one to call first: another tool
+    of the run's toolset (or, without a recorded toolset, one the run called), the first the
+    message names."""
+    call = next((c for c in run.calls if c.step == hit.step and c.tool == hit.tool), None) \
+        or next((c for c in reversed(run.calls) if c.tool == hit.tool), None)
+    text = " ".join(t for t in (call.error, call.result) if t) if call else ""
+    text = f"{text} {hit.detail}"
+    tools = set(_toolset(run, "") or run.tools) - {hit.tool}
+    # Named as the thing to do ("call x", "use x", "x first"), not merely mentioned.
+    return next((w for w in _NAME.findall(text) if w in tools and re.search(
+        rf"\b(?:call|calling|use|using|run|running|invoke|via|after)\s+[`'\"]?{re.escape(w)}\b"
+        rf"|\b{re.escape(w)}[`'\"]?(?:\s+\w+){{0,4}}\s+first\b", text, re.I)), None)
+
+
 def situations(runs: list[Run], *, near_share: float = 0.8,
                skill_names: Iterable[str] = ()) -> list[Situation]:
     """Group the limit events of ``runs`` into situations (see the module docstring);
@@ -188,6 +210,9 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
                     continue  # a skill's name is not a tool: no guard about it
                 sit = get(family, fit, None)
                 sit.called.add(hit.tool)
+            elif hit.type in (LimitType.policy_refusal, LimitType.tool_error) and hit.tool and (
+                    check := _named_prerequisite(run, hit)):
+                sit = get("check_first", hit.tool, check)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
                     hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)
@@ -266,6 +291,8 @@ def situation_lessons(sit: Situation) -> list[Lesson]:
         return [Lesson(kind=LessonKind.policy, tool=t)]
     if sit.family == "wrong_tool_name":
         return [Lesson(kind=LessonKind.wrong_tool_name, tool=t)]
+    if sit.family == "check_first":
+        return [Lesson(kind=LessonKind.check_first, check=d, tool=t)]
     budget = sit.family.split(":", 1)[1]
     lessons = [Lesson(kind=LessonKind.budget, budget=step_budget(sit), tool=t)]
     if budget == "tokens":
@@ -288,6 +315,7 @@ def guard_name(sit: Situation) -> str:
         "tool_error": ["when", t, "fails"],
         "policy_refusal": ["check-policy-before", t] if t else ["check-policy-first"],
         "wrong_tool_name": ["call", t, "by-its-exact-name"],
+        "check_first": ["call", d, "before", t],
     }.get(sit.family)
     if parts is None:
         budget = sit.family.split(":", 1)[1]
@@ -324,10 +352,11 @@ def guard_content(sit: Situation) -> SkillContent:
             "policy_refusal": "When a request may not be allowed by policy"
                               + (f", before calling {tool}" if sit.tool else "") + ".",
             "wrong_tool_name": f"When a request needs {tool}: call it by its exact name.",
+            "check_first": f"When a request needs {tool}, which needs `{sit.detail}` called first.",
         }[sit.family] + like
     tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
     tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")
-    kind = SkillKind.pitfall if sit.family == "wrong_tool_name" else SkillKind.guard
+    kind = {"wrong_tool_name": SkillKind.pitfall, "check_first": SkillKind.policy}.get(sit.family, SkillKind.guard)
     toolset = tuple(sorted({t for r in sit.failures + sit.successes for t in r.toolset}))
     return SkillContent(name=guard_name(sit), description=description[:1000], kind=kind,
                         tools=tools, tags=tags, lessons=tuple(situation_lessons(sit)), toolset=toolset)
