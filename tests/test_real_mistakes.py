@@ -180,3 +180,53 @@ def test_an_error_that_only_mentions_another_tool_is_not_a_check(bank):
     object.__setattr__(call, "result", json.dumps({"ok": False, "error": "level out of range (see get_room_status)"}))
     run.limits = [h.__class__(**{**h.__dict__, "type": LimitType.tool_error}) for h in run.limits]
     assert [s.key for s in situations([run])] == [("tool_error", "set_light", None)]
+
+
+# -- checks from noise ----------------------------------------------------------------------------
+
+
+def _house(bank, calls, *, passed):
+    @tool
+    def set_light(room: str, level: int) -> str:
+        """Set a room's light level in percent."""
+        return json.dumps({"ok": True, "room": room, "level": level})
+
+    @tool
+    def lock_doors() -> str:
+        """Lock every door of the house."""
+        return json.dumps({"ok": True, "locked": True})
+
+    @tool
+    def get_room_status(room: str) -> str:
+        """Read a room's status."""
+        return json.dumps({"room": room, "occupied": False})
+
+    script = [tool_call(name, args) for name, args in calls] + ["Done."]
+    mw = SkillBankMiddleware(bank, inject=False, verifier=lambda state: passed)
+    create_agent(ScriptedChatModel(script, cycle=False), [set_light, lock_doors, get_room_status],
+                 middleware=[mw]).invoke({"messages": [("user", "Dim the kitchen light and lock up.")]})
+    from skillbank.evolution.evidence import to_run
+    return to_run(bank.trajectories.get(mw.last_trajectory_id))
+
+
+def test_a_check_is_never_learned_around_an_invented_tool(bank):
+    from skillbank.evolution.rule import mistakes
+
+    light = ("set_light", {"room": "kitchen", "level": 30})
+    invented = ("set_door_lock", {"locked": True})
+    ok = [_house(bank, [light, invented, ("lock_doors", {})], passed=True) for _ in range(2)]
+    bad = [_house(bank, [invented], passed=False)]
+    lessons = [x for x, _ in mistakes(ok, bad, ok[0].method)]
+    assert not any("set_door_lock" in x.tools() for x in lessons), lessons
+
+
+def test_a_check_needs_two_successes_that_checked_first(bank):
+    from skillbank.evolution.rule import mistakes
+
+    status, light = ("get_room_status", {"room": "kitchen"}), ("set_light", {"room": "kitchen", "level": 30})
+    bad = [_house(bank, [light], passed=False)]
+    one = [_house(bank, [status, light], passed=True)]
+    assert not [x for x, _ in mistakes(one, bad, one[0].method) if x.kind == LessonKind.check_first]
+    two = one + [_house(bank, [status, light], passed=True)]
+    assert [(x.check, x.tool) for x, _ in mistakes(two, bad, two[0].method)
+            if x.kind == LessonKind.check_first] == [("get_room_status", "set_light")]
