@@ -230,3 +230,44 @@ def test_a_check_needs_two_successes_that_checked_first(bank):
     two = one + [_house(bank, [status, light], passed=True)]
     assert [(x.check, x.tool) for x, _ in mistakes(two, bad, two[0].method)
             if x.kind == LessonKind.check_first] == [("get_room_status", "set_light")]
+
+
+# -- text that says something -----------------------------------------------------------------------
+
+
+def test_a_request_pattern_that_is_mostly_elisions_is_left_out():
+    from skillbank.evolution.evidence import describable
+
+    assert describable("… the …") == ""
+    assert describable("switch off the <value> the <value> and <value> the <value>") == ""
+    assert describable("refund order <num> for <name>, it arrived damaged.") == "refund order … for …, it arrived damaged."
+
+
+def test_a_budget_guard_updated_with_new_evidence_keeps_one_budget(bank):
+    from test_evolution_support import injected, traj
+
+    from skillbank.evolution import EvolutionConfig
+    from skillbank.evolution.distiller import SkillEvidence
+    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution.guards import situations
+    from skillbank.evolution.rule import RuleDistiller
+    from skillbank.lessons import Lesson
+    from skillbank.models import LimitEvent
+
+    old = Lesson(kind=LessonKind.budget, budget=13, tool="search")
+    skill = bank.add_skill(name="finish-within-steps-budget-stop-repeating-search",
+                           description="When a task risks running out of its steps budget.",
+                           lessons=[old], kind="guard", tools=["search"], status="active")
+    runs = [to_run(traj(f"Find the efficiency of topic {i}.", [("search", {"query": f"topic {i}"}, "no match")] * 6,
+                        success=False, task_id=f"s-{i}", injections=injected(skill),
+                        limits=[LimitEvent(type="tool_call_limit", step=12, detail="tool call limit reached",
+                                           data={"limit": 6, "used": 6})]))
+            for i in range(3)]
+    evidence = SkillEvidence(skill=skill, runs=runs, situations=situations(runs))
+    [proposal] = RuleDistiller().revise(evidence, EvolutionConfig())
+    budgets = [x.budget for x in proposal.content.lessons if x.kind == LessonKind.budget]
+    assert budgets == [6]
+    assert proposal.content.body.count("Finish within") == 1
+    # A merge of two skills keeps one budget too: the merged-in (later) one.
+    merged = RuleDistiller().merge(skill.content, proposal.content)
+    assert [x.budget for x in merged.lessons if x.kind == LessonKind.budget] == [6]

@@ -108,10 +108,12 @@ def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
 
 def describable(pattern: str) -> str:
     """A template pattern fit for a description a model reads: placeholders read as an
-    ellipsis, and a pattern of nothing but placeholders is no pattern."""
+    ellipsis, and a pattern that is mostly elisions ("… the …", "switch off the … the … and …
+    the …") is no pattern: it needs a content word for every elision, and at least one."""
     text = re.sub(r"<[a-z_]+>", "…", pattern)
     text = re.sub(r"…(?:\s*…)+", "…", text).strip()
-    return text if text.strip("…  ,.?!'’") else ""
+    content = len(template_words(text))
+    return text if content and content >= text.count("…") else ""
 
 
 def common_words(templates: Sequence[str], share: float = 0.6, limit: int = 4) -> list[str]:

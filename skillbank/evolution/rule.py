@@ -300,7 +300,7 @@ class RuleDistiller(Distiller):
             used.update(r.id for r in bad)
         for sit in evidence.situations:
             added = merge_lessons(lessons, situation_lessons(sit))
-            if len(added) > len(lessons):
+            if [x.key for x in added] != [x.key for x in lessons]:  # added, or a budget replaced
                 lessons = added
                 reasons.append(f"{'budget' if sit.is_budget else 'capability'} limit: {sit.describe()}")
                 used.update(sit.evidence)
