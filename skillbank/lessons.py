@@ -32,6 +32,7 @@ model and a person. Statistics and evidence live in a version's provenance, neve
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any, Callable, Iterable, Literal, Sequence
 
@@ -69,7 +70,8 @@ class MethodStep(BaseModel):
     ``args`` maps a parameter to its value's shape: a literal the successes all passed
     (``"open"``), a placeholder for a value that changes with the request (``"<order_id>"``), or
     a template mixing both (``"take <value_1> from <value_2>"``). ``sources`` says where a
-    placeholder's value comes from: ``"request"`` or the name of an earlier step's tool.
+    placeholder's value comes from: ``"request"`` or the name of an earlier step's tool, keyed by
+    parameter for a whole-value placeholder and by slot (``"value_1"``) for a numbered one.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -194,7 +196,16 @@ def _step_text(step: MethodStep, verb: str = "Call") -> str:
         elif source:
             value += f" (from the result of `{source}`)"
         args.append(f"`{param}`={value}")
-    return f"{verb} `{step.tool}`" + (" with " + ", ".join(args) if args else "")
+    # Where the numbered slots inside argument templates come from ("take <value_1>").
+    by_source: dict[str, list[str]] = {}
+    for slot in dict.fromkeys(re.findall(r"<(value_\d+)>", " ".join(step.args.values()))):
+        if slot in step.sources:
+            by_source.setdefault(step.sources[slot], []).append(f"<{slot}>")
+    origins = "; ".join(", ".join(slots) + (" from the request" if source == "request"
+                                             else f" from the result of `{source}`")
+                        for source, slots in by_source.items())
+    return (f"{verb} `{step.tool}`" + (" with " + ", ".join(args) if args else "")
+            + (f" ({origins})" if origins else ""))
 
 
 def sentence(lesson: Lesson) -> str:

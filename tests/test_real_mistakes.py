@@ -271,3 +271,36 @@ def test_a_budget_guard_updated_with_new_evidence_keeps_one_budget(bank):
     # A merge of two skills keeps one budget too: the merged-in (later) one.
     merged = RuleDistiller().merge(skill.content, proposal.content)
     assert [x.budget for x in merged.lessons if x.kind == LessonKind.budget] == [6]
+
+
+def test_a_numbered_slot_says_where_its_value_comes_from():
+    from test_evolution_support import traj
+
+    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution.methods import method_steps
+    from skillbank.lessons import Lesson, sentence
+
+    runs = [to_run(traj(f"Find my {item} and open what it is in.",
+                        [("find_item", {"item": item}, f"The {item} is in the {box}."),
+                         ("act", {"command": f"open {box}"}, "Opened.")], success=True, task_id=f"f-{item}"))
+            for item, box in (("key", "chest"), ("coin", "crate"), ("map", "drawer"))]
+    steps = method_steps(runs, runs[0].method)
+    assert [s.args for s in steps] == [{"item": "<item>"}, {"command": "open <value_1>"}]
+    assert steps[1].sources == {"value_1": "find_item"}
+    text = sentence(Lesson(kind=LessonKind.procedure, steps=tuple(steps)))
+    assert "2. Call `act` with `command`=`open <value_1>` (<value_1> from the result of `find_item`)." in text
+    assert "1. Call `find_item` with `item`=<item> (from the request)." in text
+
+
+def test_a_procedure_name_says_what_it_does():
+    from skillbank.evolution.rule import name_for
+    from skillbank.lessons import MethodStep
+
+    game = [MethodStep(tool="act", args={"command": c}) for c in ("take <value_1>", "open <value_2>",
+                                                                  "put <value_1> in <value_2>")]
+    # One shared request word and a one-word tool said nothing ("put-act", "get-act").
+    assert name_for(["put the <value> in the <value>."], ["act"], steps=game) == "take-open-put-with-act"
+    assert name_for(["get the <value>."], ["get_weather"]) == "get-weather"
+    assert name_for(['schedule <text> on <num>.'], ["find_contact", "create_event"]) == "schedule-create-event"
+    assert name_for(["refund order <num> for <name>, it arrived damaged."], ["find_order", "issue_refund"]) \
+        == "refund-order-arrived-damaged"

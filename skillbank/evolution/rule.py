@@ -148,16 +148,36 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
     return out[:limit]
 
 
-def name_for(templates: Sequence[str], tools: Sequence[str], suffix: str = "") -> str:
-    """Up to four words every request shares (no contractions), plus the last tool if fewer
-    than two: ``refund-order-arrived-damaged``, ``schedule-create-event``; whole words only."""
+def _what_it_does(tool: str, steps: Sequence[MethodStep]) -> list[str]:
+    """A tool's name as words, or, for a one-word tool that does everything (``act``,
+    ``run``), the verbs its steps start with: ``take-open-put-with-act``."""
+    words = slug(tool, 24).split("-")
+    if len(words) >= 2:
+        return words
+    verbs = [v.split()[0].lower() for s in steps if s.tool == tool for v in s.args.values()
+             if v.split() and re.fullmatch(r"[A-Za-z]+", v.split()[0])]
+    verbs = list(dict.fromkeys(verbs))[:3]
+    return [*verbs, "with", *words] if verbs else ["use", *words]
+
+
+def name_for(templates: Sequence[str], tools: Sequence[str], suffix: str = "",
+             steps: Sequence[MethodStep] = ()) -> str:
+    """Up to four words every request shares (no contractions); with fewer than two, what the
+    method does: the one word and the last tool (``schedule-create-event``), the tools
+    (``use-find-order-then-issue-refund``), a one-word tool's commands (``take-open-put-with-act``,
+    never ``get-act``); whole words only."""
     words = [w for w in common_words(templates, limit=8) if "'" not in w and "’" not in w][:4]
     if len(words) >= 2:
         parts = [slug(w, 16) for w in words]
     elif words and tools:
-        parts = [slug(words[0], 16), slug(tools[-1], 24)]
+        doing = _what_it_does(tools[-1], steps)
+        word = slug(words[0], 16)
+        generic = doing[0] == "use" or "with" in doing or word in doing
+        parts = doing if generic else [word, *doing]
     else:
         parts = ["use", *[p for t in tools[:3] for p in (slug(t, 16), "then")][:-1]]
+        if len(set(tools)) == 1:
+            parts = _what_it_does(tools[0], steps)
     return fit_name(parts, suffix=suffix, fallback="learned-procedure")
 
 
@@ -216,7 +236,7 @@ class RuleDistiller(Distiller):
                              min_support=config.min_support)
         templates = [r.template for r in support]
         content = SkillContent(
-            name=name or name_for(templates, tools),
+            name=name or name_for(templates, tools, steps=lesson.steps),
             description=_description(templates, tools, "the method uses")[: config.max_description_chars],
             kind=SkillKind.procedure, tools=tools, tags=("learned",),
             lessons=(lesson, *[x for x, _ in contrast]), toolset=toolset_of(support + list(bad)),
