@@ -240,7 +240,11 @@ def test_a_request_pattern_that_is_mostly_elisions_is_left_out():
 
     assert describable("… the …") == ""
     assert describable("switch off the <value> the <value> and <value> the <value>") == ""
+    assert describable("… on … at …") == ""
+    # Elisions framed by words of their own say what they stand for: kept.
     assert describable("refund order <num> for <name>, it arrived damaged.") == "refund order … for …, it arrived damaged."
+    assert describable("schedule <text> with <name> on <num> at <num>.") == "schedule … with … on … at …."
+    assert describable("how warm is it right now in <value> and in <value>?") != ""
 
 
 def test_a_budget_guard_updated_with_new_evidence_keeps_one_budget(bank):
