@@ -22,6 +22,8 @@ pitfall            ``avoid``: ``skip`` ``tool``, ``call`` ``tool`` (with ``steps
 guidance           ``text``: free advice in a person's (or a model's) own words
 tool_error         ``tool`` may fail: retry once, then report it
 policy             check that policy allows ``tool`` (``None``: the request) before acting
+wrong_tool_name    call ``tool`` by its exact name (runs called it by a name that is not a
+                   tool; that name is never stored or shown)
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -30,6 +32,7 @@ model and a person. Statistics and evidence live in a version's provenance, neve
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any, Callable, Iterable, Literal, Sequence
 
@@ -53,6 +56,7 @@ class LessonKind(str, Enum):
     guidance = "guidance"
     tool_error = "tool_error"
     policy = "policy"
+    wrong_tool_name = "wrong_tool_name"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -66,7 +70,8 @@ class MethodStep(BaseModel):
     ``args`` maps a parameter to its value's shape: a literal the successes all passed
     (``"open"``), a placeholder for a value that changes with the request (``"<order_id>"``), or
     a template mixing both (``"take <value_1> from <value_2>"``). ``sources`` says where a
-    placeholder's value comes from: ``"request"`` or the name of an earlier step's tool.
+    placeholder's value comes from: ``"request"`` or the name of an earlier step's tool, keyed by
+    parameter for a whole-value placeholder and by slot (``"value_1"``) for a numbered one.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -123,6 +128,8 @@ class Lesson(BaseModel):
             problem = "guidance needs its text"
         elif k == LessonKind.tool_error and not self.tool:
             problem = "a tool_error lesson names its tool"
+        elif k == LessonKind.wrong_tool_name and not self.tool:
+            problem = "a wrong_tool_name lesson names the tool to call"
         if problem:
             raise ValueError(problem)
         return self
@@ -189,7 +196,16 @@ def _step_text(step: MethodStep, verb: str = "Call") -> str:
         elif source:
             value += f" (from the result of `{source}`)"
         args.append(f"`{param}`={value}")
-    return f"{verb} `{step.tool}`" + (" with " + ", ".join(args) if args else "")
+    # Where the numbered slots inside argument templates come from ("take <value_1>").
+    by_source: dict[str, list[str]] = {}
+    for slot in dict.fromkeys(re.findall(r"<(value_\d+)>", " ".join(step.args.values()))):
+        if slot in step.sources:
+            by_source.setdefault(step.sources[slot], []).append(f"<{slot}>")
+    origins = "; ".join(", ".join(slots) + (" from the request" if source == "request"
+                                             else f" from the result of `{source}`")
+                        for source, slots in by_source.items())
+    return (f"{verb} `{step.tool}`" + (" with " + ", ".join(args) if args else "")
+            + (f" ({origins})" if origins else ""))
 
 
 def sentence(lesson: Lesson) -> str:
@@ -256,6 +272,9 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.tool_error:
         return (f"If {_t(t)} returns an error, retry at most once with corrected arguments; if it fails "
                 f"again, do the rest of the request and tell the user that {_t(t)} failed.")
+    if k == LessonKind.wrong_tool_name:
+        return (f"To do this, call {_t(t)} by exactly that name: a tool name that is not among your "
+                "tools fails.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
@@ -288,7 +307,7 @@ SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),
     ("Budget", frozenset({LessonKind.budget})),
-    ("Common mistakes", frozenset({LessonKind.pitfall})),
+    ("Common mistakes", frozenset({LessonKind.pitfall, LessonKind.wrong_tool_name})),
     ("Guidance", frozenset({LessonKind.guidance})),
 )
 

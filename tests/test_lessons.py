@@ -112,9 +112,10 @@ def test_a_one_tool_agent_learns_its_commands_without_instance_values(bank):
     assert ("take <value_1>", "open <value_2>", "put <value_1> in <value_2>") in texts
     assert ("take watering can", "water <value_1>") in texts
     assert ("open <value_1>", "look in <value_1>") in texts
-    # A command template reads as code, its slots in it; a whole-value slot stands bare.
-    assert "1. Call `act` with `command`=`take <value_1>`." in texts[("take <value_1>", "open <value_2>",
-                                                                        "put <value_1> in <value_2>")]
+    # A command template reads as code, its slots in it, each saying where its value comes from.
+    stow = texts[("take <value_1>", "open <value_2>", "put <value_1> in <value_2>")]
+    assert "1. Call `act` with `command`=`take <value_1>` (<value_1> from the request)." in stow
+    assert "3. Call `act` with `command`=`put <value_1> in <value_2>` (<value_1>, <value_2> from the request)." in stow
 
 
 # -- names in the request ------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ _CONTEXT_RE = re.compile(
 _REFUSAL_RE = re.compile(
     r"\bnot (?:allowed|permitted|authori[sz]ed)\b|\bagainst (?:our |the |company |my )?polic(?:y|ies)\b"
     r"|\b(?:can ?not|can't|won't|will not|unable to) comply\b|\bviolates? (?:our |the )?polic(?:y|ies)\b"
-    r"|\bprohibited by (?:the )?polic(?:y|ies)\b|\bpermission denied\b|\bforbidden\b",
+    r"|\bprohibited by (?:the )?polic(?:y|ies)\b|\bpermission denied\b|\bforbidden\b"
+    r"|\b(?:refused|denied|blocked|rejected) by (?:the |our |company )?polic(?:y|ies)\b",
     re.I,
 )
 
@@ -136,7 +137,15 @@ def classify_tool_exception(exc: BaseException, tool: str | None = None) -> Limi
     budget = classify_exception(exc)
     if budget is not None and budget.type in (LimitType.rate_limit, LimitType.context_overflow):
         return LimitSignal(budget.type, budget.detail, tool)
-    return LimitSignal(LimitType.tool_error, describe_exception(exc), tool)
+    return _refusal_or_error(describe_exception(exc), tool)
+
+
+def _refusal_or_error(text: str, tool: str | None) -> LimitSignal:
+    """A tool's failure: a policy refusal when the tool says it refused by policy (the agent
+    broke a rule, often one the message names: "refused by policy: call x first"), otherwise
+    an error of the tool."""
+    kind = LimitType.policy_refusal if detect_refusal(text) else LimitType.tool_error
+    return LimitSignal(kind, text, tool)
 
 
 def unknown_parameters(args: Any, tool: Any) -> list[LimitSignal]:
@@ -170,7 +179,7 @@ def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
         return LimitSignal(LimitType.invalid_tool_args, content, tool)
     if _TOOL_LIMIT_TOOL_RE.match(content):
         return LimitSignal(LimitType.tool_call_limit, content, tool)
-    return LimitSignal(LimitType.tool_error, content, tool)
+    return _refusal_or_error(content, tool)
 
 
 def limit_from_message(message: Any) -> LimitSignal | None:
@@ -297,6 +306,8 @@ class Detectors:
     def error_in(self, text: str, tool: str | None) -> LimitSignal | None:
         if self.result_error is None or not text:
             return None
+        if self.refused(text):
+            return None  # a refusal, reported by :meth:`refused` as a policy limit, not a tool error
         found = _safe(self.result_error, text)
         if not found:
             return None

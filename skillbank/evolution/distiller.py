@@ -41,13 +41,21 @@ class SkillEvidence(RunGroup):
 
 def merge_lessons(base: Sequence[Lesson], new: Iterable[Lesson]) -> list[Lesson]:
     """``base`` followed by each lesson of ``new`` it does not already say (a lesson its general
-    form already covers is not added either); a new procedure replaces none: the first stays."""
+    form already covers is not added either); a new procedure replaces none: the first stays.
+
+    A skill has one budget: a budget in ``new`` (the later evidence) takes the place of the one
+    in ``base``, where two budgets would contradict each other ("within 13" and "within 16")."""
     out = list(base)
     has_method = any(x.kind == LessonKind.procedure for x in out)
     for lesson in new:
         if lesson.kind == LessonKind.procedure and has_method:
             continue
         if any(have.covers(lesson) for have in out):
+            continue
+        old = next((i for i, x in enumerate(out) if x.kind == LessonKind.budget), None)
+        if lesson.kind == LessonKind.budget and old is not None:
+            out[old] = lesson
+            out = [x for i, x in enumerate(out) if i == old or x.kind != LessonKind.budget]
             continue
         out.append(lesson)
         has_method = has_method or lesson.kind == LessonKind.procedure
@@ -105,7 +113,7 @@ class Distiller(ABC):
         never brings in a lesson about a tool ``base`` does not concern.
         """
         lessons = merge_lessons(base.all_lessons, [x for x in other.all_lessons if relevant(x, base.tools)])
-        if len(lessons) == len(base.all_lessons):
+        if [x.key for x in lessons] == [x.key for x in base.all_lessons]:
             return base
         named = {t for x in lessons for t in x.tools()}
         return SkillContent(

@@ -106,12 +106,33 @@ def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
     return " ".join(out).strip()
 
 
+_FILLER = frozenset({"the", "a", "an", "and", "or", "my", "your", "this", "that"})
+
+
 def describable(pattern: str) -> str:
     """A template pattern fit for a description a model reads: placeholders read as an
-    ellipsis, and a pattern of nothing but placeholders is no pattern."""
+    ellipsis, and a pattern that is mostly elisions is no pattern.
+
+    An elision says what it stands for when a word of its own frames it ("schedule … with … on
+    … at …": what, with whom, which day, what time); after an article, a conjunction or a
+    frame word already used it says nothing ("switch off the … the … and … the …"). A pattern
+    needs a content word, and no more such empty elisions than content words and framed ones.
+    """
     text = re.sub(r"<[a-z_]+>", "…", pattern)
     text = re.sub(r"…(?:\s*…)+", "…", text).strip()
-    return text if text.strip("…  ,.?!'’") else ""
+    content = len(template_words(text))
+    tokens = re.findall(r"…|[^\s…]+", text)
+    framed, empty, frames = 0, 0, set()
+    for i, token in enumerate(tokens):
+        if token != "…":
+            continue
+        before = tokens[i - 1].lower().strip(",.;:!?") if i else ""
+        if before and before not in _FILLER and before not in frames:
+            framed += 1
+            frames.add(before)
+        else:
+            empty += 1
+    return text if content and empty <= framed + content else ""
 
 
 def common_words(templates: Sequence[str], share: float = 0.6, limit: int = 4) -> list[str]:

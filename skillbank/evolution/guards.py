@@ -5,6 +5,13 @@ A *situation* is what the lesson is about:
 - capability limits: the limit type plus the tool and, where recorded, the field or parameter
   (``missing_tool`` of ``open_window``; ``missing_parameter`` ``fan_speed`` of ``set_climate``;
   ``unknown_field`` ``eta`` of ``track_order``);
+- a call to a name that is not among the run's tools is a missing tool only when no tool of the
+  toolset fits it (``toolnames``): ``add_event`` where ``create_event`` is offered is a
+  ``wrong_tool_name`` of ``create_event`` (the lesson names the right tool, never the invented
+  one), and a skill's name called as a tool is no lesson at all;
+- a refusal or error that names another tool of the toolset ("refused by policy: call
+  ``get_room_status`` for it first") is a check before the refused tool (``check_first``), not a
+  generic error to retry;
 - budget limits (steps, model or tool calls, recursion, tokens, time): the budget family plus
   the tool the run kept repeating, if any (the usual way a budget is burnt).
 
@@ -21,9 +28,11 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from skillbank.evolution.evidence import Run, common_pattern, describable
 from skillbank.evolution.naming import fit_name
+from skillbank.evolution.toolnames import fitting_tool, is_skill_name
 from skillbank.lessons import Lesson, LessonKind
 from skillbank.models import LimitType, SkillContent, SkillKind
 
@@ -54,6 +63,7 @@ class Situation:
     failures: list[Run] = field(default_factory=list)
     successes: list[Run] = field(default_factory=list)  # coped with the limit, or came close
     limits: list[int] = field(default_factory=list)
+    called: set[str] = field(default_factory=set)  # wrong_tool_name: the names runs called instead
 
     @property
     def key(self) -> tuple[str, str | None, str | None]:
@@ -84,6 +94,9 @@ class Situation:
                 + (f" (`{self.detail}`)" if self.detail else ""),
                 "tool_error": f"`{self.tool}` returned errors",
                 "policy_refusal": f"a policy refused `{self.tool}`" if self.tool else "a policy refused the request",
+                "check_first": f"`{self.tool}` was refused with a message naming `{self.detail}` to call first",
+                "wrong_tool_name": f"`{self.tool}` was called by another name ("
+                                   + ", ".join(f"`{c}`" for c in sorted(self.called)) + ")",
                 }.get(self.family)
         if what is None:
             budget = self.family.split(":", 1)[1]
@@ -115,9 +128,61 @@ def _budget_usage(run: Run, hit_type: LimitType) -> int | None:
     return len(run.calls)
 
 
-def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
-    """Group the limit events of ``runs`` into situations (see the module docstring)."""
+# LangGraph's ToolNode lists the tools it has when a call names another: "Error: x is not a
+# valid tool, try one of [a, b]." (the toolset of a run recorded without the tools offered).
+_VALID_TOOLS = re.compile(r"try one of \[([^\]]*)\]")
+
+
+def _toolset(run: Run, detail: str) -> tuple[str, ...]:
+    if run.toolset:
+        return run.toolset
+    m = _VALID_TOOLS.search(detail or "")
+    return tuple(t.strip(" '\"`") for t in m.group(1).split(",") if t.strip(" '\"`")) if m else ()
+
+
+def _invented(run: Run, hit, skill_names: set[str], known_args: dict[str, set[str]]) -> tuple[str, str | None] | None:
+    """How a ``missing_tool`` hit reads once the run's toolset is known: ``("skill", None)`` for a
+    skill's name called as a tool, ``("wrong_tool_name", tool)`` when a tool of the toolset fits
+    the called name, ``None`` when the hit stays a missing tool."""
+    if is_skill_name(hit.tool, skill_names):
+        return "skill", None
+    toolset = _toolset(run, hit.detail)
+    if not toolset or hit.tool in toolset:
+        return None  # nothing to compare with: the limit is what the adapter recorded
+    args = next((set(c.args) for c in run.calls if c.tool == hit.tool), set())
+    fit = fitting_tool(hit.tool, run.task, toolset, known_args, args)
+    return ("wrong_tool_name", fit) if fit else None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def _named_prerequisite(run: Run, hit) -> str | None:
+    """The tool a refusal or error of ``hit.tool`` names as the one to call first: another tool
+    of the run's toolset (or, without a recorded toolset, one the run called), the first the
+    message names."""
+    call = next((c for c in run.calls if c.step == hit.step and c.tool == hit.tool), None) \
+        or next((c for c in reversed(run.calls) if c.tool == hit.tool), None)
+    text = " ".join(t for t in (call.error, call.result) if t) if call else ""
+    text = f"{text} {hit.detail}"
+    tools = set(_toolset(run, "") or run.tools) - {hit.tool}
+    # Named as the thing to do ("call x", "use x", "x first"), not merely mentioned.
+    return next((w for w in _NAME.findall(text) if w in tools and re.search(
+        rf"\b(?:call|calling|use|using|run|running|invoke|via|after)\s+[`'\"]?{re.escape(w)}\b"
+        rf"|\b{re.escape(w)}[`'\"]?(?:\s+\w+){{0,4}}\s+first\b", text, re.I)), None)
+
+
+def situations(runs: list[Run], *, near_share: float = 0.8,
+               skill_names: Iterable[str] = ()) -> list[Situation]:
+    """Group the limit events of ``runs`` into situations (see the module docstring);
+    ``skill_names`` are the bank's skills, which a model may call as if they were tools."""
     found: dict[tuple, Situation] = {}
+    skill_names = set(skill_names)
+    known_args: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        for call in run.calls:
+            if call.ok:
+                known_args[call.tool].update(call.args)
 
     def get(family: str, tool: str | None, detail: str | None) -> Situation:
         key = (family, tool, detail)
@@ -138,6 +203,16 @@ def situations(runs: list[Run], *, near_share: float = 0.8) -> list[Situation]:
                 budget_types[sit.key].add(hit.type)
                 if hit.limit:
                     sit.limits.append(hit.limit)
+            elif hit.type == LimitType.missing_tool and hit.tool and (
+                    read := _invented(run, hit, skill_names, known_args)) is not None:
+                family, fit = read
+                if fit is None:
+                    continue  # a skill's name is not a tool: no guard about it
+                sit = get(family, fit, None)
+                sit.called.add(hit.tool)
+            elif hit.type in (LimitType.policy_refusal, LimitType.tool_error) and hit.tool and (
+                    check := _named_prerequisite(run, hit)):
+                sit = get("check_first", hit.tool, check)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
                     hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)
@@ -214,6 +289,10 @@ def situation_lessons(sit: Situation) -> list[Lesson]:
         return [Lesson(kind=LessonKind.tool_error, tool=t)]
     if sit.family == "policy_refusal":
         return [Lesson(kind=LessonKind.policy, tool=t)]
+    if sit.family == "wrong_tool_name":
+        return [Lesson(kind=LessonKind.wrong_tool_name, tool=t)]
+    if sit.family == "check_first":
+        return [Lesson(kind=LessonKind.check_first, check=d, tool=t)]
     budget = sit.family.split(":", 1)[1]
     lessons = [Lesson(kind=LessonKind.budget, budget=step_budget(sit), tool=t)]
     if budget == "tokens":
@@ -235,6 +314,8 @@ def guard_name(sit: Situation) -> str:
         "invalid_tool_args": ["ask-for", d, "before", t] if d else ["check", t, "arguments"],
         "tool_error": ["when", t, "fails"],
         "policy_refusal": ["check-policy-before", t] if t else ["check-policy-first"],
+        "wrong_tool_name": ["call", t, "by-its-exact-name"],
+        "check_first": ["call", d, "before", t],
     }.get(sit.family)
     if parts is None:
         budget = sit.family.split(":", 1)[1]
@@ -270,9 +351,12 @@ def guard_content(sit: Situation) -> SkillContent:
             "tool_error": f"When {tool} returns an error.",
             "policy_refusal": "When a request may not be allowed by policy"
                               + (f", before calling {tool}" if sit.tool else "") + ".",
+            "wrong_tool_name": f"When a request needs {tool}: call it by its exact name.",
+            "check_first": f"When a request needs {tool}, which needs `{sit.detail}` called first.",
         }[sit.family] + like
     tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
     tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")
+    kind = {"wrong_tool_name": SkillKind.pitfall, "check_first": SkillKind.policy}.get(sit.family, SkillKind.guard)
     toolset = tuple(sorted({t for r in sit.failures + sit.successes for t in r.toolset}))
-    return SkillContent(name=guard_name(sit), description=description[:1000], kind=SkillKind.guard,
+    return SkillContent(name=guard_name(sit), description=description[:1000], kind=kind,
                         tools=tools, tags=tags, lessons=tuple(situation_lessons(sit)), toolset=toolset)

@@ -12,8 +12,8 @@ part of a lesson. Three things follow from that rule:
 - **Method steps** (:func:`method_steps`): across the successes that followed one skeleton,
   argument words that never change stay literal (``open``, ``from``), words that change become
   numbered placeholders in the order the request names them (``take <value_1> from
-  <value_2>``), and a whole argument that changes becomes ``<parameter>`` with where its value
-  came from (the request, or an earlier tool's result).
+  <value_2>``), and a whole argument that changes becomes ``<parameter>``; both with where the
+  value came from (the request, or an earlier tool's result), in ``MethodStep.sources``.
 """
 
 from __future__ import annotations
@@ -192,9 +192,20 @@ def method_steps(runs: Sequence[Any], key: tuple) -> list[MethodStep]:
             values = [calls[i].args.get(param) for calls, _ in per_run]
             if (i, param) in token_shape:
                 words = word_tokens(str(first_calls[i].args[param]))
+                shape = token_shape[(i, param)]
                 args[param] = " ".join(
                     word if keep is not None else f"<value_{order.get(word.lower(), 0)}>"
-                    for word, keep in zip(words, token_shape[(i, param)]))
+                    for word, keep in zip(words, shape))
+                # Where each slot's words come from, by the runs' majority (keyed by slot name).
+                for position, (word, keep) in enumerate(zip(words, shape)):
+                    if keep is not None:
+                        continue
+                    found = Counter(s for calls, run in per_run
+                                    if (s := _source(word_tokens(str(calls[i].args[param]))[position], run,
+                                                     calls[:i])) is not None)
+                    source, hits = found.most_common(1)[0] if found else (None, 0)
+                    if source is not None and hits * 2 >= len(per_run):
+                        sources[f"value_{order.get(word.lower(), 0)}"] = source
                 continue
             found = Counter(s for (calls, run), v in zip(per_run, values)
                             if (s := _source(v, run, calls[:i])) is not None)

@@ -255,7 +255,9 @@ class _Round:
         proposals: list[Proposal] = []
 
         # Step 5 routing: a limit situation goes to the used skill that owns it, if any.
-        sits = situations(batch.runs, near_share=cfg.near_budget_share)
+        # A model may call a skill it was shown as if it were a tool: never a missing tool.
+        sits = situations(batch.runs, near_share=cfg.near_budget_share,
+                          skill_names=[s.name for s in bank.skills.list()])
         report.situations = len(sits)
         owned: dict[str, list[Situation]] = defaultdict(list)
         free: list[Situation] = []

@@ -61,26 +61,41 @@ def _step_of(skel_step: tuple) -> MethodStep:
                                        for p, v in args})
 
 
+def existing_tools(runs: Sequence[Run]) -> set[str]:
+    """The tools that exist for ``runs``: those they were offered or, for runs recorded without
+    the tools offered, those some call ran without an error (a name that is not a tool never does)."""
+    offered = {t for r in runs for t in r.toolset}
+    return offered or {c.tool for r in runs for c in r.calls if c.ok}
+
+
 def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
-             limit: int = 4) -> list[tuple[Lesson, str]]:
-    """``[(lesson, why)]`` contrasting failures with the successes that followed ``skel``."""
+             limit: int = 4, min_support: int = 2) -> list[tuple[Lesson, str]]:
+    """``[(lesson, why)]`` contrasting failures with the successes that followed ``skel``.
+
+    Only tools that exist are compared (a call to an invented name is a different mistake, see
+    ``toolnames``), and a check is learned only from runs whose every call was to a real tool,
+    with at least ``min_support`` successes that checked first.
+    """
     out: list[tuple[Lesson, str]] = []
     if not bad:
         return out
-    seq = _tools_of(skel)
+    real = existing_tools([*ok, *bad])
+    seq = tuple(t for t in _tools_of(skel) if t in real)
     need_bad = max(1, math.ceil(len(bad) / 2))
     checks: set[str] = set()
+    clean_ok = [r for r in ok if set(r.tools) <= real]
+    clean_bad = [r for r in bad if set(r.tools) <= real]
     # A check the successes always did before an action and the failures skipped.
     for j, action in enumerate(seq):
         for check in reversed(seq[:j]):
             if check == action or check in checks:
                 continue
-            ok_with_action = [r for r in ok if action in r.tools]
+            ok_with_action = [r for r in clean_ok if action in r.tools]
             ok_first = sum(1 for r in ok_with_action if check in r.tools[: r.tools.index(action)])
-            if not ok_with_action or ok_first / len(ok_with_action) < 0.8:
+            if ok_first < min_support or ok_first / len(ok_with_action) < 0.8:
                 continue
-            skipped = [r for r in bad if action in r.tools and check not in r.tools[: r.tools.index(action)]]
-            if len(skipped) >= need_bad or (skipped and len(skipped) * 2 >= len([r for r in bad if action in r.tools])):
+            skipped = [r for r in clean_bad if action in r.tools and check not in r.tools[: r.tools.index(action)]]
+            if len(skipped) >= need_bad or (skipped and len(skipped) * 2 >= len([r for r in clean_bad if action in r.tools])):
                 out.append((Lesson(kind=LessonKind.check_first, check=check, tool=action),
                             f"{len(skipped)} failed run(s) called `{action}` without `{check}` "
                             f"first; {ok_first} of {len(ok_with_action)} successes checked first"))
@@ -119,7 +134,7 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
                             steps=(shown(step),) if shown else ())
             out.append((lesson, f"{len(missing)} failed run(s) never took {label(step)}"))
     seen_ok = set().union(*ok_steps) if ok_steps else set()
-    bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok)
+    bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok and s[0] in real)
     for step, n in bad_counts.most_common(2):
         if n >= need_bad and ok:
             lesson = Lesson(kind=LessonKind.pitfall, avoid="call", tool=step[0],
@@ -133,16 +148,36 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
     return out[:limit]
 
 
-def name_for(templates: Sequence[str], tools: Sequence[str], suffix: str = "") -> str:
-    """Up to four words every request shares (no contractions), plus the last tool if fewer
-    than two: ``refund-order-arrived-damaged``, ``schedule-create-event``; whole words only."""
+def _what_it_does(tool: str, steps: Sequence[MethodStep]) -> list[str]:
+    """A tool's name as words, or, for a one-word tool that does everything (``act``,
+    ``run``), the verbs its steps start with: ``take-open-put-with-act``."""
+    words = slug(tool, 24).split("-")
+    if len(words) >= 2:
+        return words
+    verbs = [v.split()[0].lower() for s in steps if s.tool == tool for v in s.args.values()
+             if v.split() and re.fullmatch(r"[A-Za-z]+", v.split()[0])]
+    verbs = list(dict.fromkeys(verbs))[:3]
+    return [*verbs, "with", *words] if verbs else ["use", *words]
+
+
+def name_for(templates: Sequence[str], tools: Sequence[str], suffix: str = "",
+             steps: Sequence[MethodStep] = ()) -> str:
+    """Up to four words every request shares (no contractions); with fewer than two, what the
+    method does: the one word and the last tool (``schedule-create-event``), the tools
+    (``use-find-order-then-issue-refund``), a one-word tool's commands (``take-open-put-with-act``,
+    never ``get-act``); whole words only."""
     words = [w for w in common_words(templates, limit=8) if "'" not in w and "’" not in w][:4]
     if len(words) >= 2:
         parts = [slug(w, 16) for w in words]
     elif words and tools:
-        parts = [slug(words[0], 16), slug(tools[-1], 24)]
+        doing = _what_it_does(tools[-1], steps)
+        word = slug(words[0], 16)
+        generic = doing[0] == "use" or "with" in doing or word in doing
+        parts = doing if generic else [word, *doing]
     else:
         parts = ["use", *[p for t in tools[:3] for p in (slug(t, 16), "then")][:-1]]
+        if len(set(tools)) == 1:
+            parts = _what_it_does(tools[0], steps)
     return fit_name(parts, suffix=suffix, fallback="learned-procedure")
 
 
@@ -197,10 +232,11 @@ class RuleDistiller(Distiller):
         if lesson is None:
             return None, [], ""
         tools = _tools_of(skel)
-        contrast = mistakes(support, bad, skel, limit=config.max_bullets)
+        contrast = mistakes(support, bad, skel, limit=config.max_bullets,
+                             min_support=config.min_support)
         templates = [r.template for r in support]
         content = SkillContent(
-            name=name or name_for(templates, tools),
+            name=name or name_for(templates, tools, steps=lesson.steps),
             description=_description(templates, tools, "the method uses")[: config.max_description_chars],
             kind=SkillKind.procedure, tools=tools, tags=("learned",),
             lessons=(lesson, *[x for x, _ in contrast]), toolset=toolset_of(support + list(bad)),
@@ -217,7 +253,8 @@ class RuleDistiller(Distiller):
         skel, support = consensus(ok)
         if not skel or len(support) < config.min_support or not bad:
             return None, [], ""
-        contrast = mistakes(support, bad, skel, limit=config.max_bullets)
+        contrast = mistakes(support, bad, skel, limit=config.max_bullets,
+                             min_support=config.min_support)
         if not contrast:
             return None, [], ""
         tools = _tools_of(skel)
@@ -274,7 +311,8 @@ class RuleDistiller(Distiller):
 
         # Common mistakes and limit lessons: only those about this skill's own tools.
         own = set(skill.tools)
-        contrast = mistakes(main_ok, bad, skel or consensus(main_ok)[0], limit=config.max_bullets)
+        contrast = mistakes(main_ok, bad, skel or consensus(main_ok)[0], limit=config.max_bullets,
+                             min_support=config.min_support)
         added = merge_lessons(lessons, [x for x, _ in contrast if relevant(x, own)])
         if len(added) > len(lessons):
             lessons = added
@@ -282,7 +320,7 @@ class RuleDistiller(Distiller):
             used.update(r.id for r in bad)
         for sit in evidence.situations:
             added = merge_lessons(lessons, situation_lessons(sit))
-            if len(added) > len(lessons):
+            if [x.key for x in added] != [x.key for x in lessons]:  # added, or a budget replaced
                 lessons = added
                 reasons.append(f"{'budget' if sit.is_budget else 'capability'} limit: {sit.describe()}")
                 used.update(sit.evidence)
