@@ -294,7 +294,8 @@ class SkillInjector:
     def standing(self) -> tuple[list[Skill], list[Skill]]:
         """The skills injected on every turn: the pinned ones and the general ones."""
         cfg = self.config
-        if not cfg.pinned and cfg.general_k <= 0:
+        general_k = cfg.standing_general_k
+        if not cfg.pinned and general_k <= 0:
             return [], []
         seq = self.bank.skills.last_event_seq()
         with self._lock:
@@ -309,11 +310,11 @@ class SkillInjector:
             if skill.status == SkillStatus.active:
                 pinned.append(skill)
         general: list[Skill] = []
-        if cfg.general_k > 0:
+        if general_k > 0:
             have = {s.id for s in pinned}
             allowed = filter_candidates([Candidate(s, 1.0, None) for s in self.bank.general_skills()],
                                         exclude=have, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools)
-            general = [c.skill for c in allowed if self._allowed(c.skill)][: cfg.general_k]
+            general = [c.skill for c in allowed if self._allowed(c.skill)][:general_k]
         with self._lock:
             self._standing_cache = (seq, (pinned, general))
         return pinned, general
@@ -344,7 +345,7 @@ class SkillInjector:
         kept = list(block.hits) if block is not None else []
         in_block = {h.skill.id for h in kept}
         floor = block.retrieved_floor(standing_ids, cfg.k) if block is not None else None
-        budget = TokenBudget(cfg.token_budget)
+        budget = TokenBudget(cfg.block_token_budget)
         for hit in kept:
             budget.spend(hit.skill)  # already shown: stays, whatever it costs
         chosen: list[SkillHit] = []
