@@ -3,13 +3,25 @@ switch: a lean block, reminders at the tool boundary, worked examples."""
 
 from __future__ import annotations
 
-from langchain_core.messages import HumanMessage
+import asyncio
+import json
 
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from typer.testing import CliRunner
+
+from conftest import _lesson, budget, check_first, missing_parameter, missing_tool
 from skillbank.adapters.config import LEAN_TOKEN_BUDGET, InjectionConfig
 from skillbank.adapters.injection import SkillInjector
+from skillbank.adapters.langchain import SkillBankMiddleware
+from skillbank.adapters.reminders import CallHistory, ReminderRules
+from skillbank.adapters.testing import ScriptedChatModel, tool_call
+from skillbank.cli import app
 from skillbank.evolution.general import general_proposals
-from skillbank.retrieval import approx_tokens
-from conftest import missing_tool
+from skillbank.lessons import MethodStep, sentence
+from skillbank.retrieval import SkillHit, approx_tokens
 
 # -- a lean block ----------------------------------------------------------------------------------
 
@@ -56,3 +68,152 @@ def test_a_lean_block_stays_within_its_budget(bank):
     lean = SkillInjector(bank, k=8, lean=True).inject(messages)
     assert approx_tokens(full.text) > LEAN_TOKEN_BUDGET  # the default block would be longer
     assert 0 < approx_tokens(lean.text) <= LEAN_TOKEN_BUDGET and len(lean.hits) < len(full.hits)
+
+
+# -- reminders at the tool boundary ------------------------------------------------------------
+
+RAN: list[tuple[str, dict]] = []
+
+
+@tool
+def get_order(order_id: str) -> str:
+    """Look an order up: its status and whether it may be refunded."""
+    RAN.append(("get_order", {"order_id": order_id}))
+    return json.dumps({"order_id": order_id, "status": "delivered", "refundable": True})
+
+
+@tool
+def refund(order_id: str) -> str:
+    """Refund an order. Call get_order first."""
+    RAN.append(("refund", {"order_id": order_id}))
+    return json.dumps({"refunded": order_id})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_log():
+    RAN.clear()
+
+
+def _refund_skill(bank, *lessons):
+    return bank.add_skill(name="refund-orders", description="refund an order after looking it up",
+                          kind="procedure", tools=["get_order", "refund"],
+                          lessons=lessons or (check_first("get_order", "refund"),))
+
+
+def _agent(bank, script, **options):
+    model = ScriptedChatModel(script)
+    mw = SkillBankMiddleware(bank, k=3, **options)
+    return create_agent(model, [get_order, refund], system_prompt="Be brief.", middleware=[mw]), model, mw
+
+
+def _tool_results(messages):
+    return [(m.name, m.text) for m in messages if isinstance(m, ToolMessage)]
+
+
+CHECK_SKIPPED = [tool_call("refund", order_id="A1"), tool_call("get_order", order_id="A1"),
+                 tool_call("refund", order_id="A1"), "Refunded."]
+
+
+def test_a_call_that_skips_its_check_is_answered_with_the_lesson_and_not_run(bank):
+    skill = _refund_skill(bank)
+    agent, model, mw = _agent(bank, CHECK_SKIPPED, reminders=True)
+    result = agent.invoke({"messages": [("user", "refund my order A1")]})
+
+    # The first refund never ran: the check ran, then the refund.
+    assert RAN == [("get_order", {"order_id": "A1"}), ("refund", {"order_id": "A1"})]
+    lesson = sentence(check_first("get_order", "refund"))
+    first = _tool_results(result["messages"])[0]
+    assert first == ("refund", f"`refund` was not run. {lesson}")
+    # The model read it as that call's result on its next turn.
+    assert any(isinstance(m, ToolMessage) and lesson in m.text for m in model.received[1])
+
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert [(s.kind, s.tool) for s in traj.steps] == [
+        ("model", None), ("reminder", "refund"), ("model", None), ("tool", "get_order"), ("model", None),
+        ("tool", "refund"), ("model", None)]
+    reminder = traj.steps[1]
+    assert reminder.args == {"order_id": "A1"} and lesson in reminder.result
+    # Recorded as an injection of the skill at the tool step: attribution and `runs show` see it.
+    at_tool = [(i.skill_id, i.version) for i in traj.injections if i.step == reminder.index]
+    assert at_tool == [(skill.id, skill.version)]
+    shown = CliRunner().invoke(app, ["runs", "show", "-d", str(bank.path), traj.id],
+                               env={"SKILLBANK_EMBEDDER": "hash", "COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "[1] reminder at tool refund" in shown.output and "skill injected: refund-orders" in shown.output
+
+
+def test_without_the_switch_every_call_runs(bank):
+    _refund_skill(bank)
+    agent, _, _ = _agent(bank, CHECK_SKIPPED)
+    result = agent.invoke({"messages": [("user", "refund my order A1")]})
+    assert [name for name, _ in RAN] == ["refund", "get_order", "refund"]
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert "reminder" not in {s.kind for s in traj.steps}
+
+
+def test_a_lesson_reminds_once_per_run(bank):
+    _refund_skill(bank)
+    script = [tool_call("refund", order_id="A1"), tool_call("refund", order_id="A1"), "Done."]
+    agent, _, _ = _agent(bank, script, reminders=True)
+    agent.invoke({"messages": [("user", "refund my order A1")]})
+    assert RAN == [("refund", {"order_id": "A1"})]  # the second attempt runs: reminded once
+    # ... per run: the next run is reminded again.
+    agent, _, _ = _agent(bank, script, reminders=True)
+    result = agent.invoke({"messages": [("user", "refund my order A1")]})
+    assert len(RAN) == 2 and _tool_results(result["messages"])[0][1].startswith("`refund` was not run.")
+
+
+def test_a_check_is_never_held_back(bank):
+    # A pitfall about the check's own tool does not hold the check back.
+    _refund_skill(bank, check_first("get_order", "refund"), _lesson("pitfall", avoid="call", tool="get_order"))
+    script = [tool_call("get_order", order_id="A1"), tool_call("refund", order_id="A1"), "Refunded."]
+    agent, _, _ = _agent(bank, script, reminders=True)
+    agent.invoke({"messages": [("user", "refund my order A1")]})
+    assert [name for name, _ in RAN] == ["get_order", "refund"]
+
+
+def test_reminders_in_the_async_twin(bank):
+    _refund_skill(bank)
+    agent, _, _ = _agent(bank, CHECK_SKIPPED, reminders=True)
+    result = asyncio.run(agent.ainvoke({"messages": [("user", "refund my order A1")]}))
+    assert [name for name, _ in RAN] == ["get_order", "refund"]
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert [s.kind for s in traj.steps].count("reminder") == 1
+
+
+def _rules(bank, *lessons):
+    skill = bank.add_skill(name="rules", description="rules", kind="pitfall", tools=["refund", "get_order"],
+                           lessons=lessons)
+    return ReminderRules.from_hits([SkillHit(skill, 0.5)])
+
+
+def test_which_calls_break_which_lessons(bank):
+    rules = _rules(bank, budget(3), missing_parameter("refund", "reason"),
+                   _lesson("pitfall", avoid="call", tool="refund",
+                           steps=(MethodStep(tool="refund", args={"order_id": "<order_id>", "mode": "full"}),)))
+    history = CallHistory()
+    # An argument the schema does not declare, under the lesson about that parameter.
+    broke = rules.broken("refund", {"order_id": "A1", "reason": "late"}, refund, history)
+    assert broke.lesson.kind.value == "missing_parameter"
+    assert rules.broken("refund", {"order_id": "A1", "note": "x"}, refund, history) is None  # not its parameter
+    # The call shape a pitfall warns about: its literal values, any value for a placeholder.
+    assert rules.broken("refund", {"order_id": "B2", "mode": "full"}, refund, history).lesson.avoid == "call"
+    assert rules.broken("refund", {"order_id": "B2", "mode": "partial"}, refund, history) is None
+    # A repeated identical call under a budget; then a call past the budget.
+    history.ran("get_order", {"order_id": "A1"})
+    assert rules.broken("get_order", {"order_id": "B2"}, get_order, history) is None
+    assert rules.broken("get_order", {"order_id": "A1"}, get_order, history).lesson.kind.value == "budget"
+    history.ran("get_order", {"order_id": "B2"})
+    history.ran("get_order", {"order_id": "C3"})
+    assert rules.broken("get_order", {"order_id": "D4"}, get_order, history).lesson.kind.value == "budget"
+    # Once reminded of, a lesson stays quiet for the run.
+    history.reminded.add(rules.broken("get_order", {"order_id": "D4"}, get_order, history).key)
+    assert rules.broken("get_order", {"order_id": "D4"}, get_order, history) is None
+
+
+def test_the_general_missing_parameter_lesson_covers_any_undeclared_argument(bank):
+    rules = _rules(bank, missing_parameter())
+    assert rules.broken("refund", {"order_id": "A1", "speed": "fast"}, refund, CallHistory()) is not None
+    assert rules.broken("refund", {"order_id": "A1"}, refund, CallHistory()) is None
+    # A tool the agent does not have: ToolNode answers that call, not a reminder.
+    assert rules.broken("teleport", {"x": 1}, None, CallHistory()) is None

@@ -60,6 +60,13 @@ class InjectionConfig:
     the block stays within ``LEAN_TOKEN_BUDGET`` tokens or ``token_budget``, whichever is
     smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
     to measure another cap, set those two instead.
+
+    ``reminders`` (middleware only): a tool call that breaks a lesson of the run's block where
+    it can be checked at the call (a check that has not run, a call shape a pitfall warns
+    about, an argument the schema does not declare, a repeated call under a budget) is answered
+    with the lesson's sentence instead of being run, at most once per lesson per run, and
+    recorded as a ``reminder`` step with the skill injected at it (see
+    :mod:`skillbank.adapters.reminders`). A check's own call is never held back.
     """
 
     k: int = 5
@@ -75,6 +82,7 @@ class InjectionConfig:
     filter: Callable[[Skill], bool] | None = None
     match_toolset: bool = True
     lean: bool = False
+    reminders: bool = False
 
     @property
     def standing_general_k(self) -> int:

@@ -47,6 +47,7 @@ from skillbank.adapters.config import InjectionConfig, RecordingConfig, split_op
 from skillbank.adapters.injection import Block, SkillInjector, merge_system_message, tool_names
 from skillbank.adapters.limits import LimitSignal, is_interrupt, limit_from_message, unknown_parameters
 from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text, model_name_of
+from skillbank.adapters.reminders import CallHistory, ReminderRules, reminder_text
 from skillbank.models import LimitType
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
@@ -79,6 +80,8 @@ class _Run:
     interrupted: bool = False
     keyed: bool = False  # the trajectory id is in the graph state
     tools: tuple[str, ...] | None = None  # tool names offered at the last model turn
+    calls: CallHistory = field(default_factory=CallHistory)  # for reminders at the tool
+    rules: ReminderRules = field(default_factory=ReminderRules)  # the block's checkable lessons
 
     def last_state(self) -> dict[str, Any]:
         """The last state seen, with the messages produced since: what a verifier gets when the
@@ -425,7 +428,32 @@ class SkillBankMiddleware(AgentMiddleware):
         call = request.tool_call
         return run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
 
+    def _remind(self, run: _Run, request: Any, turn: Any) -> ToolMessage | None:
+        """The lesson's sentence as this call's result, when the call breaks a lesson of the
+        run's block that can be checked here (``InjectionConfig.reminders``; see reminders.py)."""
+        if not self.injection.reminders or not run.block.hits:
+            return None
+        if run.rules.size != len(run.block.hits):  # the block grew: index its lessons again
+            run.rules = ReminderRules.from_hits(run.block.hits)
+        call = request.tool_call
+        name = call.get("name") or "?"
+        reminder = run.rules.broken(name, call.get("args"), request.tool, run.calls)
+        if reminder is None:
+            return None
+        run.calls.reminded.add(reminder.key)
+        text = reminder_text(name, reminder)
+        message = ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name)
+        run.tail.append(message)
+        run.recorder.end_reminder(turn, text, reminder.skill_id, reminder.version)
+        return message
+
+    def _ran(self, run: _Run, request: Any) -> None:
+        if self.injection.reminders:
+            call = request.tool_call
+            run.calls.ran(call.get("name") or "?", call.get("args"))
+
     def _tool_done(self, run: _Run, turn: Any, request: Any, result: Any) -> None:
+        self._ran(run, request)
         message = _tool_message(result)
         if isinstance(message, ToolMessage):
             run.tail.append(message)
@@ -437,7 +465,8 @@ class SkillBankMiddleware(AgentMiddleware):
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 run.recorder.add_limit(signal, turn.index)
 
-    def _tool_failed(self, run: _Run, turn: Any, error: BaseException) -> None:
+    def _tool_failed(self, run: _Run, turn: Any, request: Any, error: BaseException) -> None:
+        self._ran(run, request)
         run.recorder.end_tool(turn, error=error)
         if is_interrupt(error):
             run.interrupted = True
@@ -467,10 +496,13 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None:
             return handler(request)
         turn = self._begin_tool(run, request)
+        reminder = self._remind(run, request, turn)
+        if reminder is not None:
+            return reminder
         try:
             result = handler(request)
         except BaseException as exc:
-            self._tool_failed(run, turn, exc)
+            self._tool_failed(run, turn, request, exc)
             raise
         self._tool_done(run, turn, request, result)
         return result
@@ -501,10 +533,13 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None:
             return await handler(request)
         turn = self._begin_tool(run, request)
+        reminder = self._remind(run, request, turn)
+        if reminder is not None:
+            return reminder
         try:
             result = await handler(request)
         except BaseException as exc:
-            self._tool_failed(run, turn, exc)
+            self._tool_failed(run, turn, request, exc)
             raise
         self._tool_done(run, turn, request, result)
         return result

@@ -1,0 +1,161 @@
+"""Reminders at the tool boundary: a call that breaks an injected lesson gets the lesson back.
+
+A small model reads "Always call `get_order` before `refund`" in its system prompt and still
+calls ``refund`` first. Where the lesson can be checked at the call itself, the middleware
+(``InjectionConfig.reminders``) answers that call with the lesson's sentence instead of
+running it, at most once per lesson per run, so the rule arrives where the mistake is made:
+
+- ``check_first``: the action is called and its check has not run in this run;
+- ``pitfall`` ``call``: a call of the shape the lesson warns about (its step's literal values);
+- ``missing_parameter``: an argument the tool's schema does not declare (the lesson's own
+  parameter, or any for the general form);
+- ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run, and (``budget``)
+  a call past the budget or a third call of the tool the lesson names.
+
+A check itself is never held back (it is read-only, and holding it back would break the very
+lesson that names it). Everything here is data already at hand: the per-call cost is a dict
+lookup for the tool and a few set lookups.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from skillbank.adapters.limits import unknown_parameters
+from skillbank.hashing import canonical_json
+from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.retrieval import SkillHit
+
+__all__ = ["Reminder", "ReminderRules", "CallHistory", "reminder_text"]
+
+_PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """The lesson a call broke and the skill version it came from."""
+
+    skill_id: str
+    version: int
+    lesson: Lesson
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.skill_id, self.lesson.key
+
+    @property
+    def text(self) -> str:
+        return sentence(self.lesson)
+
+
+def reminder_text(tool: str, reminder: Reminder) -> str:
+    """What the model reads in place of the tool's result: that the call did not run, and why."""
+    return f"`{tool}` was not run. {reminder.text}"
+
+
+@dataclass
+class CallHistory:
+    """The calls one run has run so far: what the checks below compare a new call with."""
+
+    tools: set[str] = field(default_factory=set)  # tools that have run
+    calls: Counter = field(default_factory=Counter)  # (tool, canonical args) -> times run
+    per_tool: Counter = field(default_factory=Counter)
+    total: int = 0
+    reminded: set[tuple[str, str]] = field(default_factory=set)  # (skill id, lesson key)
+
+    def ran(self, tool: str, args: Any) -> None:
+        self.tools.add(tool)
+        self.calls[_call_key(tool, args)] += 1
+        self.per_tool[tool] += 1
+        self.total += 1
+
+
+def _call_key(tool: str, args: Any) -> tuple[str, str]:
+    try:
+        return tool, canonical_json(args or {})
+    except (TypeError, ValueError):
+        return tool, repr(args)
+
+
+def _shape_matches(step: MethodStep, args: Any) -> bool:
+    """Whether a call's arguments have ``step``'s shape: every literal value equal (placeholders
+    match any value, a template matches its literal words around them)."""
+    if not isinstance(args, dict):
+        return not step.args
+    for param, shape in step.args.items():
+        if param not in args:
+            return False
+        value = str(args[param]).lower()
+        if not _PLACEHOLDER.search(shape):
+            if value != shape.lower():
+                return False
+            continue
+        pattern = "".join(".+" if _PLACEHOLDER.fullmatch(part) else re.escape(part.lower())
+                          for part in re.split(r"(<[a-z][a-z0-9_]*>)", shape) if part)
+        if not re.fullmatch(pattern, value, re.S):
+            return False
+    return True
+
+
+@dataclass
+class ReminderRules:
+    """The checkable lessons of a run's block, indexed by the tool a call names."""
+
+    size: int = -1  # how many block hits these rules were built from
+    by_tool: dict[str, list[Reminder]] = field(default_factory=dict)
+    any_tool: list[Reminder] = field(default_factory=list)  # lessons about every call
+    checks: frozenset[str] = frozenset()  # tools a check_first lesson names as the check
+
+    @classmethod
+    def from_hits(cls, hits: Sequence[SkillHit]) -> "ReminderRules":
+        by_tool: dict[str, list[Reminder]] = {}
+        any_tool: list[Reminder] = []
+        checks: set[str] = set()
+        for hit in hits:
+            skill = hit.skill
+            for lesson in skill.content.lessons:
+                reminder = Reminder(skill.id, skill.version, lesson)
+                kind = lesson.kind
+                if kind == LessonKind.check_first and lesson.tool and lesson.check:
+                    checks.add(lesson.check)
+                    by_tool.setdefault(lesson.tool, []).append(reminder)
+                elif lesson.tool and (kind == LessonKind.missing_parameter or
+                                      (kind == LessonKind.pitfall and lesson.avoid == "call")):
+                    by_tool.setdefault(lesson.tool, []).append(reminder)
+                elif kind in (LessonKind.missing_parameter, LessonKind.budget) or \
+                        (kind == LessonKind.pitfall and lesson.avoid == "repeat"):
+                    any_tool.append(reminder)
+        return cls(len(hits), by_tool, any_tool, frozenset(checks))
+
+    def broken(self, tool: str, args: Any, tool_obj: Any, history: CallHistory) -> Reminder | None:
+        """The first lesson this call breaks that has not been reminded of in this run."""
+        if tool in self.checks:
+            return None  # a check is read-only: never held back
+        for reminder in (*self.by_tool.get(tool, ()), *self.any_tool):
+            if reminder.key not in history.reminded and _breaks(reminder.lesson, tool, args, tool_obj, history):
+                return reminder
+        return None
+
+
+def _breaks(lesson: Lesson, tool: str, args: Any, tool_obj: Any, history: CallHistory) -> bool:
+    kind = lesson.kind
+    if kind == LessonKind.check_first:
+        return lesson.check not in history.tools
+    if kind == LessonKind.pitfall and lesson.avoid == "call":
+        return not lesson.steps or _shape_matches(lesson.steps[0], args)
+    if kind == LessonKind.missing_parameter:
+        if tool_obj is None:
+            return False  # not a tool of the agent: ToolNode answers that call itself
+        extra = {s.data.get("param") for s in unknown_parameters(args, tool_obj)}
+        return bool(extra) if lesson.parameter is None else lesson.parameter in extra
+    repeated = history.calls[_call_key(tool, args)] > 0
+    if kind == LessonKind.pitfall:  # avoid == "repeat"
+        return repeated
+    if kind == LessonKind.budget:
+        over = lesson.budget is not None and history.total >= lesson.budget
+        kept_calling = lesson.tool == tool and history.per_tool[tool] >= 2
+        return repeated or over or kept_calling
+    return False
