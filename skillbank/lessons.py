@@ -26,6 +26,11 @@ policy             check that policy allows ``tool`` (``None``: the request) bef
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
 model and a person. Statistics and evidence live in a version's provenance, never here.
+
+A procedure or check_first lesson may carry ``examples``: compact demonstrations from
+successful runs (:class:`Example`), instance values replaced by placeholders. They are not part
+of the body (nor of the lesson's identity, ``key``): the injector renders the one whose request
+is closest to the current one (``InjectionConfig.examples``), with :func:`example_text`.
 """
 
 from __future__ import annotations
@@ -33,12 +38,12 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Callable, Iterable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from skillbank.hashing import canonical_json
 
-__all__ = ["LessonKind", "MethodStep", "Lesson", "GENERALISABLE", "sentence", "render_body",
-           "general_form", "lesson_tools", "scrub_lesson", "SECTIONS"]
+__all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "GENERALISABLE", "sentence", "render_body",
+           "general_form", "lesson_tools", "scrub_lesson", "example_text", "SECTIONS"]
 
 
 class LessonKind(str, Enum):
@@ -81,6 +86,22 @@ class MethodStep(BaseModel):
         return canonical_json([self.tool, self.args])
 
 
+class Example(BaseModel):
+    """One successful run of a lesson, compact: the request's shape, the calls with their
+    argument shapes (``MethodStep``: placeholders say where a value came from), the key result
+    (``result_tool`` returned ``result``: field -> value shape) and the answer's shape. Every
+    instance value (ids, names, numbers, e-mail addresses, dates, the request's free text) is a
+    placeholder."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: str
+    calls: tuple[MethodStep, ...] = ()
+    result_tool: str | None = None
+    result: dict[str, str] = Field(default_factory=dict)
+    answer: str | None = None
+
+
 class Lesson(BaseModel):
     """One thing a skill teaches; see the module docstring for the fields each kind uses."""
 
@@ -95,6 +116,15 @@ class Lesson(BaseModel):
     budget: int | None = None
     avoid: Literal["skip", "call", "repeat"] | None = None
     text: str | None = None
+    examples: tuple[Example, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_empty_examples(self, handler: Any) -> Any:
+        # Lessons without examples dump (and hash, and store) exactly as before examples existed.
+        data = handler(self)
+        if isinstance(data, dict) and not self.examples:
+            data.pop("examples", None)
+        return data
 
     @field_validator("text")
     @classmethod
@@ -129,8 +159,8 @@ class Lesson(BaseModel):
 
     @property
     def key(self) -> str:
-        """Identity: two lessons with the same key teach the same thing."""
-        return canonical_json(self.model_dump(mode="json", exclude_defaults=True))
+        """Identity: two lessons with the same key teach the same thing (examples aside)."""
+        return canonical_json(self.model_dump(mode="json", exclude_defaults=True, exclude={"examples"}))
 
     @property
     def general(self) -> bool:
@@ -261,6 +291,21 @@ def sentence(lesson: Lesson) -> str:
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
                 "decline that part, state the rule in one sentence and do the rest.")
     return lesson.text or ""
+
+
+def example_text(example: Example) -> str:
+    """A worked example as the model reads it: a few short lines."""
+    lines = [f"Example, for a request like \"{example.request}\":"]
+    for i, step in enumerate(example.calls, 1):
+        line = f"{i}. {_step_text(step)}"
+        if step.tool == example.result_tool and example.result and \
+                not any(s.tool == step.tool for s in example.calls[: i - 1]):
+            shown = ", ".join(f"`{k}`=" + (v if v.startswith("<") else f"`{v}`") for k, v in example.result.items())
+            line += f"; it returned {shown}"
+        lines.append(line + ".")
+    if example.answer:
+        lines.append(f"Then the answer: \"{example.answer}\"")
+    return "\n".join(lines)
 
 
 # Prose a person (or a real model) gets after a general lesson: why, in one sentence.

@@ -67,6 +67,10 @@ class InjectionConfig:
     with the lesson's sentence instead of being run, at most once per lesson per run, and
     recorded as a ``reminder`` step with the skill injected at it (see
     :mod:`skillbank.adapters.reminders`). A check's own call is never held back.
+
+    ``examples``: a skill whose lessons carry worked examples (written by a round with
+    ``EvolutionConfig.examples_per_lesson``) is shown with the one whose request is most like
+    the run's, inside its block and counted in the token budget.
     """
 
     k: int = 5
@@ -83,6 +87,7 @@ class InjectionConfig:
     match_toolset: bool = True
     lean: bool = False
     reminders: bool = False
+    examples: bool = False
 
     @property
     def standing_general_k(self) -> int:
