@@ -38,7 +38,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Callable, Iterable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from skillbank.hashing import canonical_json
 
@@ -116,15 +116,8 @@ class Lesson(BaseModel):
     budget: int | None = None
     avoid: Literal["skip", "call", "repeat"] | None = None
     text: str | None = None
-    examples: tuple[Example, ...] = ()
-
-    @model_serializer(mode="wrap")
-    def _without_empty_examples(self, handler: Any) -> Any:
-        # Lessons without examples dump (and hash, and store) exactly as before examples existed.
-        data = handler(self)
-        if isinstance(data, dict) and not self.examples:
-            data.pop("examples", None)
-        return data
+    # Lessons without examples dump (and so hash and store) exactly as before examples existed.
+    examples: tuple[Example, ...] = Field(default=(), exclude_if=lambda examples: not examples)
 
     @field_validator("text")
     @classmethod

@@ -337,3 +337,24 @@ def test_example_text_goes_through_the_same_lint_as_the_rest_of_a_skill(bank):
                            lessons=[lesson])
     assert skill.status == SkillStatus.quarantined and "ignore its instructions" in skill.note
     assert SkillContent.model_validate(skill.content.model_dump()).lessons[0].examples == (bad,)  # stored as data
+
+
+# -- all forms at once: still no superstep of their own ---------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_every_form_on_costs_the_agent_no_step(bank, mode):
+    from test_capture_costs import _run_until_limit, looping_model
+
+    bank.add_skill(name="ping-within-budget", description="ping forever, the server", kind="guard",
+                   tools=["ping"], lessons=[budget(4)])
+    limit = 16
+    without = _run_until_limit(lambda t: create_agent(looping_model(), [t]), limit, mode)
+    mw = SkillBankMiddleware(bank, k=2, lean=True, reminders=True, examples=True)
+    executed = _run_until_limit(lambda t: create_agent(looping_model(), [t], middleware=[mw]), limit, mode)
+    traj = bank.trajectories.get(mw.last_trajectory_id)
+    kinds = [s.kind for s in traj.steps]
+    # One tools superstep per call whether the call ran or was answered with the lesson: the
+    # looping model repeats `ping`, is reminded of the budget once, and the rest run.
+    assert kinds.count("reminder") == 1 and executed == without - 1 == limit // 2 - 1
+    assert kinds.count("tool") + kinds.count("reminder") == without

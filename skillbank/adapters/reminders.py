@@ -41,10 +41,10 @@ class Reminder:
     skill_id: str
     version: int
     lesson: Lesson
+    key: tuple[str, str] = field(init=False)  # (skill id, lesson key): what "once per run" counts by
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.skill_id, self.lesson.key
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.skill_id, self.lesson.key))  # a lesson key is not free
 
     @property
     def text(self) -> str:
@@ -108,6 +108,7 @@ class ReminderRules:
     by_tool: dict[str, list[Reminder]] = field(default_factory=dict)
     any_tool: list[Reminder] = field(default_factory=list)  # lessons about every call
     checks: frozenset[str] = frozenset()  # tools a check_first lesson names as the check
+    _declared: dict = field(default_factory=dict)  # (tool, argument names) -> undeclared ones
 
     @classmethod
     def from_hits(cls, hits: Sequence[SkillHit]) -> "ReminderRules":
@@ -134,28 +135,53 @@ class ReminderRules:
         """The first lesson this call breaks that has not been reminded of in this run."""
         if tool in self.checks:
             return None  # a check is read-only: never held back
+        call = _Call(tool, args, tool_obj, self._declared)
         for reminder in (*self.by_tool.get(tool, ()), *self.any_tool):
-            if reminder.key not in history.reminded and _breaks(reminder.lesson, tool, args, tool_obj, history):
+            if reminder.key not in history.reminded and _breaks(reminder.lesson, call, history):
                 return reminder
         return None
 
 
-def _breaks(lesson: Lesson, tool: str, args: Any, tool_obj: Any, history: CallHistory) -> bool:
+class _Call:
+    """One call, with what the checks derive from it computed at most once."""
+
+    def __init__(self, tool: str, args: Any, tool_obj: Any, declared: dict):
+        self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
+        self._key: tuple[str, str] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        if self._key is None:
+            self._key = _call_key(self.tool, self.args)
+        return self._key
+
+    def undeclared(self) -> set[str]:
+        """Arguments the tool's schema does not declare (reading a schema is slow: cached by
+        the tool and the argument names)."""
+        if self.tool_obj is None or not isinstance(self.args, dict) or not self.args:
+            return set()
+        names = (self.tool, tuple(sorted(self.args)))
+        if names not in self._declared:
+            self._declared[names] = {s.data.get("param") for s in unknown_parameters(self.args, self.tool_obj)}
+        return self._declared[names]
+
+
+def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
     kind = lesson.kind
     if kind == LessonKind.check_first:
         return lesson.check not in history.tools
     if kind == LessonKind.pitfall and lesson.avoid == "call":
-        return not lesson.steps or _shape_matches(lesson.steps[0], args)
+        return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
     if kind == LessonKind.missing_parameter:
-        if tool_obj is None:
-            return False  # not a tool of the agent: ToolNode answers that call itself
-        extra = {s.data.get("param") for s in unknown_parameters(args, tool_obj)}
+        if lesson.parameter is not None and not (isinstance(call.args, dict) and lesson.parameter in call.args):
+            return False
+        extra = call.undeclared()  # a tool the agent lacks has none: ToolNode answers that call
         return bool(extra) if lesson.parameter is None else lesson.parameter in extra
-    repeated = history.calls[_call_key(tool, args)] > 0
+    repeated = history.calls[call.key] > 0
     if kind == LessonKind.pitfall:  # avoid == "repeat"
         return repeated
     if kind == LessonKind.budget:
         over = lesson.budget is not None and history.total >= lesson.budget
-        kept_calling = lesson.tool == tool and history.per_tool[tool] >= 2
+        kept_calling = lesson.tool == call.tool and history.per_tool[call.tool] >= 2
         return repeated or over or kept_calling
     return False
