@@ -271,7 +271,9 @@ def test_a_distilled_example_shows_the_run_with_placeholders_and_no_instance_val
     assert shown.calls[0].args == {"order_id": "<order_id>"} and shown.calls[0].sources == {"order_id": "request"}
     assert shown.calls[2].sources == {"order_id": "request", "amount": "find_order"}
     assert shown.result_tool == "find_order" and shown.result == {"status": "delivered"}  # recurs: kept
-    assert check.examples[0].result == {"eligible": "true"}  # the check's result decides
+    # A check's example: the calls up to the action it guards; the key result is the check's.
+    assert [s.tool for s in check.examples[0].calls] == ["find_order", "check_refund_policy", "issue_refund"]
+    assert check.examples[0].result_tool == "check_refund_policy" and check.examples[0].result == {"eligible": "true"}
     text = "\n".join(example_text(e) for x in content.lessons for e in x.examples)
     for value in _instance_values(trajs):
         assert value.lower() not in text.lower(), value

@@ -88,23 +88,21 @@ def _recurring_values(runs: Sequence[Run]) -> set[tuple[str, str, str]]:
 
 
 def _calls_for(lesson: Lesson, run: Run) -> list[ToolCall]:
-    """The calls of ``run`` that show ``lesson``: the method's tools in order, or the check and
-    then the action it guards."""
-    calls = [c for c in run.calls if c.ok]
+    """The calls of ``run`` that show ``lesson``: the method's tools in order, or every call up
+    to the action a check guards, the check among them (immediate repeats collapsed)."""
+    calls: list[ToolCall] = []
+    for call in run.calls:
+        if call.ok and not (calls and calls[-1].key == call.key):
+            calls.append(call)
     if lesson.kind == LessonKind.check_first:
         check = next((i for i, c in enumerate(calls) if c.tool == lesson.check), None)
-        if check is None:
-            return []
-        action = next((c for c in calls[check + 1:] if c.tool == lesson.tool), None)
-        return [calls[check], action] if action is not None else []
+        action = next((i for i, c in enumerate(calls) if c.tool == lesson.tool and check is not None and i > check),
+                      None)
+        return calls[: action + 1][-_MAX_CALLS:] if action is not None and action - check < _MAX_CALLS else []
     wanted = {s.tool for s in lesson.steps}
     if not wanted <= {c.tool for c in calls}:
         return []
-    out: list[ToolCall] = []
-    for call in calls:
-        if call.tool in wanted and not (out and out[-1].key == call.key):
-            out.append(call)
-    return out[:_MAX_CALLS]
+    return [c for c in calls if c.tool in wanted][:_MAX_CALLS]
 
 
 def example_of(lesson: Lesson, run: Run, recurring: set[tuple[str, str, str]] = frozenset()) -> Example | None:
@@ -133,7 +131,8 @@ def example_of(lesson: Lesson, run: Run, recurring: set[tuple[str, str, str]] = 
             for leaf in leaves(value):
                 values.setdefault(str(leaf).lower(), args[param])
         steps.append(MethodStep(tool=call.tool, args=args, sources=sources))
-    key = calls[0]  # the check's result, or the method's first
+    # The key result: the check's (it decides whether to act), or the method's first call's.
+    key = next(c for c in calls if c.tool == lesson.check) if lesson.kind == LessonKind.check_first else calls[0]
     result = {}
     for name, value in list(_result_fields(key).items()):
         text = str(value).lower()
@@ -183,4 +182,4 @@ def _shape(text: str | None, values: dict[str, str]) -> str:
             shaped.append(lead + task_template(part) + tail)
         else:
             shaped.append(part)
-    return "".join(shaped).strip()
+    return re.sub(r"([(\[]) | ([)\]])", r"\1\2", "".join(shaped)).strip()
