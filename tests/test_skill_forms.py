@@ -187,6 +187,22 @@ def test_reminders_in_the_async_twin(bank):
     assert [s.kind for s in traj.steps].count("reminder") == 1
 
 
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_the_gate_s_inject_only_middleware_gives_the_same_reminders(bank, mode):
+    from skillbank.consistency.validation import InjectOnlyMiddleware
+
+    _refund_skill(bank)
+    for reminders, expected in ((True, ["get_order", "refund"]), (False, ["refund", "get_order", "refund"])):
+        RAN.clear()
+        mw = InjectOnlyMiddleware(bank, k=3, reminders=reminders)
+        agent = create_agent(ScriptedChatModel(CHECK_SKIPPED), [get_order, refund], middleware=[mw])
+        task = {"messages": [("user", "refund my order A1")]}
+        result = agent.invoke(task) if mode == "invoke" else asyncio.run(agent.ainvoke(task))
+        assert [name for name, _ in RAN] == expected
+        assert any("was not run" in text for _, text in _tool_results(result["messages"])) == reminders
+    assert not bank.trajectories.list()  # the gate's runs are never recorded
+
+
 def _rules(bank, *lessons):
     skill = bank.add_skill(name="rules", description="rules", kind="pitfall", tools=["refund", "get_order"],
                            lessons=lessons)

@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from skillbank.adapters._watch import watcher
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.recorder import first_human_text, message_text
+from skillbank.adapters.reminders import ToolReminders
 from skillbank.lessons import Example, LessonKind
 from skillbank.models import Skill, SkillStatus
 from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
@@ -139,6 +140,9 @@ class Block:
     """
 
     hits: list[SkillHit] = field(default_factory=list)
+    # The run's tool calls and the block's checkable lessons, for reminders at the tool
+    # (InjectionConfig.reminders): they live as long as the block does.
+    reminders: ToolReminders = field(default_factory=ToolReminders)
 
     def ids(self) -> set[str]:
         return {h.skill.id for h in self.hits}

@@ -47,7 +47,6 @@ from skillbank.adapters.config import InjectionConfig, RecordingConfig, split_op
 from skillbank.adapters.injection import Block, SkillInjector, merge_system_message, tool_names
 from skillbank.adapters.limits import LimitSignal, is_interrupt, limit_from_message, unknown_parameters
 from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text, model_name_of
-from skillbank.adapters.reminders import CallHistory, ReminderRules, reminder_text
 from skillbank.models import LimitType
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
@@ -80,8 +79,6 @@ class _Run:
     interrupted: bool = False
     keyed: bool = False  # the trajectory id is in the graph state
     tools: tuple[str, ...] | None = None  # tool names offered at the last model turn
-    calls: CallHistory = field(default_factory=CallHistory)  # for reminders at the tool
-    rules: ReminderRules = field(default_factory=ReminderRules)  # the block's checkable lessons
 
     def last_state(self) -> dict[str, Any]:
         """The last state seen, with the messages produced since: what a verifier gets when the
@@ -431,26 +428,19 @@ class SkillBankMiddleware(AgentMiddleware):
     def _remind(self, run: _Run, request: Any, turn: Any) -> ToolMessage | None:
         """The lesson's sentence as this call's result, when the call breaks a lesson of the
         run's block that can be checked here (``InjectionConfig.reminders``; see reminders.py)."""
-        if not self.injection.reminders or not run.block.hits:
+        if not self.injection.reminders:
             return None
-        if run.rules.size != len(run.block.hits):  # the block grew: index its lessons again
-            run.rules = ReminderRules.from_hits(run.block.hits)
-        call = request.tool_call
-        name = call.get("name") or "?"
-        reminder = run.rules.broken(name, call.get("args"), request.tool, run.calls)
-        if reminder is None:
+        found = run.block.reminders.intercept(run.block.hits, request)
+        if found is None:
             return None
-        run.calls.reminded.add(reminder.key)
-        text = reminder_text(name, reminder)
-        message = ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name)
+        reminder, message = found
         run.tail.append(message)
-        run.recorder.end_reminder(turn, text, reminder.skill_id, reminder.version)
+        run.recorder.end_reminder(turn, message.text, reminder.skill_id, reminder.version)
         return message
 
     def _ran(self, run: _Run, request: Any) -> None:
         if self.injection.reminders:
-            call = request.tool_call
-            run.calls.ran(call.get("name") or "?", call.get("args"))
+            run.block.reminders.ran(request)
 
     def _tool_done(self, run: _Run, turn: Any, request: Any, result: Any) -> None:
         self._ran(run, request)

@@ -24,12 +24,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from langchain_core.messages import ToolMessage
+
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.retrieval import SkillHit
 
-__all__ = ["Reminder", "ReminderRules", "CallHistory", "reminder_text"]
+__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text"]
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
 
@@ -185,3 +187,33 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
         kept_calling = lesson.tool == call.tool and history.per_tool[call.tool] >= 2
         return repeated or over or kept_calling
     return False
+
+
+class ToolReminders:
+    """One run's reminders: its calls so far and the checkable lessons of its block. Every
+    middleware that answers tool calls with lessons keeps one per run (on the run's ``Block``)."""
+
+    def __init__(self) -> None:
+        self.calls = CallHistory()
+        self.rules = ReminderRules()
+
+    def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
+        """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
+        lesson, and the message to answer the call with instead of running it."""
+        if not hits:
+            return None
+        if self.rules.size != len(hits):  # the block grew: index its lessons again
+            self.rules = ReminderRules.from_hits(hits)
+        call = request.tool_call
+        name = call.get("name") or "?"
+        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls)
+        if reminder is None:
+            return None
+        self.calls.reminded.add(reminder.key)
+        return reminder, ToolMessage(content=reminder_text(name, reminder), tool_call_id=call.get("id") or "",
+                                     name=name)
+
+    def ran(self, request: Any) -> None:
+        """A ``ToolCallRequest``'s call ran (whatever its outcome)."""
+        call = request.tool_call
+        self.calls.ran(call.get("name") or "?", call.get("args"))
