@@ -61,12 +61,13 @@ class InjectionConfig:
     smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
     to measure another cap, set those two instead.
 
-    ``reminders`` (``SkillBankMiddleware`` and the gate's ``InjectOnlyMiddleware``): a tool call that breaks a lesson of the run's block where
-    it can be checked at the call (a check that has not run, a call shape a pitfall warns
-    about, an argument the schema does not declare, a repeated call under a budget) is answered
-    with the lesson's sentence instead of being run, at most once per lesson per run, and
-    recorded as a ``reminder`` step with the skill injected at it (see
-    :mod:`skillbank.adapters.reminders`). A check's own call is never held back.
+    ``reminders`` (``SkillBankMiddleware`` and the gate's ``InjectOnlyMiddleware``): a tool
+    call that breaks a lesson of the run's block where it can be checked at the call (a check
+    that has not run, a call shape a pitfall warns about, an argument the schema does not
+    declare, a repeated call under a budget) is answered with the lesson's sentence instead of
+    being run, at most once per lesson per run, and recorded as a ``reminder`` step with the
+    skill injected at it (see :mod:`skillbank.adapters.reminders`). A check's own call is
+    never held back.
 
     ``examples``: a skill whose lessons carry worked examples (written by a round with
     ``EvolutionConfig.examples_per_lesson``) is shown with the one whose request is most like
