@@ -28,6 +28,11 @@ wrong_tool_name    call ``tool`` by its exact name (runs called it by a name tha
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
 model and a person. Statistics and evidence live in a version's provenance, never here.
+
+A procedure or check_first lesson may carry ``examples``: compact demonstrations from
+successful runs (:class:`Example`), instance values replaced by placeholders. They are not part
+of the body (nor of the lesson's identity, ``key``): the injector renders the one whose request
+is closest to the current one (``InjectionConfig.examples``), with :func:`example_text`.
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from skillbank.hashing import canonical_json
 
-__all__ = ["LessonKind", "MethodStep", "Lesson", "GENERALISABLE", "sentence", "render_body",
-           "general_form", "lesson_tools", "scrub_lesson", "SECTIONS"]
+__all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "GENERALISABLE", "sentence", "render_body",
+           "general_form", "lesson_tools", "scrub_lesson", "example_text", "SECTIONS"]
 
 
 class LessonKind(str, Enum):
@@ -86,6 +91,22 @@ class MethodStep(BaseModel):
         return canonical_json([self.tool, self.args])
 
 
+class Example(BaseModel):
+    """One successful run of a lesson, compact: the request's shape, the calls with their
+    argument shapes (``MethodStep``: placeholders say where a value came from), the key result
+    (``result_tool`` returned ``result``: field -> value shape) and the answer's shape. Every
+    instance value (ids, names, numbers, e-mail addresses, dates, the request's free text) is a
+    placeholder."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: str
+    calls: tuple[MethodStep, ...] = ()
+    result_tool: str | None = None
+    result: dict[str, str] = Field(default_factory=dict)
+    answer: str | None = None
+
+
 class Lesson(BaseModel):
     """One thing a skill teaches; see the module docstring for the fields each kind uses."""
 
@@ -100,6 +121,8 @@ class Lesson(BaseModel):
     budget: int | None = None
     avoid: Literal["skip", "call", "repeat"] | None = None
     text: str | None = None
+    # Lessons without examples dump (and so hash and store) exactly as before examples existed.
+    examples: tuple[Example, ...] = Field(default=(), exclude_if=lambda examples: not examples)
 
     @field_validator("text")
     @classmethod
@@ -136,8 +159,8 @@ class Lesson(BaseModel):
 
     @property
     def key(self) -> str:
-        """Identity: two lessons with the same key teach the same thing."""
-        return canonical_json(self.model_dump(mode="json", exclude_defaults=True))
+        """Identity: two lessons with the same key teach the same thing (examples aside)."""
+        return canonical_json(self.model_dump(mode="json", exclude_defaults=True, exclude={"examples"}))
 
     @property
     def general(self) -> bool:
@@ -280,6 +303,21 @@ def sentence(lesson: Lesson) -> str:
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
                 "decline that part, state the rule in one sentence and do the rest.")
     return lesson.text or ""
+
+
+def example_text(example: Example) -> str:
+    """A worked example as the model reads it: a few short lines."""
+    lines = [f"Example, for a request like \"{example.request}\":"]
+    for i, step in enumerate(example.calls, 1):
+        line = f"{i}. {_step_text(step)}"
+        if step.tool == example.result_tool and example.result and \
+                not any(s.tool == step.tool for s in example.calls[: i - 1]):
+            shown = ", ".join(f"`{k}`=" + (v if v.startswith("<") else f"`{v}`") for k, v in example.result.items())
+            line += f"; it returned {shown}"
+        lines.append(line + ".")
+    if example.answer:
+        lines.append(f"Then the answer: \"{example.answer}\"")
+    return "\n".join(lines)
 
 
 # Prose a person (or a real model) gets after a general lesson: why, in one sentence.

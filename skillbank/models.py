@@ -333,7 +333,7 @@ class Step(BaseModel):
     """A model turn or a tool call, in the order they happened."""
 
     index: int
-    kind: str  # "model" | "tool"
+    kind: str  # "model" | "tool" | "reminder" (a tool call answered with a lesson, not run)
     started_at: datetime
     latency_ms: float | None = None
     # model turns

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from skillbank.lessons import Example, example_text
 from skillbank.models import Skill, SkillKind
 
 USEFULNESS_WEIGHT = 0.2
@@ -58,9 +59,14 @@ def _escape(text: str) -> str:
     return text.replace("</skill", "<\\/skill").replace("<skill", "<\\skill")
 
 
-def render_one(skill: Skill) -> str:
+# Picks the worked example to show with a skill (``None``: none); see InjectionConfig.examples.
+ExampleChooser = Callable[[Skill], "Example | None"]
+
+
+def render_one(skill: Skill, example: Example | None = None) -> str:
     attrs = f'name="{skill.name}" kind="{skill.kind.value}" version="{skill.version}"'
-    return f"<skill {attrs}>\nWhen: {_escape(skill.description)}\n{_escape(skill.body)}\n</skill>"
+    shown = f"\n{_escape(example_text(example))}" if example is not None else ""
+    return f"<skill {attrs}>\nWhen: {_escape(skill.description)}\n{_escape(skill.body)}{shown}\n</skill>"
 
 
 class TokenBudget:
@@ -85,16 +91,18 @@ class TokenBudget:
         self.used += cost
         return True
 
-    def spend(self, skill: Skill) -> None:
+    def spend(self, skill: Skill, block: str | None = None) -> None:
         """Count ``skill`` in whether or not it fits (a pinned skill, or one a run was already shown)."""
-        self.used += self.cost(skill)
+        self.used += self.cost(skill, block)
 
 
-def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
+def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None,
+           examples: ExampleChooser | None = None) -> str:
     """The block injected into the system message; empty when there is nothing to inject.
 
     Skills are added in rank order; one that would overflow ``token_budget`` is skipped and
-    smaller ones after it may still fit.
+    smaller ones after it may still fit. ``examples(skill)`` gives the worked example to show
+    inside a skill's block, if any.
     """
     skills = [h.skill if isinstance(h, SkillHit) else h for h in hits]
     if not skills:
@@ -102,7 +110,7 @@ def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None) ->
     budget = TokenBudget(token_budget)
     parts: list[str] = []
     for skill in skills:
-        block = render_one(skill)
+        block = render_one(skill, examples(skill) if examples is not None else None)
         if budget.take(skill, block):
             parts.append(block)
     if not parts:

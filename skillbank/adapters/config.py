@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Mapping
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.models import Skill
 
-__all__ = ["InjectionConfig", "RecordingConfig", "split_options", "MESSAGE_CHARS", "GENERAL_K"]
+__all__ = ["InjectionConfig", "RecordingConfig", "split_options", "MESSAGE_CHARS", "GENERAL_K",
+           "LEAN_TOKEN_BUDGET"]
 
 # A turn's query is the task plus the gist of each recent message, at most this many characters
 # each: a MiniLM pass costs more the longer the text, and the gist is what retrieval reacts to.
@@ -27,6 +28,10 @@ MESSAGE_CHARS = 100
 # General skills injected per turn at most: one per kind of general lesson the rule distiller
 # writes, each a few dozen tokens.
 GENERAL_K = 5
+# The cap a lean block stays within: about two learned skills with the header, for a small
+# model that follows a short block better than a long one. A starting point to measure against
+# (benchmarks/bench_real_model.py), not a measured optimum.
+LEAN_TOKEN_BUDGET = 500
 
 
 def _tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -49,6 +54,24 @@ class InjectionConfig:
     ``match_toolset`` (on by default) keeps out skills learned by agents with a different set of
     tools than the agent in front of it (see :func:`~skillbank.adapters.injection.fits_toolset`;
     it applies where the adapter sees the agent's tools, as the middleware does).
+
+    ``lean`` is the block for a small model, one switch: general skills compete by relevance
+    like any other skill instead of riding on every turn (``general_k`` counts as ``0``), and
+    the block stays within ``LEAN_TOKEN_BUDGET`` tokens or ``token_budget``, whichever is
+    smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
+    to measure another cap, set those two instead.
+
+    ``reminders`` (``SkillBankMiddleware`` and the gate's ``InjectOnlyMiddleware``): a tool
+    call that breaks a lesson of the run's block where it can be checked at the call (a check
+    that has not run, a call shape a pitfall warns about, an argument the schema does not
+    declare, a repeated call under a budget) is answered with the lesson's sentence instead of
+    being run, at most once per lesson per run, and recorded as a ``reminder`` step with the
+    skill injected at it (see :mod:`skillbank.adapters.reminders`). A check's own call is
+    never held back.
+
+    ``examples``: a skill whose lessons carry worked examples (written by a round with
+    ``EvolutionConfig.examples_per_lesson``) is shown with the one whose request is most like
+    the run's, inside its block and counted in the token budget.
     """
 
     k: int = 5
@@ -63,6 +86,21 @@ class InjectionConfig:
     min_score: float = 0.0
     filter: Callable[[Skill], bool] | None = None
     match_toolset: bool = True
+    lean: bool = False
+    reminders: bool = False
+    examples: bool = False
+
+    @property
+    def standing_general_k(self) -> int:
+        """General skills injected on every turn: none in a lean block."""
+        return 0 if self.lean else self.general_k
+
+    @property
+    def block_token_budget(self) -> int | None:
+        """The token cap of the whole block (``None``: none)."""
+        if not self.lean:
+            return self.token_budget
+        return LEAN_TOKEN_BUDGET if self.token_budget is None else min(self.token_budget, LEAN_TOKEN_BUDGET)
 
     def __post_init__(self) -> None:
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.

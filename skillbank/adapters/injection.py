@@ -22,9 +22,11 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from skillbank.adapters._watch import watcher
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.recorder import first_human_text, message_text
-from skillbank.lessons import LessonKind
+from skillbank.adapters.reminders import ToolReminders
+from skillbank.lessons import Example, LessonKind
 from skillbank.models import Skill, SkillStatus
-from skillbank.retrieval import Candidate, SkillHit, TokenBudget, filter_candidates
+from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
+                                 render_one)
 
 __all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names", "merge_system_message",
            "inject_skills",
@@ -138,6 +140,9 @@ class Block:
     """
 
     hits: list[SkillHit] = field(default_factory=list)
+    # The run's tool calls and the block's checkable lessons, for reminders at the tool
+    # (InjectionConfig.reminders): they live as long as the block does.
+    reminders: ToolReminders = field(default_factory=ToolReminders)
 
     def ids(self) -> set[str]:
         return {h.skill.id for h in self.hits}
@@ -294,7 +299,8 @@ class SkillInjector:
     def standing(self) -> tuple[list[Skill], list[Skill]]:
         """The skills injected on every turn: the pinned ones and the general ones."""
         cfg = self.config
-        if not cfg.pinned and cfg.general_k <= 0:
+        general_k = cfg.standing_general_k
+        if not cfg.pinned and general_k <= 0:
             return [], []
         seq = self.bank.skills.last_event_seq()
         with self._lock:
@@ -309,11 +315,11 @@ class SkillInjector:
             if skill.status == SkillStatus.active:
                 pinned.append(skill)
         general: list[Skill] = []
-        if cfg.general_k > 0:
+        if general_k > 0:
             have = {s.id for s in pinned}
             allowed = filter_candidates([Candidate(s, 1.0, None) for s in self.bank.general_skills()],
                                         exclude=have, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools)
-            general = [c.skill for c in allowed if self._allowed(c.skill)][: cfg.general_k]
+            general = [c.skill for c in allowed if self._allowed(c.skill)][:general_k]
         with self._lock:
             self._standing_cache = (seq, (pinned, general))
         return pinned, general
@@ -327,7 +333,7 @@ class SkillInjector:
             return False
 
     def select(self, query: str | np.ndarray | None, *, block: Block | None = None,
-               tools: Sequence[str] | None = None) -> list[SkillHit]:
+               tools: Sequence[str] | None = None, examples: ExampleChooser | None = None) -> list[SkillHit]:
         """The skills for a turn with ``query`` (a text or a query vector), in block order.
 
         Without a ``block``: pinned skills, general skills, then up to ``k`` retrieved, as far
@@ -336,7 +342,8 @@ class SkillInjector:
         fewer than ``k`` retrieved skills any of this turn's joins; once it holds ``k``, a
         newcomer must score at least as well as the weakest of them (it would have made the cut
         on the turn that filled the block), so a full block does not churn with every small
-        change in the query. ``tools``: the agent's tool names, for ``match_toolset``.
+        change in the query. ``tools``: the agent's tool names, for ``match_toolset``;
+        ``examples``: the worked example each skill will be shown with, counted in its cost.
         """
         cfg = self.config
         pinned, general = self.standing()
@@ -344,24 +351,28 @@ class SkillInjector:
         kept = list(block.hits) if block is not None else []
         in_block = {h.skill.id for h in kept}
         floor = block.retrieved_floor(standing_ids, cfg.k) if block is not None else None
-        budget = TokenBudget(cfg.token_budget)
+        budget = TokenBudget(cfg.block_token_budget)
+
+        def shown(skill: Skill) -> str | None:  # the skill's block, when it differs from its default
+            return render_one(skill, examples(skill)) if examples is not None else None
+
         for hit in kept:
-            budget.spend(hit.skill)  # already shown: stays, whatever it costs
+            budget.spend(hit.skill, shown(hit.skill))  # already shown: stays, whatever it costs
         chosen: list[SkillHit] = []
         for skill in pinned:  # pinned: always in
             if skill.id not in in_block:
-                budget.spend(skill)
+                budget.spend(skill, shown(skill))
                 chosen.append(SkillHit(skill, 1.0))
         agent_tools = tools if cfg.match_toolset else None
         for skill in general:
-            if skill.id not in in_block and fits_toolset(skill, agent_tools) and budget.take(skill):
+            if skill.id not in in_block and fits_toolset(skill, agent_tools) and budget.take(skill, shown(skill)):
                 chosen.append(SkillHit(skill, 1.0))
         if cfg.k > 0 and query is not None and not (isinstance(query, str) and not query.strip()):
             exclude = standing_ids | in_block | {h.skill.id for h in chosen}
             for hit in self._retrieve(query, exclude, agent_tools):
                 if floor is not None and float(hit.score) < floor:
                     continue
-                if budget.take(hit.skill):
+                if budget.take(hit.skill, shown(hit.skill)):
                     chosen.append(hit)
         if block is not None:
             block.hits.extend(chosen)
@@ -392,10 +403,43 @@ class SkillInjector:
         task_first = bool(parts) and parts[0] == self._task_text(convo, task) != ""
         vector = self.query_vector(parts, task_first=task_first) if self.config.k > 0 else None
         t1 = time.perf_counter()
-        hits = self.select(vector, block=block, tools=tools)
-        text = self.bank.render(hits) if hits else ""
+        chooser = self.example_chooser(parts[0] if task_first else None, vector) if self.config.examples else None
+        hits = self.select(vector, block=block, tools=tools, examples=chooser)
+        if not hits:
+            text = ""
+        else:
+            text = render(hits, examples=chooser) if chooser is not None else self.bank.render(hits)
         return InjectionResult(text=text, hits=hits if text else [], query="\n".join(parts),
                                seconds=time.perf_counter() - t0, embed_seconds=t1 - t0)
+
+    def example_chooser(self, task: str | None, query: np.ndarray | None = None) -> ExampleChooser:
+        """For each skill, the worked example whose request is most like ``task`` (cosine of
+        their embeddings; ``query``, the turn's vector, when there is no task text).
+
+        The task's vector is the one the turn's query was built from (a cache hit, no new
+        embedding); each example's request is embedded once, on the first turn that shows its
+        skill, and cached like every query text. A skill with one example needs no embedding.
+        """
+        target: list[np.ndarray | None] = []  # the task's vector, looked up once, when needed
+        picked: dict[tuple[str, int], Example | None] = {}
+
+        def choose(skill: Skill) -> Example | None:
+            key = (skill.id, skill.version)
+            if key in picked:
+                return picked[key]
+            pool = [e for lesson in skill.content.lessons for e in lesson.examples]
+            best = pool[0] if pool else None
+            if len(pool) > 1:
+                if not target:
+                    target.append(self._embed_parts([task])[0] if task else query)
+                if target[0] is not None:
+                    vectors = self._embed_parts([e.request for e in pool])
+                    scores = [_cosine(target[0], v) for v in vectors]
+                    best = pool[int(np.argmax(scores))]
+            picked[key] = best
+            return best
+
+        return choose
 
     # -- message helpers ---------------------------------------------------------------------
 
@@ -418,6 +462,11 @@ class SkillInjector:
         merged.response_metadata = {**merged.response_metadata,
                                     INJECTION_METADATA_KEY: result.as_metadata()}
         return [merged, *rest]
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(np.dot(a, b)) / norm if norm > 0 else 0.0
 
 
 def merge_system_message(system: SystemMessage | None, block: str) -> SystemMessage:

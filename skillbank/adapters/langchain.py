@@ -425,7 +425,25 @@ class SkillBankMiddleware(AgentMiddleware):
         call = request.tool_call
         return run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
 
+    def _remind(self, run: _Run, request: Any, turn: Any) -> ToolMessage | None:
+        """The lesson's sentence as this call's result, when the call breaks a lesson of the
+        run's block that can be checked here (``InjectionConfig.reminders``; see reminders.py)."""
+        if not self.injection.reminders:
+            return None
+        found = run.block.reminders.intercept(run.block.hits, request)
+        if found is None:
+            return None
+        reminder, message = found
+        run.tail.append(message)
+        run.recorder.end_reminder(turn, message.text, reminder.skill_id, reminder.version)
+        return message
+
+    def _ran(self, run: _Run, request: Any) -> None:
+        if self.injection.reminders:
+            run.block.reminders.ran(request)
+
     def _tool_done(self, run: _Run, turn: Any, request: Any, result: Any) -> None:
+        self._ran(run, request)
         message = _tool_message(result)
         if isinstance(message, ToolMessage):
             run.tail.append(message)
@@ -437,7 +455,8 @@ class SkillBankMiddleware(AgentMiddleware):
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 run.recorder.add_limit(signal, turn.index)
 
-    def _tool_failed(self, run: _Run, turn: Any, error: BaseException) -> None:
+    def _tool_failed(self, run: _Run, turn: Any, request: Any, error: BaseException) -> None:
+        self._ran(run, request)
         run.recorder.end_tool(turn, error=error)
         if is_interrupt(error):
             run.interrupted = True
@@ -467,10 +486,13 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None:
             return handler(request)
         turn = self._begin_tool(run, request)
+        reminder = self._remind(run, request, turn)
+        if reminder is not None:
+            return reminder
         try:
             result = handler(request)
         except BaseException as exc:
-            self._tool_failed(run, turn, exc)
+            self._tool_failed(run, turn, request, exc)
             raise
         self._tool_done(run, turn, request, result)
         return result
@@ -501,10 +523,13 @@ class SkillBankMiddleware(AgentMiddleware):
         if run is None:
             return await handler(request)
         turn = self._begin_tool(run, request)
+        reminder = self._remind(run, request, turn)
+        if reminder is not None:
+            return reminder
         try:
             result = await handler(request)
         except BaseException as exc:
-            self._tool_failed(run, turn, exc)
+            self._tool_failed(run, turn, request, exc)
             raise
         self._tool_done(run, turn, request, result)
         return result

@@ -37,9 +37,13 @@ from skillbank.adapters.limits import (
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
-           "snapshot_id", "coerce_outcome", "call_verifier"]
+           "snapshot_id", "coerce_outcome", "call_verifier", "REMINDER_STEP"]
 
 log = logging.getLogger("skillbank.adapters")
+
+# The kind of step a tool call answered with a lesson instead of run is stored as: not a
+# "tool" step, so the evolution loop never reads it as a call the agent made.
+REMINDER_STEP = "reminder"
 
 
 def message_text(message: Any) -> str:
@@ -403,6 +407,21 @@ class TrajectoryRecorder:
             self._pending.steps.append(step)
             for sig in signals:
                 self._limit_locked(sig, turn.index)
+        self._maybe_flush()
+
+    def end_reminder(self, turn: ToolTurn, text: str, skill_id: str, version: int) -> None:
+        """Finish a tool call that was answered with a lesson instead of run (a reminder at the
+        tool): a ``reminder`` step holding the call and the text the model got, and an injection
+        of the lesson's skill version at that step, so attribution counts the run as helped (or
+        not) by it."""
+        latency = (time.monotonic() - turn.t0) * 1000
+        step = Step(index=turn.index, kind=REMINDER_STEP, started_at=turn.started_at, latency_ms=round(latency, 3),
+                    tool=turn.tool, args=self._o(turn.args) if turn.args is not None else None,
+                    result=self._s(text))
+        with self._lock:
+            self._pending.steps.append(step)
+            self._pending.injections.append(Injection(step=turn.index, skill_id=skill_id, version=int(version),
+                                                      rank=0, score=1.0))
         self._maybe_flush()
 
     def record_tool_message(self, message: Any, tool: str | None = None) -> None:

@@ -145,7 +145,9 @@ def _step_lines(step: "Step", full: bool) -> list[Text]:
             args = call.get("args", call.get("arguments", {}))
             lines.append(Text(f"    -> call {name}({_clip(_args(args), full)})", style="cyan"))
     else:
-        head = Text(f"[{step.index}] tool {step.tool or '?'}", style="bold cyan")
+        # A "reminder" step is a tool call answered with a lesson instead of being run.
+        what = "tool" if step.kind == "tool" else f"{step.kind} at tool"
+        head = Text(f"[{step.index}] {what} {step.tool or '?'}", style="bold cyan")
         if step.latency_ms is not None:
             head.append(f"  {step.latency_ms:.0f} ms", style="dim")
         lines.append(head)

@@ -96,9 +96,10 @@ class CandidateView:
 
 
 class InjectOnlyMiddleware:
-    """Injects skills into each model call like ``SkillBankMiddleware`` and records nothing
-    (but ``injected``: how many model calls each skill went into). One instance may serve many
-    runs at once."""
+    """Injects skills into each model call like ``SkillBankMiddleware`` (and, with
+    ``reminders=True``, answers a tool call that breaks a lesson of the run's block with it) and
+    records nothing (but ``injected``: how many model calls each skill went into). One instance
+    may serve many runs at once."""
 
     def __new__(cls, bank: Any, **options: Any) -> Any:
         from langchain.agents.middleware import AgentMiddleware
@@ -112,7 +113,7 @@ class InjectOnlyMiddleware:
                 self.injector = SkillInjector(bank, **options)
                 # Stable blocks per run, as SkillBankMiddleware keeps them: the gate measures
                 # what the agent will actually be shown.
-                self.blocks = RunBlocks("model")
+                self.blocks = RunBlocks("model", "tools")
                 self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
 
             def _request(self, request: Any) -> Any:
@@ -130,6 +131,32 @@ class InjectOnlyMiddleware:
 
             async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
                 return await handler(self._request(request))
+
+            # Reminders at the tool (InjectionConfig.reminders), as SkillBankMiddleware gives them.
+            def _reminder(self, request: Any) -> tuple[Any, Any]:
+                block = self.blocks.current() if self.injector.config.reminders else None
+                found = block.reminders.intercept(block.hits, request) if block is not None else None
+                return block, found[1] if found else None
+
+            def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+                block, answer = self._reminder(request)
+                if answer is not None:
+                    return answer
+                try:
+                    return handler(request)
+                finally:
+                    if block is not None:
+                        block.reminders.ran(request)
+
+            async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+                block, answer = self._reminder(request)
+                if answer is not None:
+                    return answer
+                try:
+                    return await handler(request)
+                finally:
+                    if block is not None:
+                        block.reminders.ran(request)
 
         _InjectOnly.__name__ = "InjectOnlyMiddleware"
         return _InjectOnly()

@@ -56,6 +56,9 @@ class EvolutionConfig:
     # smallest gain that counts as a gain.
     holdout: int = 5
     min_gain: float = 0.0
+    # Step 4: worked examples (examples.py) kept on each procedure or check_first lesson the rule
+    # distiller writes, for the injector to show (InjectionConfig.examples); 0 writes none.
+    examples_per_lesson: int = 0
     # LLM distiller: runs shown per call (successes and failures, balanced).
     max_evidence_runs: int = 8
     # Send lint-flagged (injection-like) candidates to quarantine rather than dropping them.

@@ -36,7 +36,7 @@ from skillbank.evolution.evidence import (
     literal_key,
     literal_tokens,
 )
-from skillbank.lessons import lesson_tools
+from skillbank.lessons import example_text, lesson_tools
 from skillbank.models import SkillContent
 
 REJECT = "reject"
@@ -235,12 +235,19 @@ def injection_findings(text: str) -> list[Finding]:
     return list(found.values())
 
 
+def _shown_text(content: SkillContent) -> str:
+    """Everything of ``content`` a model can be shown: its name, description and body, and its
+    lessons' worked examples (rendered inside its block when the injector shows examples)."""
+    examples = [example_text(e) for lesson in content.lessons for e in lesson.examples]
+    return "\n".join([content.name, content.description, content.body, *examples])
+
+
 def _added_text(content: SkillContent, previous: SkillContent | None) -> str:
     """The lines of ``content`` that ``previous`` (the version it edits) did not have."""
-    text = f"{content.name}\n{content.description}\n{content.body}"
+    text = _shown_text(content)
     if previous is None:
         return text
-    old_lines = set(f"{previous.name}\n{previous.description}\n{previous.body}".splitlines())
+    old_lines = set(_shown_text(previous).splitlines())
     return "\n".join(line for line in text.splitlines() if line not in old_lines)
 
 

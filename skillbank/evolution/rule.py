@@ -31,6 +31,7 @@ from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lessons, relevant
 from skillbank.evolution.evidence import Run, common_pattern, common_words, describable
+from skillbank.evolution.examples import attach_examples
 from skillbank.evolution.guards import situation_lessons, slug
 from skillbank.evolution.methods import BLANK, method_steps
 from skillbank.evolution.naming import fit_name
@@ -241,6 +242,7 @@ class RuleDistiller(Distiller):
             kind=SkillKind.procedure, tools=tools, tags=("learned",),
             lessons=(lesson, *[x for x, _ in contrast]), toolset=toolset_of(support + list(bad)),
         )
+        content = attach_examples(content, support, keep=config.examples_per_lesson, scrubber=self.scrubber)
         why = (f"recurring method: {len(support)} successful run(s) followed "
                f"{' > '.join(s.tool for s in lesson.steps)}"
                + (f"; {len(contrast)} mistake(s) from {len(bad)} failure(s)" if contrast else ""))
@@ -264,6 +266,7 @@ class RuleDistiller(Distiller):
             description=_description(templates, tools, "mistakes to avoid")[: config.max_description_chars],
             kind=SkillKind.pitfall, tools=tools, tags=("learned",),
             lessons=tuple(x for x, _ in contrast), toolset=toolset_of(support + list(bad)))
+        content = attach_examples(content, support, keep=config.examples_per_lesson, scrubber=self.scrubber)
         why = f"recurring mistakes: {'; '.join(why for _, why in contrast)}"
         return content, list(support), why
 
@@ -342,6 +345,7 @@ class RuleDistiller(Distiller):
         content = SkillContent(name=skill.name, description=description, kind=skill.kind, tools=tools,
                                tags=skill.tags, lessons=tuple(lessons),
                                toolset=tuple(sorted(set(skill.content.toolset) | set(toolset_of(evidence.runs)))))
+        content = attach_examples(content, main_ok, keep=config.examples_per_lesson, scrubber=self.scrubber)
 
         # Split a body that grew too long: the mistakes and limits move to a pitfall skill.
         if len(content.body) > config.split_chars:

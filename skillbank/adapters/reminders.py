@@ -1,0 +1,219 @@
+"""Reminders at the tool boundary: a call that breaks an injected lesson gets the lesson back.
+
+A small model reads "Always call `get_order` before `refund`" in its system prompt and still
+calls ``refund`` first. Where the lesson can be checked at the call itself, the middleware
+(``InjectionConfig.reminders``) answers that call with the lesson's sentence instead of
+running it, at most once per lesson per run, so the rule arrives where the mistake is made:
+
+- ``check_first``: the action is called and its check has not run in this run;
+- ``pitfall`` ``call``: a call of the shape the lesson warns about (its step's literal values);
+- ``missing_parameter``: an argument the tool's schema does not declare (the lesson's own
+  parameter, or any for the general form);
+- ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run, and (``budget``)
+  a call past the budget or a third call of the tool the lesson names.
+
+A check itself is never held back (it is read-only, and holding it back would break the very
+lesson that names it). Everything here is data already at hand: the per-call cost is a dict
+lookup for the tool and a few set lookups.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from langchain_core.messages import ToolMessage
+
+from skillbank.adapters.limits import unknown_parameters
+from skillbank.hashing import canonical_json
+from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.retrieval import SkillHit
+
+__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text"]
+
+_PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """The lesson a call broke and the skill version it came from."""
+
+    skill_id: str
+    version: int
+    lesson: Lesson
+    key: tuple[str, str] = field(init=False)  # (skill id, lesson key): what "once per run" counts by
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.skill_id, self.lesson.key))  # a lesson key is not free
+
+    @property
+    def text(self) -> str:
+        return sentence(self.lesson)
+
+
+def reminder_text(tool: str, reminder: Reminder) -> str:
+    """What the model reads in place of the tool's result: that the call did not run, and why."""
+    return f"`{tool}` was not run. {reminder.text}"
+
+
+@dataclass
+class CallHistory:
+    """The calls one run has run so far: what the checks below compare a new call with."""
+
+    tools: set[str] = field(default_factory=set)  # tools that have run
+    calls: Counter = field(default_factory=Counter)  # (tool, canonical args) -> times run
+    per_tool: Counter = field(default_factory=Counter)
+    total: int = 0
+    reminded: set[tuple[str, str]] = field(default_factory=set)  # (skill id, lesson key)
+
+    def ran(self, tool: str, args: Any) -> None:
+        self.tools.add(tool)
+        self.calls[_call_key(tool, args)] += 1
+        self.per_tool[tool] += 1
+        self.total += 1
+
+
+def _call_key(tool: str, args: Any) -> tuple[str, str]:
+    try:
+        return tool, canonical_json(args or {})
+    except (TypeError, ValueError):
+        return tool, repr(args)
+
+
+def _shape_matches(step: MethodStep, args: Any) -> bool:
+    """Whether a call's arguments have ``step``'s shape: every literal value equal (placeholders
+    match any value, a template matches its literal words around them)."""
+    if not isinstance(args, dict):
+        return not step.args
+    for param, shape in step.args.items():
+        if param not in args:
+            return False
+        value = str(args[param]).lower()
+        if not _PLACEHOLDER.search(shape):
+            if value != shape.lower():
+                return False
+            continue
+        pattern = "".join(".+" if _PLACEHOLDER.fullmatch(part) else re.escape(part.lower())
+                          for part in re.split(r"(<[a-z][a-z0-9_]*>)", shape) if part)
+        if not re.fullmatch(pattern, value, re.S):
+            return False
+    return True
+
+
+@dataclass
+class ReminderRules:
+    """The checkable lessons of a run's block, indexed by the tool a call names."""
+
+    size: int = -1  # how many block hits these rules were built from
+    by_tool: dict[str, list[Reminder]] = field(default_factory=dict)
+    any_tool: list[Reminder] = field(default_factory=list)  # lessons about every call
+    checks: frozenset[str] = frozenset()  # tools a check_first lesson names as the check
+    _declared: dict = field(default_factory=dict)  # (tool, argument names) -> undeclared ones
+
+    @classmethod
+    def from_hits(cls, hits: Sequence[SkillHit]) -> "ReminderRules":
+        by_tool: dict[str, list[Reminder]] = {}
+        any_tool: list[Reminder] = []
+        checks: set[str] = set()
+        for hit in hits:
+            skill = hit.skill
+            for lesson in skill.content.lessons:
+                reminder = Reminder(skill.id, skill.version, lesson)
+                kind = lesson.kind
+                if kind == LessonKind.check_first and lesson.tool and lesson.check:
+                    checks.add(lesson.check)
+                    by_tool.setdefault(lesson.tool, []).append(reminder)
+                elif lesson.tool and (kind == LessonKind.missing_parameter or
+                                      (kind == LessonKind.pitfall and lesson.avoid == "call")):
+                    by_tool.setdefault(lesson.tool, []).append(reminder)
+                elif kind in (LessonKind.missing_parameter, LessonKind.budget) or \
+                        (kind == LessonKind.pitfall and lesson.avoid == "repeat"):
+                    any_tool.append(reminder)
+        return cls(len(hits), by_tool, any_tool, frozenset(checks))
+
+    def broken(self, tool: str, args: Any, tool_obj: Any, history: CallHistory) -> Reminder | None:
+        """The first lesson this call breaks that has not been reminded of in this run."""
+        if tool in self.checks:
+            return None  # a check is read-only: never held back
+        call = _Call(tool, args, tool_obj, self._declared)
+        for reminder in (*self.by_tool.get(tool, ()), *self.any_tool):
+            if reminder.key not in history.reminded and _breaks(reminder.lesson, call, history):
+                return reminder
+        return None
+
+
+class _Call:
+    """One call, with what the checks derive from it computed at most once."""
+
+    def __init__(self, tool: str, args: Any, tool_obj: Any, declared: dict):
+        self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
+        self._key: tuple[str, str] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        if self._key is None:
+            self._key = _call_key(self.tool, self.args)
+        return self._key
+
+    def undeclared(self) -> set[str]:
+        """Arguments the tool's schema does not declare (reading a schema is slow: cached by
+        the tool and the argument names)."""
+        if self.tool_obj is None or not isinstance(self.args, dict) or not self.args:
+            return set()
+        names = (self.tool, tuple(sorted(self.args)))
+        if names not in self._declared:
+            self._declared[names] = {s.data.get("param") for s in unknown_parameters(self.args, self.tool_obj)}
+        return self._declared[names]
+
+
+def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
+    kind = lesson.kind
+    if kind == LessonKind.check_first:
+        return lesson.check not in history.tools
+    if kind == LessonKind.pitfall and lesson.avoid == "call":
+        return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
+    if kind == LessonKind.missing_parameter:
+        if lesson.parameter is not None and not (isinstance(call.args, dict) and lesson.parameter in call.args):
+            return False
+        extra = call.undeclared()  # a tool the agent lacks has none: ToolNode answers that call
+        return bool(extra) if lesson.parameter is None else lesson.parameter in extra
+    repeated = history.calls[call.key] > 0
+    if kind == LessonKind.pitfall:  # avoid == "repeat"
+        return repeated
+    if kind == LessonKind.budget:
+        over = lesson.budget is not None and history.total >= lesson.budget
+        kept_calling = lesson.tool == call.tool and history.per_tool[call.tool] >= 2
+        return repeated or over or kept_calling
+    return False
+
+
+class ToolReminders:
+    """One run's reminders: its calls so far and the checkable lessons of its block. Every
+    middleware that answers tool calls with lessons keeps one per run (on the run's ``Block``)."""
+
+    def __init__(self) -> None:
+        self.calls = CallHistory()
+        self.rules = ReminderRules()
+
+    def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
+        """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
+        lesson, and the message to answer the call with instead of running it."""
+        if not hits:
+            return None
+        if self.rules.size != len(hits):  # the block grew: index its lessons again
+            self.rules = ReminderRules.from_hits(hits)
+        call = request.tool_call
+        name = call.get("name") or "?"
+        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls)
+        if reminder is None:
+            return None
+        self.calls.reminded.add(reminder.key)
+        return reminder, ToolMessage(content=reminder_text(name, reminder), tool_call_id=call.get("id") or "",
+                                     name=name)
+
+    def ran(self, request: Any) -> None:
+        """A ``ToolCallRequest``'s call ran (whatever its outcome)."""
+        call = request.tool_call
+        self.calls.ran(call.get("name") or "?", call.get("args"))
