@@ -247,12 +247,12 @@ FORMS: dict[str, dict[str, Any]] = {
 @dataclass(frozen=True)
 class Config:
     size: str = "1.5b"
-    per_template: int = 1
+    per_template: int = 2
     trials: int = 3
     rounds: int = 1
     validate_trials: int = 2
     validate_tasks: int = 3
-    validate_budget: int = 60
+    validate_budget: int = 40
     k: int = 3
     forms: tuple[str, ...] = tuple(FORMS)
     gate_form: str = "all"
@@ -372,8 +372,10 @@ def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None)
                                       concurrency=1, seed=seed + 1000 * round_no, k=cfg.k,
                                       max_tasks=cfg.validate_tasks, log=log,
                                       middleware_options=FORMS[cfg.gate_form])
+            # Worked examples are written by the round (three per lesson); whether they are
+            # shown is the form's switch.
             report = evolve(bank, auto_promote=True, validate=validate,
-                            eval_budget=cfg.validate_budget)
+                            eval_budget=cfg.validate_budget, examples_per_lesson=3)
             row = _round_row(report, {"trials": log.trials, "seconds": log.seconds})
             rows.append(row)
             print(f"  round {round_no}: {row['proposed']} proposed, {row['promoted']} promoted, "
