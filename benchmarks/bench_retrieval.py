@@ -257,7 +257,7 @@ def bank_vectors(n: int, args: Any, base_embedder: Any, log: Any) -> tuple[list[
 def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log: Any) -> dict[str, Any]:
     """One bank of ``n`` skills searched both ways (see the module docstring)."""
     from skillbank import SkillBank
-    from skillbank.index import INDEX_DIR, SizedIndex
+    from skillbank.index import INDEX_DIR, SizedIndex, SkillIndex
 
     skills, vectors, made = bank_vectors(n, args, base_embedder, log)
     texts = [common.embedding_text(s) for s in skills]
@@ -275,7 +275,8 @@ def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log:
     for mode, exact_max in (("exact", n), ("hnsw", 0)):
         bank.index.close()
         # The bank's own index, pinned to one path (a size threshold of n or of 0).
-        bank._index = SizedIndex(bank.store, bank_dir / INDEX_DIR, bank.embedder, exact_max=exact_max)
+        bank._index = SizedIndex(bank.store, SkillIndex(bank_dir / INDEX_DIR, bank.embedder), bank.embedder,
+                                 exact_max=exact_max)
         t0 = time.perf_counter()
         bank.sync_index()
         row[f"{mode}_build_s"] = time.perf_counter() - t0

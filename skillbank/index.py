@@ -100,10 +100,11 @@ def open_index(store: "Store", folder: Path | None, embedder: Any) -> VectorInde
     if store.backend == "sqlite":
         if folder is None:
             return ExactIndex(embedder, store)
-        return SizedIndex(store, folder / INDEX_DIR, embedder)
+        return SizedIndex(store, SkillIndex(folder / INDEX_DIR, embedder), embedder)
     from skillbank.store.vectors import database_index
 
-    return database_index(store, embedder) or ExactIndex(embedder, store)
+    pgvector = database_index(store, embedder)
+    return SizedIndex(store, pgvector, embedder) if pgvector is not None else ExactIndex(embedder, store)
 
 
 def _damage(path: Path, exc: BaseException) -> DamagedIndexError | None:
@@ -505,8 +506,9 @@ class _Matrix:
 
 
 class SizedIndex:
-    """The embedded default's index: exact search in this process while the bank has at most
-    ``exact_max`` active skills, Chroma's HNSW directory above.
+    """Exact search in this process while the bank has at most ``exact_max`` active skills, an
+    HNSW index above (``hnsw``: Chroma's directory beside a SQLite file, pgvector's table in
+    PostgreSQL).
 
     Below the size, exact search is faster than HNSW (the matrix product over a few thousand
     vectors costs less than Chroma's per-query overhead) and never misses a neighbour, which an
@@ -515,22 +517,18 @@ class SizedIndex:
     "Retrieval"); ``$SKILLBANK_EXACT_MAX`` overrides it (0: always HNSW).
 
     The choice is made when the index syncs (each process's first search, then after writes):
-    only the index in use is written. Chroma's directory keeps the change-log position it was
-    last synced at, so switching to it catches up from there; the in-memory matrix is dropped
-    when not in use and refilled from the embedding cache when it is again.
+    only the index in use is written. The HNSW index keeps the change-log position it was last
+    synced at, so switching to it catches up from there; the in-memory matrix is dropped when
+    not in use and refilled from the embedding cache when it is again.
     """
 
-    def __init__(self, store: "Store", folder: Path, embedder: Any, exact_max: int | None = None):
+    def __init__(self, store: "Store", hnsw: Any, embedder: Any, exact_max: int | None = None):
         self.store = store
         self.exact_max = exact_max if exact_max is not None else _exact_max()
         self.exact = ExactIndex(embedder, store)
-        self.hnsw = SkillIndex(folder, embedder)
+        self.hnsw = hnsw
         self.lock = threading.RLock()
-        self._current: ExactIndex | SkillIndex | None = None
-
-    @property
-    def path(self) -> Path:
-        return self.hnsw.path
+        self._current: Any = None
 
     @property
     def mode(self) -> str:
@@ -538,17 +536,17 @@ class SizedIndex:
         return "exact" if self.current is self.exact else "hnsw"
 
     @property
-    def current(self) -> "ExactIndex | SkillIndex":
+    def current(self) -> Any:
         with self.lock:
             return self._current if self._current is not None else self._choose()
 
-    def _choose(self) -> "ExactIndex | SkillIndex":
+    def _choose(self) -> Any:
         from skillbank.models import SkillStatus
         from skillbank.store.skills import SkillRepo
 
         with self.lock:
             active = SkillRepo(self.store).count(SkillStatus.active)
-            chosen: ExactIndex | SkillIndex = self.exact if active <= self.exact_max else self.hnsw
+            chosen: Any = self.exact if active <= self.exact_max else self.hnsw
             if self._current is not None and chosen is not self._current:
                 self._current.close()  # the matrix's memory, or Chroma's client
             self._current = chosen
