@@ -161,6 +161,72 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def compare_engines(queries: int = 300, seed: int = 5) -> dict[str, Any]:
+    """One query embedding (a single text of 20-60 tokens) on each MiniLM engine: numpy, ONNX
+    Runtime on 1 and 2 threads, sentence-transformers (torch). Interleaved query by query; wall
+    and CPU time (CPU is the cost itself, wall also counts waiting for a busy machine)."""
+    import numpy as np
+
+    from skillbank.embed import MiniLMEmbedder
+    from skillbank.minilm import NumpyMiniLM
+    from skillbank.minilm_onnx import OnnxMiniLM
+
+    model_dir = MiniLMEmbedder().model_ref
+    engines: dict[str, Any] = {"numpy (1 BLAS thread)": NumpyMiniLM(model_dir)}
+    for threads in (1, 2):
+        engines[f"onnx ({threads} thread{'s' if threads > 1 else ''})"] = OnnxMiniLM(model_dir, threads=threads)
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(model_dir, device="cpu")
+    engines["sentence-transformers"] = type("ST", (), {"encode": staticmethod(
+        lambda texts: st.encode(texts, normalize_embeddings=True, show_progress_bar=False))})()
+    rng = random.Random(seed)
+    words = " ".join(task_texts(50) + synthetic_skills(50)[0]["body"].split()).split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(16, 45))) for _ in range(queries)]
+    tokens = [len(engines["numpy (1 BLAS thread)"].tokenizer.encode(t).ids) for t in texts]
+    reference = engines["sentence-transformers"].encode(texts[:20])
+    out: dict[str, Any] = {"queries": queries, "tokens_min": min(tokens), "tokens_max": max(tokens),
+                           "tokens_median": statistics.median(tokens)}
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in engines}
+    for name, engine in engines.items():
+        engine.encode(texts[:5])  # warm
+        got = np.asarray(engine.encode(texts[:20]))
+        got /= np.linalg.norm(got, axis=1, keepdims=True)
+        out.setdefault("min_cosine_to_st", {})[name] = round(float((got * reference).sum(1).min()), 6)
+    with _one_blas_thread():
+        for text in texts:
+            for name, engine in engines.items():
+                w0, c0 = time.perf_counter(), time.thread_time()
+                engine.encode([text])
+                c1, w1 = time.thread_time(), time.perf_counter()
+                times[name][0].append((w1 - w0) * 1000)
+                times[name][1].append((c1 - c0) * 1000)
+    for name, (wall, cpu) in times.items():
+        out[name] = {"wall_p50_ms": round(statistics.median(wall), 2), "wall_p95_ms": round(pct(wall, 0.95), 2),
+                     "cpu_p50_ms": round(statistics.median(cpu), 2)}
+    with contextlib.suppress(OSError):
+        out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def _one_blas_thread() -> Any:
+    # As the numpy engine runs a query (and torch's BLAS would otherwise wake every core).
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def print_engines(report: dict[str, Any]) -> None:
+    print(f"\none query embedding, {report['queries']} queries of {report['tokens_min']}-{report['tokens_max']} "
+          f"tokens (median {report['tokens_median']}); load average {report.get('load_average')}")
+    print(f"{'engine':<24} {'wall p50 ms':>12} {'wall p95 ms':>12} {'cpu p50 ms':>11} {'min cos vs ST':>14}")
+    for name, cos in report["min_cosine_to_st"].items():
+        r = report[name]
+        print(f"{name:<24} {r['wall_p50_ms']:>12.2f} {r['wall_p95_ms']:>12.2f} {r['cpu_p50_ms']:>11.2f} {cos:>14.6f}")
+    print("(cpu: this thread's CPU time; ONNX Runtime's second thread works outside it, so its "
+          "2-thread cpu figure counts the calling thread only)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Per-turn overhead of SkillBankMiddleware.")
     parser.add_argument("--turns", type=int, default=1000, help="model turns per arm (default 1000)")
@@ -172,12 +238,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="skills tagged general, injected on every turn as an evolved bank's "
                              "general lessons are (default 5, the injector's general_k)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke test")
+    parser.add_argument("--engines", action="store_true",
+                        help="only compare the MiniLM engines on one query (numpy, ONNX 1/2 threads, "
+                             "sentence-transformers)")
     parser.add_argument("--json", action="store_true", help="also print the report as one JSON line")
     parser.add_argument("--dir", help="bank folder to use and keep (default: a temporary one); "
                                       "reusing one skips re-embedding the skills")
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.skills, args.turns_per_run, args.warmup = 40, 60, 5, 1
+    if args.engines:
+        engines = compare_engines(queries=30 if args.quick else 300)
+        print_engines(engines)
+        if args.json:
+            print(json.dumps(engines))
+        return 0
 
     tmp = tempfile.TemporaryDirectory()
     bank_dir = Path(args.dir) if args.dir else Path(tmp.name) / "bank"
