@@ -3,6 +3,8 @@
     python benchmarks/bench_retrieval.py                      # 100, 1k, 10k, 100k skills
     python benchmarks/bench_retrieval.py --sizes 1000 10000   # (or positional: ... 1000 10000)
     python benchmarks/bench_retrieval.py --quick              # smoke run: hash embedder, tiny banks
+    python benchmarks/bench_retrieval.py --exact-vs-hnsw 1000 10000 100000 --surrogate-from 10000
+                                           # skillbank's two search paths only, and where they cross
 
 Method (identical data and vectors for every system):
 
@@ -25,6 +27,12 @@ Method (identical data and vectors for every system):
 - Recall@5: each system's top-5 ids against exact brute-force numpy cosine over the same vectors.
 - At large sizes the brute-force baselines are slow per query; each baseline measurement stops
   after ``--budget`` seconds (at least 20 queries), and the table says how many queries ran.
+
+``--exact-vs-hnsw``: skillbank's two search paths on the same bank and vectors, nothing else:
+the exact index (numpy over the cached vectors, in this process) and Chroma's HNSW, each as the
+raw index query and as ``SkillBank.search_vector`` (everything a search does after embedding),
+with recall@5 of the raw query against brute force. The switch-over is the smallest size at
+which HNSW's ``search_vector`` p50 beats exact's; ``skillbank.index.EXACT_MAX`` is set from it.
 """
 
 from __future__ import annotations
@@ -229,6 +237,98 @@ def bench_size(n: int, args: Any, base_embedder: Any, queries: list[str], qvecs:
     return row
 
 
+def bank_vectors(n: int, args: Any, base_embedder: Any, log: Any) -> tuple[list[dict[str, Any]], np.ndarray, str]:
+    """The synthetic skills of size ``n``, their vectors and how the vectors were made."""
+    skills = common.synthetic_skills(n)
+    texts = [common.embedding_text(s) for s in skills]
+    if args.surrogate_from and n > args.surrogate_from:
+        # Not enough time to embed n texts: the first m are real MiniLM vectors, the rest are
+        # noisy copies of them (renormalised). Labelled in every table; queries stay real.
+        m = args.surrogate_from
+        real = common.cached_vectors(texts[:m], base_embedder, "skills", log=log)
+        rng = np.random.default_rng(3)
+        extra = real[np.arange(m, n) % m] + rng.normal(0, args.surrogate_noise, (n - m, real.shape[1])).astype(np.float32)
+        extra /= np.linalg.norm(extra, axis=1, keepdims=True)
+        return skills, np.vstack([real, extra]).astype(np.float32), \
+            f"surrogate: {m} real + {n - m} noisy copies (sigma {args.surrogate_noise}/dim)"
+    return skills, common.cached_vectors(texts, base_embedder, "skills", log=log), base_embedder.name
+
+
+def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log: Any) -> dict[str, Any]:
+    """One bank of ``n`` skills searched both ways (see the module docstring)."""
+    from skillbank import SkillBank
+    from skillbank.index import INDEX_DIR, SizedIndex, SkillIndex
+
+    skills, vectors, made = bank_vectors(n, args, base_embedder, log)
+    texts = [common.embedding_text(s) for s in skills]
+    embedder = make_lookup_embedder(base_embedder, {t: v for t, v in zip(texts, vectors)})
+    bank_dir = common.OUT_DIR / "retrieval" / f"exact-vs-hnsw-{embedder.name.replace(':', '_')}-{n}"
+    if bank_dir.exists():
+        shutil.rmtree(bank_dir)
+    bank = SkillBank.open(bank_dir, embedder=embedder)
+    with bank.store.transaction():
+        for sk in skills:
+            bank.add_skill(sk["name"], sk["description"], sk["body"], tools=sk["tools"], tags=sk["tags"])
+    id_to_row = {sk.id: i for i, sk in enumerate(sorted(bank.list_skills(), key=lambda s: int(s.name.rsplit("-", 1)[1])))}
+    truth = exact_topk(vectors, qvecs)
+    row: dict[str, Any] = {"n": n, "vectors": made}
+    for mode, exact_max in (("exact", n), ("hnsw", 0)):
+        bank.index.close()
+        # The bank's own index, pinned to one path (a size threshold of n or of 0).
+        bank._index = SizedIndex(bank.store, SkillIndex(bank_dir / INDEX_DIR, bank.embedder), bank.embedder,
+                                 exact_max=exact_max)
+        t0 = time.perf_counter()
+        bank.sync_index()
+        row[f"{mode}_build_s"] = time.perf_counter() - t0
+        assert bank.index.mode == mode, bank.index.mode
+        for v in qvecs[:5]:  # warm-up
+            bank.search_vector(v, K)
+        t, res = run_queries(lambda v: bank.index.query(v, K), list(qvecs), None)
+        row[f"{mode}_raw"] = common.summarize_ms(t)
+        row[f"{mode}_recall"] = recall([[id_to_row[h.skill_id] for h in hits] for hits in res], truth)
+        t, res = run_queries(lambda v: bank.search_vector(v, K), list(qvecs), None)
+        row[f"{mode}_search"] = common.summarize_ms(t)
+        log(f"  n={n} {mode}: built in {row[f'{mode}_build_s']:.1f}s, search_vector p50 "
+            f"{row[f'{mode}_search']['p50']:.2f} ms, recall@5 {row[f'{mode}_recall']:.3f}")
+    bank.close()
+    shutil.rmtree(bank_dir, ignore_errors=True)
+    gc.collect()
+    return row
+
+
+def report_exact_vs_hnsw(rows: list[dict[str, Any]], args: Any, argv: Any, nq: int) -> None:
+    from skillbank.index import EXACT_MAX
+
+    f = common.fmt
+    headers = ["skills", "vectors", "path", "raw p50 ms", "raw p95 ms", "search_vector p50 ms",
+               "search_vector p95 ms", "recall@5 (raw)", "build s"]
+    table = []
+    for r in rows:
+        for mode, label in (("exact", "exact (numpy)"), ("hnsw", "HNSW (Chroma)")):
+            table.append([r["n"], r["vectors"], label, f(r[f"{mode}_raw"]["p50"]), f(r[f"{mode}_raw"]["p95"]),
+                          f(r[f"{mode}_search"]["p50"]), f(r[f"{mode}_search"]["p95"]),
+                          f(r[f"{mode}_recall"], 3), f(r[f"{mode}_build_s"], 1)])
+    common.print_table("skillbank search: exact vs HNSW (k=5)", headers, table)
+    crossing = next((r["n"] for r in sorted(rows, key=lambda r: r["n"])
+                     if r["hnsw_search"]["p50"] < r["exact_search"]["p50"]), None)
+    verdict = (f"HNSW's search_vector p50 first beats exact's at {crossing} skills"
+               if crossing else "exact is faster (p50) at every size measured")
+    line = f"Switch-over: {verdict}; skillbank.index.EXACT_MAX = {EXACT_MAX} (exact up to it, HNSW above)."
+    print(line)
+    if not args.no_write and not args.quick:
+        body = "\n\n".join([
+            f"Command: `python benchmarks/bench_retrieval.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+            common.machine_markdown(),
+            f"{nq} distinct real MiniLM query vectors; k={K}. One bank per size, searched through its "
+            "own index pinned to each path. \"raw\" is the index query alone; \"search_vector\" is "
+            "everything `bank.search` does after embedding (candidates, skill reads, dedupe, blend). "
+            "Recall@5 of the raw query against brute-force numpy cosine over the same vectors.",
+            common.markdown_table(headers, table),
+            line,
+        ])
+        common.update_results("Retrieval: exact vs HNSW", body)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = common.base_parser(__doc__.splitlines()[0])
     parser.add_argument("sizes_pos", nargs="*", type=int, metavar="SIZE")
@@ -238,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="for sizes > M, use M real MiniLM vectors plus noisy copies (clearly labelled)")
     parser.add_argument("--section", default="Retrieval", help="RESULTS.md section to write")
     parser.add_argument("--surrogate-noise", type=float, default=0.02)
+    parser.add_argument("--exact-vs-hnsw", action="store_true",
+                        help="only skillbank's exact and HNSW paths at each size, and where they cross")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds per brute-force baseline measurement at most (>= 20 queries)")
     args = parser.parse_args(argv)
@@ -250,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     qvecs = common.cached_vectors(queries, base, "queries", log=log)
     if not args.quick:  # load the query-time model path before any timing
         base.embed(["load the model"])
+    if args.exact_vs_hnsw:
+        rows = [exact_vs_hnsw(n, args, base, qvecs, log) for n in sizes]
+        report_exact_vs_hnsw(rows, args, argv, nq)
+        return 0
     rows = []
     for n in sizes:
         log(f"size {n}: building and measuring ...")

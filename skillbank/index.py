@@ -1,10 +1,11 @@
 """Search indexes of the active skills: derived data, rebuildable from the bank at any time.
 
-Three implementations of one small surface (:class:`VectorIndex`): :class:`SkillIndex`, the
-embedded default's Chroma directory; :class:`ExactIndex`, an exact search in this process over
-the cached embeddings (a PostgreSQL bank without pgvector); and
-:class:`~skillbank.store.vectors.PgVectorIndex`, an HNSW index inside PostgreSQL.
-:func:`open_index` picks one for a store.
+Implementations of one small surface (:class:`VectorIndex`): :class:`SkillIndex`, a Chroma
+(HNSW) directory; :class:`ExactIndex`, an exact search in this process over the cached
+embeddings; :class:`SizedIndex`, the embedded default, exact up to :data:`EXACT_MAX` active
+skills and Chroma above; and :class:`~skillbank.store.vectors.PgVectorIndex`, an HNSW index
+inside PostgreSQL (a PostgreSQL bank without pgvector searches exactly). :func:`open_index`
+picks one for a store.
 
 Chroma's persistent client keeps its HNSW graph in memory per process and does not see other
 processes' writes, and two processes writing at once could clobber each other's files. So:
@@ -42,9 +43,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from skillbank.models import Skill
     from skillbank.store.base import Store
 
-__all__ = ["IndexHit", "IndexState", "VectorIndex", "SkillIndex", "ExactIndex", "open_index", "INDEX_DIR"]
+__all__ = ["IndexHit", "IndexState", "VectorIndex", "SkillIndex", "ExactIndex", "SizedIndex", "open_index",
+           "INDEX_DIR", "EXACT_MAX"]
 
 INDEX_DIR = "index"
+# Up to this many active skills the embedded default searches exactly, in this process; above,
+# Chroma's HNSW. Measured: benchmarks/RESULTS.md, "Retrieval" (exact vs HNSW p50 by size).
+EXACT_MAX = 20_000
+EXACT_MAX_ENV = "SKILLBANK_EXACT_MAX"
 STATE_FILE = "synced.json"
 LOCK_FILE = ".lock"
 # What SQLite (under Chroma) says about a file that is not, or no longer, a whole database.
@@ -93,11 +99,12 @@ def open_index(store: "Store", folder: Path | None, embedder: Any) -> VectorInde
     extension, exact search in this process) for a PostgreSQL bank."""
     if store.backend == "sqlite":
         if folder is None:
-            return ExactIndex(embedder)
-        return SkillIndex(folder / INDEX_DIR, embedder)
+            return ExactIndex(embedder, store)
+        return SizedIndex(store, SkillIndex(folder / INDEX_DIR, embedder), embedder)
     from skillbank.store.vectors import database_index
 
-    return database_index(store, embedder) or ExactIndex(embedder)
+    pgvector = database_index(store, embedder)
+    return SizedIndex(store, pgvector, embedder) if pgvector is not None else ExactIndex(embedder, store)
 
 
 def _damage(path: Path, exc: BaseException) -> DamagedIndexError | None:
@@ -326,16 +333,23 @@ class SkillIndex:
 class ExactIndex:
     """Exact cosine search over the active skills' cached embeddings, held in this process.
 
-    For a PostgreSQL server without pgvector: each process keeps its own matrix, filled by the
+    The embedded default's index up to :data:`EXACT_MAX` active skills (see :class:`SizedIndex`),
+    and a PostgreSQL bank's without pgvector: each process keeps its own matrix, filled by the
     bank's sync from the embedding cache and kept current from the change log like any index.
+
+    Given the ``store``, it also keeps each skill's kind, tags and tools, and applies a search's
+    ``kinds``/``tags``/``tools``/``exclude`` filters before ranking: the top ``n`` it returns are
+    the top ``n`` of the skills those filters allow, however few they are.
     """
 
-    def __init__(self, embedder: Any):
+    def __init__(self, embedder: Any, store: "Store | None" = None):
         self.embedder = embedder
+        self.store = store
         self.view = IndexState(embedder=embedder.name)
         self.lock = threading.RLock()
         self._entries: dict[str, tuple[str, np.ndarray]] = {}
-        self._matrix: tuple[list[str], np.ndarray] | None = None
+        self._meta: dict[str, _SkillMeta] = {}
+        self._matrix: _Matrix | None = None
 
     def ensure_fresh(self) -> IndexState:
         return self.view
@@ -346,11 +360,15 @@ class ExactIndex:
             yield
 
     def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
+        meta = _read_meta(self.store, [u[0] for u in upserts]) if self.store is not None else {}
         with self.lock:
             for sid in deletes:
                 self._entries.pop(sid, None)
+                self._meta.pop(sid, None)
             for sid, vector, chash in upserts:
                 self._entries[sid] = (chash, np.asarray(vector, dtype=np.float32))
+                if sid in meta:
+                    self._meta[sid] = meta[sid]
             self._matrix = None
             self.view = IndexState(seq=seq, count=len(self._entries), embedder=self.embedder.name)
 
@@ -358,25 +376,226 @@ class ExactIndex:
         with self.lock:
             return {sid: chash for sid, (chash, _) in self._entries.items()}
 
-    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
+    def _current(self) -> "_Matrix":
         with self.lock:
-            if not self._entries or n <= 0:
-                return []
             if self._matrix is None:
-                ids = list(self._entries)
-                self._matrix = (ids, np.vstack([self._entries[i][1] for i in ids]))
-            ids, matrix = self._matrix
-        sims = matrix @ np.asarray(vector, dtype=np.float32)
-        n = min(n, len(ids))
-        top = np.argpartition(-sims, n - 1)[:n]
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [IndexHit(ids[i], float(sims[i]), self._entries[ids[i]][0], matrix[i]) for i in top]
+                self._matrix = _Matrix.build(self._entries, self._meta if self.store is not None else None)
+            return self._matrix
+
+    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
+        if n <= 0 or not self._entries:
+            return []
+        m = self._current()
+        sims = m.vectors @ np.asarray(vector, dtype=np.float32)
+        allowed = m.allowed(filters)
+        if allowed is not None:
+            rows = np.flatnonzero(allowed)
+            sims_allowed = sims[rows]
+        else:
+            rows, sims_allowed = None, sims
+        n = min(n, len(sims_allowed))
+        if n == 0:
+            return []
+        top = np.argpartition(-sims_allowed, n - 1)[:n]
+        top = top[np.argsort(-sims_allowed[top], kind="stable")]
+        if rows is not None:
+            top = rows[top]
+        return [IndexHit(m.ids[i], float(sims[i]), m.hashes[i], m.vectors[i]) for i in top]
 
     def destroy(self) -> None:
         with self.lock:
             self._entries.clear()
+            self._meta.clear()
             self._matrix = None
             self.view = IndexState(embedder=self.embedder.name)
 
     def close(self) -> None:
         self.destroy()
+
+
+@dataclass(frozen=True)
+class _SkillMeta:
+    kind: str
+    tags: frozenset[str]
+    tools: frozenset[str]
+
+
+def _read_meta(store: "Store", ids: list[str]) -> dict[str, _SkillMeta]:
+    """Kind, tags and tools of the skills ``ids``, straight from the skills table (no parsing
+    of contents: a full sync of 10,000 skills reads them in a few tens of milliseconds)."""
+    out: dict[str, _SkillMeta] = {}
+    for start in range(0, len(ids), 500):  # SQLite's variable limit
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in store.query(f"SELECT id, kind, tags, tools FROM skills WHERE id IN ({marks})", chunk):
+            out[row["id"]] = _SkillMeta(row["kind"], _json_set(row["tags"]), _json_set(row["tools"]))
+    return out
+
+
+def _json_set(value: Any) -> frozenset[str]:
+    return frozenset(json.loads(value) if isinstance(value, str) else value or ())
+
+
+@dataclass
+class _Matrix:
+    """One snapshot of an :class:`ExactIndex`: the vectors as rows, and which rows carry each
+    kind, tag and tool (``None`` where the index keeps no metadata)."""
+
+    ids: list[str]
+    hashes: list[str]
+    vectors: np.ndarray
+    row: dict[str, int]
+    by_kind: dict[str, np.ndarray] | None
+    by_tag: dict[str, np.ndarray] | None
+    by_tool: dict[str, np.ndarray] | None
+    unknown: np.ndarray  # rows without metadata: every filter lets them through (the bank re-checks)
+
+    @classmethod
+    def build(cls, entries: dict[str, tuple[str, np.ndarray]], meta: dict[str, _SkillMeta] | None) -> "_Matrix":
+        ids = list(entries)
+        vectors = np.vstack([entries[i][1] for i in ids]) if ids else np.zeros((0, 0), np.float32)
+        groups: tuple[dict[str, list[int]], ...] | None = None
+        unknown: list[int] = []
+        if meta is not None:
+            groups = ({}, {}, {})
+            for r, sid in enumerate(ids):
+                m = meta.get(sid)
+                if m is None:
+                    unknown.append(r)
+                    continue
+                groups[0].setdefault(m.kind, []).append(r)
+                for t in m.tags:
+                    groups[1].setdefault(t, []).append(r)
+                for t in m.tools:
+                    groups[2].setdefault(t, []).append(r)
+        by = [None, None, None] if groups is None else \
+            [{k: np.asarray(v, dtype=np.intp) for k, v in g.items()} for g in groups]
+        return cls(ids, [entries[i][0] for i in ids], vectors, {sid: r for r, sid in enumerate(ids)}, *by,
+                   unknown=np.asarray(unknown, dtype=np.intp))
+
+    def allowed(self, filters: Any) -> np.ndarray | None:
+        """A boolean mask of the rows ``filters`` allow, or ``None`` for every row."""
+        if filters is None:
+            return None
+        mask: np.ndarray | None = None
+
+        def narrow(groups: dict[str, np.ndarray] | None, values: Any) -> None:
+            nonlocal mask
+            if not values or groups is None:
+                return
+            keep = np.zeros(len(self.ids), dtype=bool)
+            keep[self.unknown] = True
+            for value in values:
+                rows = groups.get(value)
+                if rows is not None:
+                    keep[rows] = True
+            mask = keep if mask is None else mask & keep
+
+        if getattr(filters, "kinds", None):
+            from skillbank.models import SkillKind
+
+            narrow(self.by_kind, [SkillKind(k).value for k in filters.kinds])
+        narrow(self.by_tag, [t.lower() for t in (getattr(filters, "tags", None) or ())])
+        narrow(self.by_tool, list(getattr(filters, "tools", None) or ()))
+        excluded = [self.row[i] for i in getattr(filters, "exclude", ()) if i in self.row]
+        if excluded:
+            if mask is None:
+                mask = np.ones(len(self.ids), dtype=bool)
+            mask[excluded] = False
+        return mask
+
+
+class SizedIndex:
+    """Exact search in this process while the bank has at most ``exact_max`` active skills, an
+    HNSW index above (``hnsw``: Chroma's directory beside a SQLite file, pgvector's table in
+    PostgreSQL).
+
+    Below the size, exact search is faster than HNSW (the matrix product over a few thousand
+    vectors costs less than Chroma's per-query overhead) and never misses a neighbour, which an
+    approximate graph over near-identical skills does; above it, each process would hold and
+    load too many vectors. The size comes from ``benchmarks/bench_retrieval.py`` (RESULTS.md,
+    "Retrieval"); ``$SKILLBANK_EXACT_MAX`` overrides it (0: always HNSW).
+
+    The choice is made when the index syncs (each process's first search, then after writes):
+    only the index in use is written. The HNSW index keeps the change-log position it was last
+    synced at, so switching to it catches up from there; the in-memory matrix is dropped when
+    not in use and refilled from the embedding cache when it is again.
+    """
+
+    def __init__(self, store: "Store", hnsw: Any, embedder: Any, exact_max: int | None = None):
+        self.store = store
+        self.exact_max = exact_max if exact_max is not None else _exact_max()
+        self.exact = ExactIndex(embedder, store)
+        self.hnsw = hnsw
+        self.lock = threading.RLock()
+        self._current: Any = None
+
+    @property
+    def mode(self) -> str:
+        """``"exact"`` or ``"hnsw"``: the index searches go to now."""
+        return "exact" if self.current is self.exact else "hnsw"
+
+    @property
+    def current(self) -> Any:
+        with self.lock:
+            return self._current if self._current is not None else self._choose()
+
+    def _choose(self) -> Any:
+        from skillbank.models import SkillStatus
+        from skillbank.store.skills import SkillRepo
+
+        with self.lock:
+            active = SkillRepo(self.store).count(SkillStatus.active)
+            chosen: Any = self.exact if active <= self.exact_max else self.hnsw
+            if self._current is not None and chosen is not self._current:
+                self._current.close()  # the matrix's memory, or Chroma's client
+            self._current = chosen
+            return chosen
+
+    @property
+    def view(self) -> IndexState:
+        return self.current.view
+
+    def ensure_fresh(self) -> IndexState:
+        return self.current.ensure_fresh()
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self.lock:
+            with self._choose().write_lock():
+                yield
+
+    def apply(self, upserts: list[tuple[str, np.ndarray, str]], deletes: list[str], seq: int) -> None:
+        self.current.apply(upserts, deletes, seq)
+
+    def entries(self) -> dict[str, str]:
+        return self.current.entries()
+
+    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
+        return self.current.query(vector, n, filters)
+
+    def destroy(self) -> None:
+        with self.lock:
+            self.exact.destroy()
+            self.hnsw.destroy()
+            self._current = None
+
+    def close(self) -> None:
+        with self.lock:
+            self.exact.close()
+            self.hnsw.close()
+            self._current = None
+
+
+def _exact_max() -> int:
+    raw = os.environ.get(EXACT_MAX_ENV)
+    if raw is None or raw.strip() == "":
+        return EXACT_MAX
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"${EXACT_MAX_ENV} must be a whole number of skills (0: always HNSW), "
+                         f"not {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"${EXACT_MAX_ENV} must be 0 or more, not {value}")
+    return value

@@ -39,33 +39,48 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
+def fused_weights(model_dir: str | Path, layers: int) -> dict[str, np.ndarray]:
+    """The checkpoint's tensors, with Q, K and V fused into one matrix per layer and every
+    dense weight pre-transposed (``x @ w``): one matmul per projection, no transpose per call."""
+    from safetensors.numpy import load_file
+
+    w = load_file(str(Path(model_dir) / "model.safetensors"))
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        w[p + "qkv.weight"] = np.concatenate(
+            [w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]
+        ).T.copy()
+        w[p + "qkv.bias"] = np.concatenate(
+            [w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]
+        )
+        for name in ("attention.output.dense", "intermediate.dense", "output.dense"):
+            w[p + name + ".weight"] = w[p + name + ".weight"].T.copy()
+    return w
+
+
 class NumpyMiniLM:
-    """Sentence embeddings from a BERT checkpoint folder (safetensors + tokenizer.json)."""
+    """Sentence embeddings from a BERT checkpoint folder (safetensors + tokenizer.json).
+
+    Subclasses change the engine alone: :meth:`_forward` (token ids and mask in, mean-pooled
+    vectors out); tokenising, batching by length and normalising stay here.
+    """
 
     def __init__(self, model_dir: str | Path):
-        from safetensors.numpy import load_file
+        self._read_config(model_dir)
+        self.w = fused_weights(self.model_dir, self.layers)
+
+    def _read_config(self, model_dir: str | Path) -> None:
         from tokenizers import Tokenizer
 
-        model_dir = Path(model_dir)
+        self.model_dir = model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
         st_config_path = model_dir / "sentence_bert_config.json"
         st_config = json.loads(st_config_path.read_text()) if st_config_path.exists() else {}
         self.max_len = int(st_config.get("max_seq_length", 256))
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
+        self.hidden = int(config["hidden_size"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.w = load_file(str(model_dir / "model.safetensors"))
-        # Fuse Q, K and V into one matmul per layer and pre-transpose every weight once.
-        for i in range(self.layers):
-            p = f"encoder.layer.{i}."
-            self.w[p + "qkv.weight"] = np.concatenate(
-                [self.w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]
-            ).T.copy()
-            self.w[p + "qkv.bias"] = np.concatenate(
-                [self.w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]
-            )
-            for name in ("attention.output.dense", "intermediate.dense", "output.dense"):
-                self.w[p + name + ".weight"] = self.w[p + name + ".weight"].T.copy()
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=self.max_len)
         self.tokenizer.no_padding()
@@ -89,7 +104,7 @@ class NumpyMiniLM:
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         encodings = self.tokenizer.encode_batch(texts)
-        out = np.zeros((len(texts), self.w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32)
+        out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         # Batches of similar length waste little on padding.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch_size):

@@ -300,7 +300,8 @@ def run_demo(
                 f"each candidate re-run on up to {config.validate_tasks} evolution-set tasks "
                 f"({config.validate_trials} paired trial(s) each, with and without it), promoted "
                 f"only for a gain (the mean of the changes in pass^{config.validate_trials} and in "
-                "success rate) with no task getting worse."
+                "success rate) with no task getting worse; tasks run one at a time, and a "
+                "validation stops once the tasks left cannot change its verdict."
                 if config.gate == "validate" else "every lint-clean candidate promoted (policy)."),
             general_note,
             _precision_note(precision),

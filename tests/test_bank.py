@@ -147,7 +147,8 @@ def test_usefulness_moves_ranking(bank):
     assert top.id == b.id
 
 
-def test_index_deleted_on_disk_is_rebuilt(bank):
+def test_index_deleted_on_disk_is_rebuilt(bank, monkeypatch):
+    monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")  # the Chroma directory, at any size
     guard = add_sample_skills(bank)[0]
     bank.sync_index()
     assert bank.verify().ok
@@ -364,8 +365,9 @@ def test_snapshot_id_tracks_active_set(bank):
 
 
 @pytest.mark.model
-def test_real_minilm_model_and_chroma_directory(tmp_path):
+def test_real_minilm_model_and_chroma_directory(tmp_path, monkeypatch):
     """The offline default: the bundled all-MiniLM-L6-v2 model and a real Chroma folder."""
+    monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")  # the Chroma directory, at any size
     with SkillBank.open(tmp_path / "bank") as bank:
         add_sample_skills(bank)
         bank.sync_index()

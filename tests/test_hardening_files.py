@@ -51,7 +51,8 @@ def _db_modes(path: Path) -> dict[str, int]:
     return {f.name: _mode(f) for f in files if f.exists()}
 
 
-def test_bank_folder_and_database_files_are_private(tmp_path):
+def test_bank_folder_and_database_files_are_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")  # the Chroma directory too, at any size
     old = os.umask(0o022)  # a typical, permissive umask
     try:
         path = tmp_path / "bank"

@@ -33,6 +33,13 @@ runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")
 
 
+@pytest.fixture(autouse=True)
+def _pgvector_at_any_size(monkeypatch):
+    """These tests are about the pgvector table: use it however few the skills (the exact path
+    below skillbank.index.EXACT_MAX is the conformance suite's)."""
+    monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")
+
+
 def _skills(bank):
     bank.add_skill(name="battery-first", description="check the battery before climate control",
                    body="Call get_battery first.", kind="policy", tools=["get_battery"], tags=["car"])
@@ -44,7 +51,7 @@ def test_pgvector_search_is_one_filtered_query(pg_url):
     with SkillBank.open(pg_url, embedder="hash") as bank:
         _skills(bank)
         assert bank.search("battery climate", k=1)[0].skill.name == "battery-first"
-        index = bank.index
+        index = bank.index.current
         assert isinstance(index, PgVectorIndex)
         index.ensure_fresh()
         vector = bank.embedder.embed_query("refund battery order")
@@ -66,11 +73,11 @@ def test_pgvector_search_scans_the_hnsw_index(pg_url):
         bank.search("skill 7 about topic 7", k=5)  # builds the table and its HNSW index
         vector = bank.embedder.embed_query("skill 7 about topic 7")
         for filters in (None, SearchFilters(kinds=["policy"], tags=["t2"], exclude=("x",))):
-            sql, params, ef = bank.index.search_sql(vector, 5, filters)
+            sql, params, ef = bank.index.current.search_sql(vector, 5, filters)
             with bank.store.transaction() as conn:  # as the search runs it
                 conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
                 plan = "\n".join(r["QUERY PLAN"] for r in bank.store.query("EXPLAIN " + sql, params))
-            assert f"Index Scan using {bank.index.table}_hnsw" in plan, plan
+            assert f"Index Scan using {bank.index.current.table}_hnsw" in plan, plan
 
 
 def test_without_pgvector_search_is_exact_and_says_so_once(pg_plain_server, caplog):

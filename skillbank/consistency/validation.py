@@ -178,6 +178,54 @@ TrialFn = Callable[[Any, Any, int], bool]
 (an :class:`InjectOnlyMiddleware`) in the agent, seeded with ``seed``."""
 
 
+@dataclass
+class _Tally:
+    """One validation's outcomes so far, and the bounds on its final verdict (see
+    :func:`make_validator`: it stops as soon as the remaining trials cannot change it)."""
+
+    trials: int
+    margin: int
+    min_gain: float
+    planned: int  # tasks to check in all
+    deltas: list[float] = field(default_factory=list)  # per task run: (Δpass^trials + Δrate) / 2
+    regressions: list[str] = field(default_factory=list)
+
+    def task_delta(self, cur: list[bool], new: list[bool]) -> float:
+        k = self.trials
+        d_hat = metrics.pass_hat_k(sum(new), len(new), k) - metrics.pass_hat_k(sum(cur), len(cur), k)
+        return (d_hat + (sum(new) - sum(cur)) / k) / 2
+
+    def add(self, task_id: str, cur: list[bool], new: list[bool]) -> None:
+        self.deltas.append(self.task_delta(cur, new))
+        if sum(cur) - sum(new) >= self.margin:
+            self.regressions.append(task_id)
+
+    def decided(self, remaining_current: list[list[bool] | None]) -> str | None:
+        """``"rejected"``/``"accepted"`` if no outcome of the tasks left can change the verdict
+        (``remaining_current``: their current-arm outcomes where already known), else None."""
+        if len(self.deltas) == self.planned:
+            return None  # all run: the verdict is the plain one
+        if self.regressions:
+            return "rejected"
+        all_pass, all_fail = [True] * self.trials, [False] * self.trials
+        best = worst = math.fsum(self.deltas)
+        regression_possible = False
+        for cur in remaining_current:
+            if cur is None:  # unknown: the candidate arm could gain or lose everything
+                best += 1.0
+                worst -= 1.0
+                regression_possible = regression_possible or self.trials >= self.margin
+            else:
+                best += self.task_delta(cur, all_pass)
+                worst += self.task_delta(cur, all_fail)
+                regression_possible = regression_possible or sum(cur) >= self.margin
+        if best / self.planned <= self.min_gain:
+            return "rejected"
+        if worst / self.planned > self.min_gain and not regression_possible:
+            return "accepted"
+        return None
+
+
 def make_validator(
     bank: Any,
     tasks: Mapping[str, Any] | Sequence[Any],
@@ -191,6 +239,8 @@ def make_validator(
     regression_margin: int = 1,
     k: int = 5,
     middleware_options: Mapping[str, Any] | None = None,
+    min_gain: float = 0.0,
+    sequential: bool = True,
 ) -> Callable[[Skill, list], dict[str, Any]]:
     """A ``validate(candidate, task_ids)`` for :func:`skillbank.evolution.evolve`.
 
@@ -199,8 +249,17 @@ def make_validator(
     :class:`CandidateView`), with the same seeds in both arms. Returns the gate's dict:
     ``gain`` = the mean of two changes (candidate − current, averaged over tasks): in
     pass^trials and in the success rate; ``regressions`` = tasks whose successes dropped by at
-    least ``regression_margin``; ``cost`` = trials run. The gate promotes for ``gain > 0`` with
-    no regression.
+    least ``regression_margin``; ``cost`` = trials run. The gate promotes for ``gain > min_gain``
+    with no regression (pass the gate's ``min_gain`` here too; 0 by default in both).
+
+    ``sequential`` (default): tasks are run one at a time, both arms, in the order given (the
+    candidate's evidence first), and validation stops as soon as the verdict is settled: a
+    regression was seen, or even all-pass (all-fail) outcomes on the tasks left could not lift
+    the gain above (bring it down to) ``min_gain`` with no regression possible. The verdict is
+    the one running every task would give; what is saved is the trials that could not change
+    it. A stopped validation reports the bound that decided as ``gain`` and says so in
+    ``detail``. ``sequential=False`` runs every task.
+
     ``current`` results are cached per bank snapshot, so candidates of one round share them.
     ``seed`` keeps validation seeds apart from the measurement's. Trials inject like
     ``SkillBankMiddleware(bank, k=k, **middleware_options)`` would; one middleware serves all
@@ -225,56 +284,82 @@ def make_validator(
         view = CandidateView.for_pending(bank, candidate)
         candidate_middleware = InjectOnlyMiddleware(view, **options)
         snapshot = bank.snapshot_id()
-        need_current = [t for t in chosen if (snapshot, t.id) not in cache]
 
         def factory(arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
             middleware = current_middleware if arm == "current" else candidate_middleware
             return lambda spec: trial_fn(task, middleware, spec.seed)
 
-        runs: dict[str, dict[str, list[bool]]] = {}
-        cost = 0
-        if need_current:
-            res = measure(factory, need_current, trials=trials, arms=("current",),
+        def run(group: list[Any]) -> tuple[dict[str, list[bool]], int]:
+            """Both arms on ``group`` (the current arm only where not cached)."""
+            fresh = [t for t in group if (snapshot, t.id) not in cache]
+            cost = 0
+            if fresh:
+                res = measure(factory, fresh, trials=trials, arms=("current",),
+                              concurrency=concurrency, progress=False, seed=seed)
+                for task_id, outcomes in res.results("current").items():
+                    cache[(snapshot, task_id)] = outcomes
+                cost += len(res.records)
+            res = measure(factory, group, trials=trials, arms=("candidate",),
                           concurrency=concurrency, progress=False, seed=seed)
-            for task_id, outcomes in res.results("current").items():
-                cache[(snapshot, task_id)] = outcomes
-            cost += len(res.records)
-        res = measure(factory, chosen, trials=trials, arms=("candidate",),
-                      concurrency=concurrency, progress=False, seed=seed)
-        cost += len(res.records)
-        runs["candidate"] = res.results("candidate")
-        runs["current"] = {t.id: cache[(snapshot, t.id)] for t in chosen}
+            return res.results("candidate"), cost + len(res.records)
 
+        tally = _Tally(trials, regression_margin, min_gain, len(chosen))
+        runs: dict[str, dict[str, list[bool]]] = {"current": {}, "candidate": {}}
+        cost, verdict = 0, None
+        groups = [[t] for t in chosen] if sequential else [chosen]
+        for i, group in enumerate(groups):
+            new, spent = run(group)
+            cost += spent
+            for task in group:
+                runs["current"][task.id] = cache[(snapshot, task.id)]
+                runs["candidate"][task.id] = new[task.id]
+                tally.add(task.id, runs["current"][task.id], new[task.id])
+            left = [t for g in groups[i + 1:] for t in g]
+            verdict = tally.decided([cache.get((snapshot, t.id)) for t in left])
+            if verdict is not None:
+                break
+
+        ran = [t for t in chosen if t.id in runs["candidate"]]
         k = trials
-        hat_deltas, rate_deltas, regressions = [], [], []
-        for task in chosen:
-            cur, new = runs["current"][task.id], runs["candidate"][task.id]
-            hat_deltas.append(metrics.pass_hat_k(sum(new), len(new), k)
-                              - metrics.pass_hat_k(sum(cur), len(cur), k))
-            rate_deltas.append((sum(new) - sum(cur)) / trials)
-            if sum(cur) - sum(new) >= regression_margin:
-                regressions.append(task.id)
-        d_hat = math.fsum(hat_deltas) / len(chosen)
-        d_rate = math.fsum(rate_deltas) / len(chosen)
+        hat_deltas = [metrics.pass_hat_k(sum(runs["candidate"][t.id]), len(runs["candidate"][t.id]), k)
+                      - metrics.pass_hat_k(sum(runs["current"][t.id]), len(runs["current"][t.id]), k) for t in ran]
+        rate_deltas = [(sum(runs["candidate"][t.id]) - sum(runs["current"][t.id])) / trials for t in ran]
+        d_hat = math.fsum(hat_deltas) / len(ran)
+        d_rate = math.fsum(rate_deltas) / len(ran)
         # pass^k over two or three trials is coarse: average it with the success rate so a
         # candidate that makes tasks pass more often counts, while all-trials success weighs in.
         gain = (d_hat + d_rate) / 2
-        rate_cur = sum(sum(v) for v in runs["current"].values()) / (len(chosen) * trials)
-        rate_new = sum(sum(v) for v in runs["candidate"].values()) / (len(chosen) * trials)
+        regressions = list(tally.regressions)
+        rate_cur = sum(sum(runs["current"][t.id]) for t in ran) / (len(ran) * trials)
+        rate_new = sum(sum(runs["candidate"][t.id]) for t in ran) / (len(ran) * trials)
         detail = (f"pass^{k} {d_hat:+.2f}, success {rate_cur:.0%} -> {rate_new:.0%} on "
-                  f"{len(chosen)} task(s)")
+                  f"{len(ran)} task(s)")
+        stopped = len(ran) < len(chosen)
+        if stopped and not regressions:
+            # The verdict is settled by a bound over the tasks not run: report that bound, so the
+            # gate decides as it would have with every task run.
+            left = [cache.get((snapshot, t.id)) for t in chosen[len(ran):]]
+            all_pass, all_fail = [True] * trials, [False] * trials
+            bound = math.fsum(tally.deltas) + math.fsum(
+                (1.0 if c is None else tally.task_delta(c, all_pass)) if verdict == "rejected"
+                else tally.task_delta(c, all_fail) for c in left)
+            gain = bound / len(chosen)
+            detail += (f"; stopped after {len(ran)} of {len(chosen)} task(s): gain at "
+                       f"{'most' if verdict == 'rejected' else 'least'} {gain:+.3f} whatever the rest do")
+        elif stopped:
+            detail += f"; stopped after {len(ran)} of {len(chosen)} task(s): a regression"
         with log.lock:
             log.trials += cost
             log.seconds += time.perf_counter() - t0
             log.entries.append({"skill": candidate.name, "skill_id": candidate.id,
-                                "tasks": [t.id for t in chosen], "gain": gain,
-                                "pass_hat_k_change": d_hat, "success_change": d_rate,
+                                "tasks": [t.id for t in ran], "planned_tasks": [t.id for t in chosen],
+                                "gain": gain, "pass_hat_k_change": d_hat, "success_change": d_rate,
                                 "regressions": regressions, "success_current": rate_cur,
-                                "success_candidate": rate_new, "trials": cost})
+                                "success_candidate": rate_new, "trials": cost, "stopped_early": stopped})
         if log.listener is not None:
             log.listener(log.entries[-1])
         return {"gain": gain, "regressions": regressions, "cost": float(cost), "detail": detail,
-                "checked": [t.id for t in chosen]}
+                "checked": [t.id for t in ran]}
 
     validate.log = log  # type: ignore[attr-defined]
     return validate

@@ -12,7 +12,9 @@ narrowing filter reads four times as many neighbours (and ``hnsw.ef_search`` is 
 the scan returns at most that many).
 
 Without the extension, :func:`database_index` says so once and returns ``None``; the bank then
-searches exactly over the cached embeddings (:class:`skillbank.index.ExactIndex`).
+searches exactly over the cached embeddings (:class:`skillbank.index.ExactIndex`). With it, the
+bank searches exactly too up to :data:`skillbank.index.EXACT_MAX` active skills, and through this
+table above (:class:`skillbank.index.SizedIndex`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,103 @@
+"""The gate's sequential validation: it stops when the verdict is settled, and never changes it."""
+
+import random
+
+import pytest
+
+from skillbank import SkillBank
+from skillbank.consistency.runner import SimpleTask
+from skillbank.consistency.validation import CandidateView, make_validator
+from skillbank.evolution.gate import as_gate_result
+
+TRIALS = 2
+
+
+@pytest.fixture
+def bank(tmp_path):
+    with SkillBank.open(tmp_path / "bank", embedder="hash") as b:
+        yield b
+
+
+def scripted(table):
+    """A trial_fn whose outcome is ``table[(arm, task id)][trial]`` (the arm read from the
+    middleware's bank: the candidate arm searches a CandidateView), recording each call."""
+    calls = []
+
+    def trial_fn(task, middleware, seed):
+        arm = "candidate" if isinstance(middleware.injector.bank, CandidateView) else "current"
+        done = sum(1 for c in calls if c[:2] == (arm, task.id))
+        calls.append((arm, task.id, seed))
+        return table[(arm, task.id)][done]
+
+    return trial_fn, calls
+
+
+def tasks_of(n):
+    return [SimpleTask(id=f"t{i}", type="x", input=f"task {i}") for i in range(n)]
+
+
+def verdict(out):
+    return as_gate_result(out).accepted(0.0)
+
+
+def test_stops_at_the_first_regression(bank):
+    cand = bank.add_skill(name="c", description="d", body="b", status="candidate")
+    tasks = tasks_of(5)
+    table = {(arm, t.id): [True, True] for t in tasks for arm in ("current", "candidate")}
+    table[("candidate", "t1")] = [False, False]  # worse on the second task
+    trial_fn, calls = scripted(table)
+    out = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)(cand, [t.id for t in tasks])
+    assert out["regressions"] == ["t1"] and not verdict(out)
+    assert out["checked"] == ["t0", "t1"] and out["cost"] == 8  # 2 tasks x 2 arms x 2 trials
+    assert {c[1] for c in calls} == {"t0", "t1"}
+    assert "stopped after 2 of 5" in out["detail"]
+
+
+def test_stops_when_no_gain_is_reachable(bank):
+    cand = bank.add_skill(name="c", description="d", body="b", status="candidate")
+    tasks = tasks_of(4)
+    # Every task already passes without the candidate: no gain is possible; the first task
+    # settles it only if the rest are known, so warm the current arm's cache first.
+    table = {(arm, t.id): [True, True] for t in tasks for arm in ("current", "candidate")}
+    trial_fn, calls = scripted(table)
+    validate = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)
+    full = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1, sequential=False)
+    full(cand, [t.id for t in tasks])  # (its own cache)
+    calls.clear()
+    validate(cand, [tasks[0].id, tasks[1].id, tasks[2].id, tasks[3].id])
+    assert len(calls) == 16  # nothing known yet: a gain stays possible until the last task
+    calls.clear()
+    other = bank.add_skill(name="c2", description="d2", body="b2", status="candidate")
+    table.update({("candidate", t.id): [True, True] for t in tasks})
+    out = validate(other, [t.id for t in tasks])
+    # current cached now: after one task with no gain, the best the rest can do is no gain
+    assert out["checked"] == ["t0"] and out["cost"] == 2 and not verdict(out)
+    assert out["gain"] <= 0.0 and "at most" in out["detail"]
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_sequential_verdict_equals_running_every_task(bank, case):
+    rng = random.Random(case)
+    tasks = tasks_of(rng.randint(1, 6))
+    lean = rng.random()
+    table = {}
+    for t in tasks:
+        table[("current", t.id)] = [rng.random() < 0.5 for _ in range(TRIALS)]
+        table[("candidate", t.id)] = [rng.random() < lean for _ in range(TRIALS)]
+    cand = bank.add_skill(name=f"c{case}", description="d", body="b", status="candidate")
+    ids = [t.id for t in tasks]
+    seq_fn, seq_calls = scripted(table)
+    full_fn, full_calls = scripted(table)
+    seq = make_validator(bank, tasks, seq_fn, trials=TRIALS, concurrency=1)
+    full = make_validator(bank, tasks, full_fn, trials=TRIALS, concurrency=2, sequential=False)
+    if rng.random() < 0.5:  # sometimes the current arm is already cached
+        warm = bank.add_skill(name=f"w{case}", description="w", body="w", status="candidate")
+        seq(warm, ids)
+        seq_calls.clear()  # (the scripted outcomes are read afresh per arm and task)
+    a, b = seq(cand, ids), full(cand, ids)
+    assert verdict(a) == verdict(b), (a, b)
+    assert a["cost"] <= b["cost"] and b["cost"] == len(tasks) * 2 * TRIALS
+    if a["checked"] == b["checked"]:  # nothing skipped: the very same figures
+        assert a["gain"] == b["gain"] and a["regressions"] == b["regressions"]
+    # paired seeds: a trial has the same seed however the tasks were grouped
+    assert {c for c in seq_calls if c[0] == "candidate"} <= {c for c in full_calls if c[0] == "candidate"}
