@@ -254,7 +254,7 @@ def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
             (files / f"imp-{i}").mkdir(parents=True)
             (files / f"imp-{i}" / "SKILL.md").write_text(
                 f"---\nname: imp-{i}\ndescription: {desc}\n---\n\n{lead}\n{line}\n", encoding="utf-8")
-        got = {s.name: s for s in bank.import_skills(files)}
+        got = {s.name: s for s in bank.import_skills(files, trusted=True)}  # the lint, not the trust rule
         stopped["skill_md_import"] = [got[f"imp-{i}"].status.value != "active" for i in range(len(lines))]
     # What an LLM distiller proposes meets the round's lint (and then add_skill's screen).
     stopped["distiller"] = [not lint_content(SkillContent(name="d", description=desc, body=f"{lead}\n{line}"),

@@ -34,14 +34,17 @@ def import_(
     allow_unsafe: Annotated[bool, typer.Option(
         "--allow-unsafe", help="Import skills the injection lint flags with their file's status "
         "instead of quarantined (the findings go in their notes).")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="Keep each file's status (active unless it says otherwise) instead of "
+        "importing every skill as a candidate: only for folders you wrote or reviewed.")] = False,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Import SKILL.md folders; nothing is imported if any file is invalid."""
+    """Import SKILL.md folders as candidates; nothing is imported if any file is invalid."""
     from skillbank.skillmd import SKILL_FILE
 
     with open_bank(bank_dir, embedder) as bank:
-        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe)
+        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe, trusted=trust)
     out = console()
     if not skills:
         out.print(f"Nothing was imported: no <name>/{SKILL_FILE} folders in {escape(str(directory))}.")
@@ -49,6 +52,12 @@ def import_(
     out.print(f"Imported {len(skills)} skill{'s' if len(skills) != 1 else ''} from {escape(str(directory))}.")
     for s in skills:
         out.print(f"  {escape(s.name)} ({s.id}) v{s.version}, {s.status.value}", soft_wrap=True)
+    waiting = [s for s in skills if s.status == SkillStatus.candidate]
+    if waiting:
+        out.print(f"{len(waiting)} arrived as candidate{'s' if len(waiting) != 1 else ''} (imported text is "
+                  "never injected until promoted): read one with `skillbank candidates show NAME`, promote "
+                  "it with `skillbank candidates promote NAME`, or import with --trust to keep the files' "
+                  "status.", soft_wrap=True)
     held = [s for s in skills if s.status == SkillStatus.quarantined]
     if held:
         out.print(Text(f"{len(held)} quarantined by the injection lint (never injected until "
