@@ -244,8 +244,10 @@ def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
     lead, desc = "Look the order up first.", "Refund an order."
     stopped: dict[str, list[bool]] = {}
     with SkillBank.open(tmp / f"ways-{tag}", embedder="hash") as bank:
+        t0 = time.perf_counter()
         stopped["add_skill"] = [bank.add_skill(f"add-{i}", desc, f"{lead}\n{line}").status.value != "active"
                                 for i, line in enumerate(lines)]
+        stopped["ms per add_skill"] = [(time.perf_counter() - t0) * 1000 / len(lines)]
         base = [bank.add_skill(f"upd-{i}", desc, lead) for i in range(len(lines))]
         stopped["update_skill"] = [bank.update_skill(s.id, reason="edit", body=f"{lead}\n{line}").status.value
                                    != "active" for s, line in zip(base, lines)]
@@ -281,6 +283,8 @@ def heldout_injection(tmp: Path, layers: dict[str, Any]) -> tuple[dict, bool]:
                                     f"FP {fpr:.1%} ({sum(fp[way])}/{len(good)})"
             if layer == list(layers)[-1]:
                 ok &= recall >= 0.9 and fpr <= 0.02
+        fig[f"{layer}/ms per add_skill (injection, clean lines)"] = \
+            f"{hit['ms per add_skill'][0]:.1f}, {fp['ms per add_skill'][0]:.1f}"
         missed = [(s, t) for (s, t), h in zip(injections(), hit["add_skill"]) if not h]
         by_style: dict[str, list[int]] = {}
         for (style, _), h in zip(injections(), hit["add_skill"]):
@@ -325,9 +329,24 @@ def heldout_secrets() -> tuple[dict, bool]:
     return fig, sum(exact) / len(cases) >= 0.99 and not changed
 
 
+@contextlib.contextmanager
+def _detector_env(value: str):
+    from skillbank.evolution.detector import ENV
+
+    old = os.environ.get(ENV)
+    os.environ[ENV] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
+
 def injection_layers() -> dict[str, Any]:
-    """The screening layers to measure, each a context manager that makes the bank use it."""
-    return {"patterns": contextlib.nullcontext}
+    """The screening layers to measure, each a context manager that makes every way in use it."""
+    return {"patterns": lambda: _detector_env("off"), "patterns+detector": lambda: _detector_env("on")}
 
 
 CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint",

@@ -66,3 +66,37 @@ def import_(
             out.print(Text(f"  {s.name}: {s.note}", style="yellow"), soft_wrap=True)
         out.print("Read each with `skillbank candidates show NAME`; promote one with "
                   "`skillbank candidates promote NAME --force` if it is safe.")
+
+
+def lint(
+    patterns_only: Annotated[bool, typer.Option(
+        "--patterns-only", help="Re-check with the pattern layer alone (skip the embedding detector).")] = False,
+    bank_dir: DirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Re-check every stored version of every skill with the injection screens; exit 1 if any is flagged.
+
+    Versions stored before a screen existed (or with --allow-unsafe) get the same patterns and
+    detector every new version meets. Quarantined versions are listed too: they were already held.
+    """
+    from skillbank.evolution.detector import active_detector
+    from skillbank.evolution.lint import lint_incoming
+
+    detector = False if patterns_only else active_detector(required=True)
+    out = console()
+    flagged = checked = 0
+    with open_bank(bank_dir, embedder) as bank:
+        for skill in bank.list_skills():
+            for version in bank.history(skill.id):
+                checked += 1
+                result = lint_incoming(version.content, detector=detector)
+                if not result.ok:
+                    flagged += 1
+                    out.print(Text(f"{skill.name} v{version.version} ({version.status.value}): {result.reason}",
+                                   style="yellow"), soft_wrap=True)
+    layers = "patterns" if detector is False or detector is None else "patterns and the embedding detector"
+    if detector is None and not patterns_only:
+        layers += " (the detector is not available: only the pattern layer is active)"
+    out.print(f"Checked {checked} version{'s' if checked != 1 else ''} with {layers}: {flagged} flagged.")
+    if flagged:
+        raise typer.Exit(1)
