@@ -301,10 +301,15 @@ def heldout_secrets() -> tuple[dict, bool]:
     """Held-out secret recall per format and per context (span-exact), look-alike survival, speed."""
     from heldout_corpus import lookalikes, secrets
 
-    from skillbank.scrub import default_scrubber
+    from skillbank.scrub import Scrubber, default_scrubber
 
-    scrub = default_scrubber()
     cases = secrets()
+    looks = lookalikes()
+    layered = Scrubber(maintained=True)
+    extra = {"with detect-secrets (maintained=True): recall_span_exact":
+             f"{sum(c.redacted_exactly(layered(c.text)) for c in cases)}/{len(cases)}",
+             "with detect-secrets: lookalikes_changed": sum(layered(t) != t for _, t in looks)}
+    scrub = default_scrubber()
     exact = [c.redacted_exactly(scrub(c.text)) for c in cases]
     removed = [c.removed(scrub(c.text)) for c in cases]
 
@@ -317,7 +322,6 @@ def heldout_secrets() -> tuple[dict, bool]:
         missed = {k: f"{a}/{n}" for k, (a, n) in sorted(groups.items()) if a < n}
         return f"{sum(a == n for a, n in groups.values())}/{len(groups)} complete; short: {missed or 'none'}"
 
-    looks = lookalikes()
     changed = [(k, t) for k, t in looks if scrub(t) != t]
     fig = {"cases": len(cases), "formats": len({c.format for c in cases}),
            "contexts": len({c.context for c in cases}),
@@ -325,7 +329,7 @@ def heldout_secrets() -> tuple[dict, bool]:
            "recall_removed": f"{sum(removed) / len(cases):.1%} ({sum(removed)}/{len(cases)})",
            "per_format": per("format"), "per_context": per("context"),
            "lookalikes": len(looks), "lookalikes_changed": len(changed),
-           "changed": [f"{k}: {scrub(t)[:70]}" for k, t in changed]}
+           "changed": [f"{k}: {scrub(t)[:70]}" for k, t in changed], **extra}
     return fig, sum(exact) / len(cases) >= 0.99 and not changed
 
 
