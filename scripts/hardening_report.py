@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -228,7 +229,132 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
     return fig, ok
 
 
-CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint")
+# -- held-out corpora (issue 20): every way in, per layer ---------------------------------------
+
+WAYS_IN = ("add_skill", "update_skill", "skill_md_import", "distiller")
+
+
+def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
+    """For each way in, whether each line was stopped (the skill carrying it is not active, or the
+    round's lint flags it): the real bank paths on a real SQLite bank."""
+    from skillbank import SkillBank
+    from skillbank.evolution.lint import LintContext, lint_content
+    from skillbank.models import SkillContent
+
+    lead, desc = "Look the order up first.", "Refund an order."
+    stopped: dict[str, list[bool]] = {}
+    with SkillBank.open(tmp / f"ways-{tag}", embedder="hash") as bank:
+        t0 = time.perf_counter()
+        stopped["add_skill"] = [bank.add_skill(f"add-{i}", desc, f"{lead}\n{line}").status.value != "active"
+                                for i, line in enumerate(lines)]
+        stopped["ms per add_skill"] = [(time.perf_counter() - t0) * 1000 / len(lines)]
+        base = [bank.add_skill(f"upd-{i}", desc, lead) for i in range(len(lines))]
+        stopped["update_skill"] = [bank.update_skill(s.id, reason="edit", body=f"{lead}\n{line}").status.value
+                                   != "active" for s, line in zip(base, lines)]
+        files = tmp / f"files-{tag}"
+        for i, line in enumerate(lines):
+            (files / f"imp-{i}").mkdir(parents=True)
+            (files / f"imp-{i}" / "SKILL.md").write_text(
+                f"---\nname: imp-{i}\ndescription: {desc}\n---\n\n{lead}\n{line}\n", encoding="utf-8")
+        got = {s.name: s for s in bank.import_skills(files, trusted=True)}  # the lint, not the trust rule
+        stopped["skill_md_import"] = [got[f"imp-{i}"].status.value != "active" for i in range(len(lines))]
+    # What an LLM distiller proposes meets the round's lint (and then add_skill's screen).
+    stopped["distiller"] = [not lint_content(SkillContent(name="d", description=desc, body=f"{lead}\n{line}"),
+                                             LintContext()).ok or a
+                            for line, a in zip(lines, stopped["add_skill"])]
+    return stopped
+
+
+def heldout_injection(tmp: Path, layers: dict[str, Any]) -> tuple[dict, bool]:
+    """Held-out injection recall and clean false-positive rate, per way in and per layer."""
+    from heldout_corpus import clean_lines, injections
+
+    bad = [t for _, t in injections()]
+    good = [t for _, t in clean_lines()]
+    fig: dict[str, Any] = {"injection_lines": len(bad), "clean_lines": len(good)}
+    ok = True
+    for layer, activate in layers.items():
+        with activate():
+            hit = _ways_in(tmp, bad, f"{layer}-bad")
+            fp = _ways_in(tmp, good, f"{layer}-good")
+        for way in WAYS_IN:
+            recall, fpr = sum(hit[way]) / len(bad), sum(fp[way]) / len(good)
+            fig[f"{layer}/{way}"] = f"recall {recall:.1%} ({sum(hit[way])}/{len(bad)}), " \
+                                    f"FP {fpr:.1%} ({sum(fp[way])}/{len(good)})"
+            if layer == list(layers)[-1]:
+                ok &= recall >= 0.9 and fpr <= 0.02
+        fig[f"{layer}/ms per add_skill (injection, clean lines)"] = \
+            f"{hit['ms per add_skill'][0]:.1f}, {fp['ms per add_skill'][0]:.1f}"
+        missed = [(s, t) for (s, t), h in zip(injections(), hit["add_skill"]) if not h]
+        by_style: dict[str, list[int]] = {}
+        for (style, _), h in zip(injections(), hit["add_skill"]):
+            by_style.setdefault(style.split(":")[0], [0, 0])
+            by_style[style.split(":")[0]][0] += h
+            by_style[style.split(":")[0]][1] += 1
+        fig[f"{layer}/add_skill by style"] = ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(by_style.items()))
+        fig[f"{layer}/flagged clean (add_skill)"] = [t[:70] for t, f in zip(good, fp["add_skill"]) if f][:12]
+        fig[f"{layer}/missed (add_skill)"] = len(missed)
+    return fig, ok
+
+
+def heldout_secrets() -> tuple[dict, bool]:
+    """Held-out secret recall per format and per context (span-exact), look-alike survival, speed."""
+    from heldout_corpus import lookalikes, secrets
+
+    from skillbank.scrub import Scrubber, default_scrubber
+
+    cases = secrets()
+    looks = lookalikes()
+    layered = Scrubber(maintained=True)
+    extra = {"with detect-secrets (maintained=True): recall_span_exact":
+             f"{sum(c.redacted_exactly(layered(c.text)) for c in cases)}/{len(cases)}",
+             "with detect-secrets: lookalikes_changed": sum(layered(t) != t for _, t in looks)}
+    scrub = default_scrubber()
+    exact = [c.redacted_exactly(scrub(c.text)) for c in cases]
+    removed = [c.removed(scrub(c.text)) for c in cases]
+
+    def per(key: str) -> str:
+        groups: dict[str, list[int]] = {}
+        for c, e in zip(cases, exact):
+            groups.setdefault(getattr(c, key), [0, 0])
+            groups[getattr(c, key)][0] += e
+            groups[getattr(c, key)][1] += 1
+        missed = {k: f"{a}/{n}" for k, (a, n) in sorted(groups.items()) if a < n}
+        return f"{sum(a == n for a, n in groups.values())}/{len(groups)} complete; short: {missed or 'none'}"
+
+    changed = [(k, t) for k, t in looks if scrub(t) != t]
+    fig = {"cases": len(cases), "formats": len({c.format for c in cases}),
+           "contexts": len({c.context for c in cases}),
+           "recall_span_exact": f"{sum(exact) / len(cases):.1%} ({sum(exact)}/{len(cases)})",
+           "recall_removed": f"{sum(removed) / len(cases):.1%} ({sum(removed)}/{len(cases)})",
+           "per_format": per("format"), "per_context": per("context"),
+           "lookalikes": len(looks), "lookalikes_changed": len(changed),
+           "changed": [f"{k}: {scrub(t)[:70]}" for k, t in changed], **extra}
+    return fig, sum(exact) / len(cases) >= 0.99 and not changed
+
+
+@contextlib.contextmanager
+def _detector_env(value: str):
+    from skillbank.evolution.detector import ENV
+
+    old = os.environ.get(ENV)
+    os.environ[ENV] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
+
+def injection_layers() -> dict[str, Any]:
+    """The screening layers to measure, each a context manager that makes every way in use it."""
+    return {"patterns": lambda: _detector_env("off"), "patterns+detector": lambda: _detector_env("on")}
+
+
+CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint",
+          "heldout-injection", "heldout-secrets")
 
 
 def main() -> int:
@@ -259,6 +385,9 @@ def main() -> int:
             ("scrub", "scrub corpus", scrub_corpus),
             ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
             ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
+            ("heldout-injection", "held-out injection lines and clean lines, per way in and layer",
+             lambda: heldout_injection(tmp_path, injection_layers())),
+            ("heldout-secrets", "held-out secrets and look-alikes", heldout_secrets),
         ]:
             if check not in only:
                 continue

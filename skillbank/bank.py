@@ -42,6 +42,7 @@ from skillbank.models import (
     error_message,
     utcnow,
 )
+from skillbank.provenance import Source, SourceRecord, recorded, source_entry, source_of_author
 from skillbank.retrieval import Candidate, SkillHit
 from skillbank.store.base import Store
 from skillbank.store.embeddings import EmbeddingCache
@@ -224,6 +225,7 @@ class SkillBank:
         lessons: Iterable[Any] = (),
         toolset: Iterable[str] = (),
         allow_unsafe: bool = False,
+        source: Source | None = None,
     ) -> Skill:
         """Add a skill (version 1). ``body`` is free guidance in markdown; or give ``lessons``
         (structured, ``skillbank.lessons.Lesson``) and leave ``body`` empty: it is rendered
@@ -233,7 +235,11 @@ class SkillBank:
         makes the skill ``quarantined``, with the reason in its note, whatever ``status`` asked
         for; ``skillbank candidates promote ID --force`` makes it active after review.
         ``allow_unsafe=True`` keeps ``status`` and records the findings in the note instead.
+
+        ``source`` (where the text came from; default: what ``author`` implies, see
+        :mod:`skillbank.provenance`) is recorded in the version's provenance.
         """
+        provenance = _with_source(provenance, source, author)
         content = self._content(name=name, description=description, body=body, kind=kind,
                                 tools=tuple(tools), tags=tuple(tags), lessons=tuple(lessons),
                                 toolset=tuple(toolset))
@@ -251,12 +257,15 @@ class SkillBank:
         status: SkillStatus | str | None = None,
         note: str | None = None,
         allow_unsafe: bool = False,
+        source: Source | None = None,
         **changes: Any,
     ) -> Skill:
         """Append a version with the given content fields changed (name, description, body, ...).
 
-        Added lines that look like prompt injection quarantine the skill, as in :meth:`add_skill`.
+        Added lines that look like prompt injection quarantine the skill, as in :meth:`add_skill`;
+        ``source`` is recorded as there.
         """
+        provenance = _with_source(provenance, source, author)
         unknown = set(changes) - set(SkillContent.model_fields)
         if unknown:
             raise InvalidSkillError(
@@ -626,11 +635,15 @@ class SkillBank:
         return export_skills(self.skills.list(status=status), Path(directory))
 
     def import_skills(self, directory: str | Path, *, author: str = "import",
-                      allow_unsafe: bool = False) -> list[Skill]:
+                      allow_unsafe: bool = False, trusted: bool = False) -> list[Skill]:
         """Import SKILL.md folders; every file is validated first and nothing is written if any fails.
 
-        A skill whose text looks like prompt injection arrives quarantined (see :meth:`add_skill`);
-        ``allow_unsafe=True`` imports it with the status its file gives.
+        Text from a file is not trusted: a skill its file marks ``active`` (or leaves unmarked)
+        arrives as a ``candidate``, never injected until a person promotes it (``skillbank
+        candidates promote NAME``); ``trusted=True`` keeps the file's status. A skill whose text
+        looks like prompt injection arrives quarantined either way (see :meth:`add_skill`);
+        ``allow_unsafe=True`` imports it with the status it would otherwise get. Each version
+        records the file it came from as its source (:mod:`skillbank.provenance`).
         """
         from skillbank.skillmd import read_skill_dir
 
@@ -645,17 +658,21 @@ class SkillBank:
                         with contextlib.suppress(SkillBankError):
                             existing = self.skills.get(key)
                             break
-                status, note = self._screen(content, SkillStatus(item.status or SkillStatus.active), None,
-                                            previous=existing, allow_unsafe=allow_unsafe)
+                wanted = SkillStatus(item.status or SkillStatus.active)
+                if wanted == SkillStatus.active and not trusted:
+                    wanted = SkillStatus.candidate
+                status, note = self._screen(content, wanted, None, previous=existing, allow_unsafe=allow_unsafe)
                 reason = f"imported from {item.path}"
+                provenance = [source_entry(Source.skill_md, str(item.path))]
                 if existing is None:
                     imported.append(self.skills.create(content, status=status, pinned=item.pinned,
                                                        author=author, reason=reason, skill_id=item.skill_id,
-                                                       note=note))
+                                                       note=note, provenance=provenance))
                 else:
                     imported.append(self.skills.new_version(existing.id, content=content, status=status,
                                                             pinned=item.pinned, author=author,
-                                                            reason=reason, action="import", note=note))
+                                                            reason=reason, action="import", note=note,
+                                                            provenance=provenance))
         return imported
 
     # -- overview ----------------------------------------------------------------------------
@@ -671,6 +688,15 @@ class SkillBank:
             "history_events": self.skills.last_event_seq(),
             "snapshot": self.snapshot_id(),
         }
+
+
+def _with_source(provenance: Iterable[str], source: Source | None, author: str) -> list[str]:
+    """``provenance`` with the text's source recorded (unless it already holds one)."""
+    entries = list(provenance)
+    if recorded(entries) is None:
+        record = SourceRecord(source) if source is not None else source_of_author(author)
+        entries.insert(0, source_entry(record.source, record.detail))
+    return entries
 
 
 def _refuse_emptied_database(folder: Path, db_path: Path) -> None:

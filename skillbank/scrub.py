@@ -43,6 +43,7 @@ from typing import Any, Union
 __all__ = [
     "DEFAULT_PATTERNS",
     "Scrubber",
+    "maintained_rules",
     "ScrubFn",
     "default_scrubber",
     "resolve_scrubber",
@@ -339,6 +340,15 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
         r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})""",
         ("authorization",),
     ),
+    (
+        # Authorization headers beyond Bearer and Basic (which run first): ``Token <t>``,
+        # ``ApiKey <t>``, ``SSWS <t>`` or a bare credential; it must look random.
+        "auth_header",
+        r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?:[A-Za-z][A-Za-z0-9_-]{1,24}[ \t]+)?"""
+        + r"(?!\[REDACTED:)" + _random_like(r"[^\s\"'`,;\\%s]")
+        + r"""(?P<secret>[^\s"'`,;\\]{8,1024}""" + _POS + r""")(?![^\s"'`,;\\])""",
+        ("authorization",),
+    ),
     ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass", "--")),
     (
         "secret",
@@ -367,12 +377,113 @@ _NEAR: dict[str, tuple[re.Pattern[str], int]] = {
 
 
 # ---------------------------------------------------------------------------------------------
+# The maintained rule set: detect-secrets' regex plugins
+# ---------------------------------------------------------------------------------------------
+
+# Plugins left out: a public IP address is no secret (and is in every log line), and the private
+# key plugin matches only the ``BEGIN ... PRIVATE KEY`` header, which the ``private_key`` pattern
+# above already replaces with the whole block.
+_MAINTAINED_SKIP = {"IPPublicDetector", "PrivateKeyDetector"}
+_DELIMITERS = " \t\r\n=:\"'"
+_MAINTAINED: list[_Rule] | None = None
+_MAINTAINED_LOCK = threading.Lock()
+
+
+def _literal_gate(regex: re.Pattern[str]) -> tuple[str, int, int] | None:
+    """For a regex that starts with something other than a literal: the first run of literal
+    characters every match contains and how far from the match's start it lies (None when the
+    regex starts with a literal, which the regex engine already scans for, or has no such run)."""
+    from re import _constants as c, _parser  # the stdlib's own regex parser (stable since 3.11)
+
+    if regex.flags & re.IGNORECASE:
+        return None
+    items = list(_parser.parse(regex.pattern, regex.flags & ~re.UNICODE))
+    for i, (op, av) in enumerate(items):
+        if op is not c.LITERAL:
+            continue
+        if i == 0:
+            return None
+        literal = ""
+        for op2, av2 in items[i:]:
+            if op2 is not c.LITERAL:
+                break
+            literal += chr(av2)
+        lo, hi = _parser.SubPattern(_parser.State(), items[:i]).getwidth()
+        return (literal, lo, hi) if hi < 64 else None
+    return None
+
+
+def _gated_starts(gate: tuple[str, int, int], text: str) -> list[int]:
+    literal, lo, hi = gate
+    found: set[int] = set()
+    i = text.find(literal)
+    while i >= 0:
+        found.update(range(max(0, i - hi), i - lo + 1))
+        i = text.find(literal, i + 1)
+    return sorted(found)
+
+
+def _secret_span(m: re.Match[str]) -> tuple[int, int]:
+    """The secret in a detect-secrets match: its last group when that group comes after some
+    context (``://user:<password>@``, ``aws...key = "<key>"``), else the whole match without the
+    delimiters some rules include (``(?:\\s|=|:|"|^)AKC...(?:\\s|"|$)``)."""
+    for g in range(m.re.groups, 0, -1):
+        if m.start(g) > m.start() and m.end(g) > m.start(g):
+            return m.span(g)
+    start, end = m.span()
+    while start < end and m.string[start] in _DELIMITERS:
+        start += 1
+    while end > start and m.string[end - 1] in _DELIMITERS:
+        end -= 1
+    return start, end
+
+
+def maintained_rules() -> list[_Rule]:
+    """Rules from the regex plugins of ``detect-secrets`` (the ``secrets`` extra), one per plugin
+    regex, named ``detect_secrets.<plugin>``; empty when the package is not installed. They run
+    after this module's patterns, so they redact only what those missed."""
+    global _MAINTAINED
+    if _MAINTAINED is None:
+        with _MAINTAINED_LOCK:
+            if _MAINTAINED is None:
+                _MAINTAINED = _load_maintained()
+    return list(_MAINTAINED)
+
+
+def _load_maintained() -> list[_Rule]:
+    try:
+        import importlib
+        import inspect
+        import pkgutil
+
+        import detect_secrets.plugins as plugins
+        from detect_secrets.plugins.base import RegexBasedDetector
+    except ImportError:
+        return []
+    rules: list[_Rule] = []
+    for info in sorted(pkgutil.iter_modules(plugins.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{plugins.__name__}.{info.name}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if (cls.__module__ != module.__name__ or not issubclass(cls, RegexBasedDetector)
+                    or inspect.isabstract(cls) or name in _MAINTAINED_SKIP):
+                continue
+            kind = "detect_secrets." + re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Detector")).lower()
+            for regex in cls().denylist:
+                # The case-insensitive ones are keyword assignments (``cloudant_password = ...``),
+                # which the ``password`` / ``secret`` label patterns above already cover; tried at
+                # every position they would make scrubbing about 25 times slower.
+                if not regex.flags & re.IGNORECASE:
+                    rules.append(_Rule(kind, regex, span=_secret_span))
+    return rules
+
+
+# ---------------------------------------------------------------------------------------------
 # Scrubber
 # ---------------------------------------------------------------------------------------------
 
 
 class _Rule:
-    __slots__ = ("kind", "regex", "anchors", "near", "groups", "mark")
+    __slots__ = ("kind", "regex", "anchors", "near", "groups", "mark", "span", "gate")
 
     def __init__(
         self,
@@ -380,11 +491,16 @@ class _Rule:
         regex: re.Pattern[str],
         anchors: tuple[str, ...] | None = None,
         near: tuple[re.Pattern[str], int] | None = None,
+        span: Callable[[re.Match[str]], tuple[int, int]] | None = None,
     ) -> None:
         self.kind = kind
         self.regex = regex
         self.anchors = anchors
         self.near = near
+        self.span = span  # where the secret is in a match, for regexes written without named groups
+        # (literal, lo, hi): every match holds ``literal`` lo..hi characters after its start, so the
+        # rule is tried only there (for regexes that do not begin with a literal of their own)
+        self.gate: tuple[str, int, int] | None = _literal_gate(regex) if span is not None else None
         self.mark = placeholder(kind)
         self.groups = tuple(
             idx for name, idx in regex.groupindex.items() if name == "secret" or name.startswith("secret_")
@@ -460,7 +576,9 @@ def _apply(rule: _Rule, text: str, starts: list[int] | None) -> tuple[str, int]:
         nonlocal hits, protected
         if protected is None:
             protected = _protected_spans(text)
-        if rule.groups:
+        if rule.span is not None:
+            spans = [rule.span(m)]
+        elif rule.groups:
             spans = sorted(m.span(g) for g in rule.groups if m.start(g) >= 0)
         else:
             spans = [m.span()]
@@ -504,11 +622,14 @@ class Scrubber:
     """Replaces secrets in text with ``[REDACTED:<kind>]``.
 
     ``patterns`` maps kinds to regexes (strings or compiled); they run after the defaults, or
-    alone with ``defaults=False``. If a regex has named groups ``secret`` or ``secret_*``, only
+    alone with ``defaults=False``. The defaults are this module's patterns followed by the
+    maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; left out
+    with ``maintained=False`` or when the package is not installed). If a regex has named groups ``secret`` or ``secret_*``, only
     those spans are redacted; otherwise the whole match is. Instances are thread-safe.
     """
 
-    def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True) -> None:
+    def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True,
+                 maintained: bool = False) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         rules: list[_Rule] = []
@@ -516,6 +637,8 @@ class Scrubber:
             rules = [
                 _Rule(kind, rx, _DEFAULT_ANCHORS[kind], _NEAR.get(kind)) for kind, rx in DEFAULT_PATTERNS.items()
             ]
+            if maintained:
+                rules += maintained_rules()
         self._rules: tuple[_Rule, ...] = tuple(rules)
         for kind, regex in (patterns or {}).items():
             self.add_pattern(kind, regex)
@@ -603,7 +726,14 @@ class Scrubber:
         changed = False
         for rule in rules:
             starts: list[int] | None = None
-            if rule.anchors is not None:
+            if rule.gate is not None:
+                literal, lo, hi = rule.gate
+                n = text.count(literal)
+                if not n:
+                    continue
+                # a few occurrences: try just there; many: one scan by the regex engine is cheaper
+                starts = _gated_starts(rule.gate, text) if n * (hi - lo + 1) * 64 < len(text) else None
+            elif rule.anchors is not None:
                 if lowered is None:
                     lowered = text.lower()
                 if len(lowered) == len(text):

@@ -134,7 +134,7 @@ def test_a_quarantined_skill_cannot_be_edited_active(bank):
 def test_import_quarantines_every_poisoned_file_and_search_never_returns_them(bank, tmp_path):
     write_skill_dir(tmp_path / "in", POISONED | {"refund-orders": ("Refund an order after checking it.",
                                                                   CLEAN_REFUND)})
-    imported = {s.name: s for s in bank.import_skills(tmp_path / "in")}
+    imported = {s.name: s for s in bank.import_skills(tmp_path / "in", trusted=True)}
     assert imported["refund-orders"].status == SkillStatus.active
     for name in POISONED:
         assert imported[name].status == SkillStatus.quarantined, name
@@ -145,7 +145,7 @@ def test_import_quarantines_every_poisoned_file_and_search_never_returns_them(ba
 
 def test_import_allow_unsafe_keeps_the_files_status(bank, tmp_path):
     write_skill_dir(tmp_path / "in", {"refund-fast-track": POISONED["refund-fast-track"]})
-    (skill,) = bank.import_skills(tmp_path / "in", allow_unsafe=True)
+    (skill,) = bank.import_skills(tmp_path / "in", allow_unsafe=True, trusted=True)
     assert skill.status == SkillStatus.active and "allowed unsafe" in skill.note
 
 
@@ -189,7 +189,7 @@ def test_cli_import_quarantines_and_only_promote_force_activates(cli_bank, tmp_p
 
 def test_cli_import_allow_unsafe(cli_bank, tmp_path):
     write_skill_dir(tmp_path / "in", {"refund-debug": POISONED["refund-debug"]})
-    result = cli("import", tmp_path / "in", "--allow-unsafe")
+    result = cli("import", tmp_path / "in", "--allow-unsafe", "--trust")
     assert result.exit_code == 0, result.output
     assert statuses() == {"refund-debug": "active"}
 

@@ -245,6 +245,10 @@ CASES: list[Case] = [
         "basic_auth",
         base64.b64encode(f"deploy:{rand(AN, 14)}".encode()).decode(),
     ),
+    # Authorization headers with another scheme, or none (issue 20)
+    Case("curl -H 'Authorization: Token {S}' https://api.example.com/me", "auth_header", rand(HEX, 40)),
+    Case('headers = {"Authorization": "ApiKey {S}"}', "auth_header", rand(AN, 32)),
+    Case("authorization: {S}", "auth_header", rand(AN, 28)),
     # Private keys
     Case("wrote key:\n{S}\ndone", "private_key", pem("RSA PRIVATE KEY", 8)),
     Case("cat ~/.ssh/id_ed25519\n{S}\n$ ", "private_key", pem("OPENSSH PRIVATE KEY", 4)),
@@ -933,7 +937,7 @@ def test_prose_without_digits_is_unchanged(words: list[str], seps: list[str]):
 
 
 STANDALONE = [c for c in CASES if "{S}" in c.template and c.kind not in {"password", "secret", "url_password",
-                                                                            "bearer_token", "basic_auth",
+                                                                            "bearer_token", "basic_auth", "auth_header",
                                                                             "aws_secret_key", "account_key",
                                                                             "twilio_secret"}]
 
@@ -992,3 +996,35 @@ def test_twilio_key_secret_without_a_digit_is_caught():
     sid, secret = twilio_sid("SK"), _with_capitals(16, 32)
     out = Scrubber().scrub(f"client = Client('{sid}', '{secret}')")
     assert out == "client = Client('[REDACTED:twilio_key]', '[REDACTED:twilio_secret]')"
+
+
+# ---------------------------------------------------------------------------------------------
+# Authorization headers beyond Bearer and Basic, and the maintained rule set (issue 20)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: required for every admin call",
+    "authorization: Token <redacted>",
+    "the authorization header is missing",
+    "Authorization: Token ${API_TOKEN}",
+])
+def test_authorization_prose_and_placeholders_survive(text: str):
+    assert Scrubber().scrub(text) == text
+
+
+def test_maintained_rules_come_from_detect_secrets_and_run_after_ours():
+    pytest.importorskip("detect_secrets")
+    from skillbank.scrub import maintained_rules
+
+    rules = maintained_rules()
+    assert rules and all(r.kind.startswith("detect_secrets.") for r in rules)
+    s = Scrubber(maintained=True)
+    assert s.kinds[: len(DEFAULT_PATTERNS)] == tuple(DEFAULT_PATTERNS)
+    # a Telegram bot token in prose: no pattern of ours knows it, detect-secrets does, span-exact
+    token = "1234567890:AA" + rand(AN, 33)
+    assert s.scrub(f"bot {token} ready") == "bot [REDACTED:detect_secrets.telegram_bot_token] ready"
+    assert Scrubber().scrub(f"bot {token} ready") == f"bot {token} ready"  # opt-in
+    # a match that includes its delimiters redacts only the key (Artifactory's rule)
+    akc = "AKC" + rand(AN, 20)
+    assert s.scrub(f"key: {akc} end") == "key: [REDACTED:detect_secrets.artifactory] end"

@@ -107,6 +107,7 @@ app.command("verify")(maintenance.verify)
 app.command("copy")(maintenance.copy)
 app.command("export")(interop.export)
 app.command("import")(interop.import_)
+app.command("lint")(interop.lint)
 from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
 from skillbank.cli import eval as eval_cli  # noqa: E402
 

@@ -34,14 +34,17 @@ def import_(
     allow_unsafe: Annotated[bool, typer.Option(
         "--allow-unsafe", help="Import skills the injection lint flags with their file's status "
         "instead of quarantined (the findings go in their notes).")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="Keep each file's status (active unless it says otherwise) instead of "
+        "importing every skill as a candidate: only for folders you wrote or reviewed.")] = False,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Import SKILL.md folders; nothing is imported if any file is invalid."""
+    """Import SKILL.md folders as candidates; nothing is imported if any file is invalid."""
     from skillbank.skillmd import SKILL_FILE
 
     with open_bank(bank_dir, embedder) as bank:
-        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe)
+        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe, trusted=trust)
     out = console()
     if not skills:
         out.print(f"Nothing was imported: no <name>/{SKILL_FILE} folders in {escape(str(directory))}.")
@@ -49,6 +52,12 @@ def import_(
     out.print(f"Imported {len(skills)} skill{'s' if len(skills) != 1 else ''} from {escape(str(directory))}.")
     for s in skills:
         out.print(f"  {escape(s.name)} ({s.id}) v{s.version}, {s.status.value}", soft_wrap=True)
+    waiting = [s for s in skills if s.status == SkillStatus.candidate]
+    if waiting:
+        out.print(f"{len(waiting)} arrived as candidate{'s' if len(waiting) != 1 else ''} (imported text is "
+                  "never injected until promoted): read one with `skillbank candidates show NAME`, promote "
+                  "it with `skillbank candidates promote NAME`, or import with --trust to keep the files' "
+                  "status.", soft_wrap=True)
     held = [s for s in skills if s.status == SkillStatus.quarantined]
     if held:
         out.print(Text(f"{len(held)} quarantined by the injection lint (never injected until "
@@ -57,3 +66,37 @@ def import_(
             out.print(Text(f"  {s.name}: {s.note}", style="yellow"), soft_wrap=True)
         out.print("Read each with `skillbank candidates show NAME`; promote one with "
                   "`skillbank candidates promote NAME --force` if it is safe.")
+
+
+def lint(
+    patterns_only: Annotated[bool, typer.Option(
+        "--patterns-only", help="Re-check with the pattern layer alone (skip the embedding detector).")] = False,
+    bank_dir: DirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Re-check every stored version of every skill with the injection screens; exit 1 if any is flagged.
+
+    Versions stored before a screen existed (or with --allow-unsafe) get the same patterns and
+    detector every new version meets. Quarantined versions are listed too: they were already held.
+    """
+    from skillbank.evolution.detector import active_detector
+    from skillbank.evolution.lint import lint_incoming
+
+    detector = False if patterns_only else active_detector(required=True)
+    out = console()
+    flagged = checked = 0
+    with open_bank(bank_dir, embedder) as bank:
+        for skill in bank.list_skills():
+            for version in bank.history(skill.id):
+                checked += 1
+                result = lint_incoming(version.content, detector=detector)
+                if not result.ok:
+                    flagged += 1
+                    out.print(Text(f"{skill.name} v{version.version} ({version.status.value}): {result.reason}",
+                                   style="yellow"), soft_wrap=True)
+    layers = "patterns" if detector is False or detector is None else "patterns and the embedding detector"
+    if detector is None and not patterns_only:
+        layers += " (the detector is not available: only the pattern layer is active)"
+    out.print(f"Checked {checked} version{'s' if checked != 1 else ''} with {layers}: {flagged} flagged.")
+    if flagged:
+        raise typer.Exit(1)

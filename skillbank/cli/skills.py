@@ -33,6 +33,7 @@ from skillbank.cli._common import (
     skill_json,
 )
 from skillbank.models import SkillKind, SkillStatus
+from skillbank.provenance import text_source
 
 app = typer.Typer(
     help="List, show, add, edit and curate skills and their versions.",
@@ -146,8 +147,9 @@ def show(
     """Show one skill's fields, statistics and body."""
     with open_bank(bank_dir, embedder) as bank:
         s = get_skill(bank, skill_id)
+        source = text_source(bank.history(s.id))
     if as_json:
-        print_json(skill_json(s))
+        print_json({**skill_json(s), "source": str(source) if source else None})
         return
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold")
@@ -157,6 +159,7 @@ def show(
     fields.add_row("kind", s.kind.value)
     fields.add_row("status", _status(s.status.value))
     fields.add_row("version", f"v{s.version}  ({short_hash(s.content_hash)})")
+    fields.add_row("source", escape(str(source)) if source else "-")
     fields.add_row("pinned", "yes" if s.pinned else "no")
     fields.add_row("tools", escape(", ".join(s.tools)) or "-")
     fields.add_row("tags", escape(", ".join(s.tags)) or "-")

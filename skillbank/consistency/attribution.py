@@ -126,6 +126,7 @@ def skill_provenance(bank: "SkillBank", *, extra_ids: Iterable[str] = ()) -> lis
     split).
     """
     from skillbank.models import SkillStatus
+    from skillbank.provenance import evidence as provenance_evidence
 
     skills = {s.id: s for s in bank.list_skills(status=SkillStatus.active)}
     extra = [i for i in dict.fromkeys(extra_ids) if i not in skills]
@@ -136,7 +137,7 @@ def skill_provenance(bank: "SkillBank", *, extra_ids: Iterable[str] = ()) -> lis
         evidence: list[str] = []
         authors: list[str] = []
         for version in bank.history(skill.id):
-            evidence.extend(version.provenance)
+            evidence.extend(provenance_evidence(version.provenance))
             authors.append(version.author)
         evidence = list(dict.fromkeys(evidence))
         splits = bank.evidence.splits_of(evidence)

@@ -10,7 +10,8 @@
   unless a ``promote_policy`` opts into promoting by policy: ``"all"`` (every lint-clean
   candidate), ``"guards"`` (template-written guard skills only), or a callable
   ``policy(pending) -> bool``.
-- Quarantined candidates are never promoted automatically.
+- Quarantined candidates are never promoted automatically, and text an LLM distiller wrote is
+  never promoted by a policy: only a measured gain or a person makes it active.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 from skillbank.evolution.review import Pending, promote, reject
 from skillbank.models import Skill, SkillKind, SkillStatus
+from skillbank.provenance import Source, text_source
 
 
 @dataclass
@@ -72,6 +74,12 @@ def resolve_policy(policy: Any) -> Callable[[Pending], bool] | None:
     if callable(policy):
         return policy
     raise ValueError(f"unknown promote policy {policy!r}: use 'all', 'guards' or a callable")
+
+
+def _model_written(bank: Any, pending: Pending) -> bool:
+    """Whether the candidate's text came from an LLM distiller (see :mod:`skillbank.provenance`)."""
+    found = text_source(bank.history(pending.skill.id))
+    return found is not None and found.source == Source.llm_distiller
 
 
 @dataclass
@@ -133,6 +141,10 @@ class Gate:
                     reject(bank, p.skill.id, author="gate",
                            reason=f"gate failed: {result.describe()} on {len(tasks)} task(s)")
                     self.decisions.append(GateDecision(p.skill.id, "rejected", result.describe(), result))
+            elif policy is not None and _model_written(bank, p):
+                self.decisions.append(GateDecision(
+                    p.skill.id, "waiting", "written by an LLM distiller: only the gate's measured gain or a "
+                    "person promotes it, never a policy alone"))
             elif policy is not None and policy(p):
                 active = promote(bank, p.skill.id, author="policy",
                                  reason=f"promoted by policy {self.promote_policy!r}")

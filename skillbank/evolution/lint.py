@@ -19,14 +19,15 @@ Two severities:
 lint for every other way in (``SkillBank.add_skill`` / ``update_skill`` / ``import_skills``, so
 ``skillbank skills add|edit`` and ``skillbank import``): it has no evidence to hold a skill to, so it
 runs the checks that need none, the injection patterns, through the same
-:func:`injection_findings` the round uses.
+:func:`injection_findings` the round uses. Behind the patterns, every way in also runs the
+embedding detector (:mod:`skillbank.evolution.detector`) when it is available: :func:`screen_findings`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from skillbank.evolution.evidence import (
     EMAIL_PATTERN,
@@ -87,6 +88,7 @@ class LintContext:
     scrubber: Callable[[str], str] | None = None
     max_body_chars: int = 4000
     max_description_chars: int = 600
+    detector: Any = None  # the embedding detector: None = the shared one, False = patterns only
 
     @classmethod
     def for_runs(cls, runs: Iterable[Run], hidden: HiddenLiterals, **kw) -> "LintContext":
@@ -251,13 +253,41 @@ def _added_text(content: SkillContent, previous: SkillContent | None) -> str:
     return "\n".join(line for line in text.splitlines() if line not in old_lines)
 
 
-def lint_incoming(content: SkillContent, *, previous: SkillContent | None = None) -> LintResult:
+def detector_findings(text: str, detector: Any = None) -> list[Finding]:
+    """A quarantine finding when the embedding detector (:mod:`skillbank.evolution.detector`)
+    scores any line or sentence of ``text`` as an injection; none when it is off. ``detector``:
+    None for the shared one, False for none, or an :class:`InjectionDetector`."""
+    if detector is False:
+        return []
+    if detector is None:
+        from skillbank.evolution.detector import active_detector
+
+        detector = active_detector()
+    if detector is None:
+        return []
+    flagged = detector.flagged(text)
+    if not flagged:
+        return []
+    worst = max(flagged, key=lambda s: s.probability)
+    return [Finding("injection-detector", QUARANTINE,
+                    f"reads like an instruction to the model (p={worst.probability:.2f}): {worst.text[:60]!r}")]
+
+
+def screen_findings(text: str, detector: Any = None) -> list[Finding]:
+    """Both injection layers: the patterns first, then the detector on what they let through."""
+    found = injection_findings(text)
+    return found if found else detector_findings(text, detector)
+
+
+def lint_incoming(content: SkillContent, *, previous: SkillContent | None = None,
+                  detector: Any = None) -> LintResult:
     """The lint for a skill that enters from outside an evolution round (added, edited, imported).
 
-    Such a skill has no evidence to hold it to, so only the injection patterns apply; lines it
+    Such a skill has no evidence to hold it to, so only the injection screens apply (the patterns,
+    then the embedding detector when it runs; ``detector=False`` for the patterns alone); lines it
     shares with ``previous`` (the version it replaces) were already let in and are not re-checked.
     """
-    return LintResult(injection_findings(_added_text(content, previous)))
+    return LintResult(screen_findings(_added_text(content, previous), detector))
 
 
 def lint_content(content: SkillContent, ctx: LintContext | None = None,
@@ -284,7 +314,7 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
         add(Finding("secret", REJECT, "contains a redacted secret placeholder copied from evidence"))
 
     # Prompt injection.
-    result.findings.extend(injection_findings(new_text))
+    result.findings.extend(screen_findings(new_text, ctx.detector))
     allowed = ctx.known_tools | set(previous.tools if previous is not None else ())
     named = {m.group(1) for m in _TOOL_USE.finditer(new_text)} | set(content.tools)
     old_lessons = {x.key for x in previous.all_lessons} if previous is not None else set()

@@ -1,0 +1,67 @@
+"""Readers for the held-out hardening corpora in tests/data/heldout (issue 20; see its README).
+
+The files were written before the detector and the maintained secret rules, and are never edited;
+scripts/hardening_report.py measures every layer on them. Nothing may be trained on them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
+
+
+def _tsv(name: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in (HELDOUT / name).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            label, text = line.split("\t", 1)
+            rows.append((label, text))
+    return rows
+
+
+def injections() -> list[tuple[str, str]]:
+    """(style, line) for every held-out injection line."""
+    return _tsv("injection.tsv")
+
+
+def clean_lines() -> list[tuple[str, str]]:
+    """(source, line): person-written near-misses, then every line a demo bank learned."""
+    return [("person:" + k, t) for k, t in _tsv("clean_person.tsv")] + \
+        [("demo:" + k, t) for k, t in _tsv("clean_demo.tsv")]
+
+
+@dataclass(frozen=True)
+class SecretCase:
+    format: str
+    context: str
+    text: str
+    secrets: tuple[str, ...]
+
+    def redacted_exactly(self, out: str) -> bool:
+        """Whether ``out`` is ``text`` with each secret, and nothing else, replaced by a placeholder."""
+        pattern = re.escape(self.text)
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            pattern = pattern.replace(re.escape(secret), r"\[REDACTED:[A-Za-z0-9_.-]+\]")
+        return re.fullmatch(pattern, out) is not None
+
+    def removed(self, out: str) -> bool:
+        """Whether every secret is gone from ``out`` (whatever else went with it)."""
+        return not any(s in out for s in self.secrets)
+
+
+def secrets() -> list[SecretCase]:
+    out = []
+    for line in (HELDOUT / "secrets.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        out.append(SecretCase(row["format"], row["context"], row["text"], tuple(row["secrets"])))
+    return out
+
+
+def lookalikes() -> list[tuple[str, str]]:
+    """(kind, text) that must come out of the scrubber unchanged."""
+    rows = [json.loads(line) for line in (HELDOUT / "lookalikes.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [(r["kind"], r["text"]) for r in rows]
