@@ -28,8 +28,9 @@ def unavailable(reason: str, *, allow_module_level: bool = False) -> None:
 
 
 def pytest_runtest_logreport(report):
-    """With ``SKILLBANK_SKIP_LOG`` set, append every skipped test as ``node id<TAB>reason`` to
-    that file: .ci/run checks the list against .ci/allowed-skips.txt."""
+    """With ``SKILLBANK_SKIP_LOG`` set, append every skipped test (or module, skipped whole at
+    collection) as ``node id<TAB>reason`` to that file: .ci/run checks the list against
+    .ci/allowed-skips.txt."""
     target = os.environ.get("SKILLBANK_SKIP_LOG")
     if not target or not report.skipped or getattr(report, "wasxfail", None) is not None:
         return
@@ -38,6 +39,9 @@ def pytest_runtest_logreport(report):
     reason = reason.removeprefix("Skipped: ").replace("\t", " ").replace("\n", " ")
     with open(target, "a", encoding="utf-8") as log:
         log.write(f"{report.nodeid}\t{reason}\n")
+
+
+pytest_collectreport = pytest_runtest_logreport
 
 
 @pytest.fixture

@@ -43,7 +43,10 @@ def _real_model_missing() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+# bench_real_model.py loads the local model: it is a local_model test (deselected with
+# -m "not local_model", like tests/test_local_model.py).
+@pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.local_model)
+                                    if s == "bench_real_model.py" else s for s in SCRIPTS])
 def test_benchmark_quick(script: str, tmp_path: Path) -> None:
     if script == "bench_real_model.py" and (missing := _real_model_missing()):
         # tests/test_local_model.py is the check that fails in CI without the real model
