@@ -13,6 +13,7 @@ defaults live here once.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -84,7 +85,8 @@ class RecordingConfig:
 
     Budgets (middleware only): ``max_tokens_per_run`` (input + output tokens the model
     reported) and ``max_seconds_per_run`` end the run before the next model call with a final
-    message saying so, and record a ``token_budget`` / ``time_budget`` limit event.
+    message saying so, and record a ``token_budget`` / ``time_budget`` limit event. ``clock``
+    (default ``time.monotonic``) is what the time budget and step latencies are measured with.
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
     ``unknown_field_detector(text)``, ``refusal_detector(text)`` and ``result_error_detector(text)``
@@ -107,6 +109,7 @@ class RecordingConfig:
     task_type: str | None = None
     model_name: str | None = None
     flush_every: int = 1
+    clock: Callable[[], float] = time.monotonic
 
     def detectors(self) -> Detectors:
         return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector,
