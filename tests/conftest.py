@@ -6,8 +6,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 from skillbank import SkillBank  # noqa: E402
+
+# Property tests have no per-example deadline (hypothesis' default is 200 ms): on a loaded 2-core
+# machine a slow example is not a failure. Speed is for the benchmarks.
+settings.register_profile("skillbank", deadline=None)
+settings.load_profile("skillbank")
 
 
 # -- what CI must run ------------------------------------------------------------------------------
