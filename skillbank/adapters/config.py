@@ -77,7 +77,8 @@ class RecordingConfig:
     """How a run is recorded and labelled.
 
     Outcome: ``verifier(final_state)`` returning a bool, a score in [0, 1] or an ``Outcome``
-    (an :class:`~skillbank.adapters.judge.LLMJudge` works too, as ``verifier`` or ``judge``).
+    (an :class:`~skillbank.adapters.judge.LLMJudge` works too, as ``verifier`` or ``judge``; not
+    both: giving both is an error). An async verifier (``async def``) is awaited to completion.
     A run that ends at a limit is labelled even when the graph raised: the verifier gets the
     last state the adapter saw, and without a verifier (or when it raises) the run is a failure
     with source ``limit:<type>``. Other runs without a verifier stay unlabelled; label them
@@ -110,6 +111,13 @@ class RecordingConfig:
     model_name: str | None = None
     flush_every: int = 1
     clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        # Two scorers would disagree sooner or later, and which one labels the run would be a
+        # rule nobody reads: one scorer per run (an LLMJudge is a verifier too).
+        if self.verifier is not None and self.judge is not None:
+            raise ValueError("give verifier= or judge=, not both: one scorer labels a run (to combine "
+                             "them, pass one verifier that calls both and decides)")
 
     def detectors(self) -> Detectors:
         return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector,
