@@ -121,3 +121,28 @@ def test_your_agent_from_the_command_line(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     (res,) = json.loads(result.stdout)["results"].values()
     assert len(res["records"]) == 12 and all(r["tokens"] > 0 for r in res["records"])
+
+
+def test_the_llm_distiller_on_the_real_models_output(tmp_path, model):
+    """The LLM distiller fed what the 0.5B model really writes (the other distiller tests script
+    the reply): the reply parses, every skill it yields passed lint and names only tools the runs
+    used, and whatever is refused says why."""
+    from skillbank import SkillBank
+    from skillbank.evolution import LLMDistiller, evolve
+    from test_evolution_support import refund
+
+    with SkillBank.open(tmp_path / "bank", embedder="hash") as bank:
+        for i in range(3):
+            bank.trajectories.save(refund(i))
+        report = evolve(bank, distiller=LLMDistiller(model), promote_policy="all")
+        assert report.trajectories == 3
+        assert report.usage.calls >= 1 and report.usage.output_tokens > 0  # the model was asked
+        assert report.usage.failures == []  # its replies parsed (grammar-constrained output)
+        assert report.changes or report.rejected  # it proposed something, kept or refused
+        used = {"find_order", "check_refund_policy", "issue_refund"}
+        for skill in bank.list_skills():
+            assert set(skill.tools) <= used, (skill.name, skill.tools)
+            assert skill.body.strip() and skill.description.strip()
+        for change in report.rejected:
+            assert change.note, change
+        assert bank.verify().ok
