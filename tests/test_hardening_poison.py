@@ -99,5 +99,6 @@ def test_llm_distiller_copying_the_injection_is_quarantined(bank, policy):
     # evolution never promotes a quarantined skill on its own, even on a later round
     _log_poisoned_successes(bank, n=3)
     evolve(bank, distiller=LLMDistiller(_copying_model()), promote_policy="all")
-    assert all(s.status != SkillStatus.active for s in bank.list_skills() if _poisoned(s))
+    still = [s for s in bank.list_skills() if _poisoned(s)]
+    assert still and all(s.status != SkillStatus.active for s in still)
     _assert_never_injected(bank)

@@ -91,7 +91,7 @@ def test_arms_get_bank_only_with_and_seeds_are_paired(bank):
     calls: list = []
     measure(coin(calls=calls), make_tasks(4), trials=3, bank=bank, run_id="r2", progress=False,
             concurrency=3)
-    assert all((b is None) == (arm == "without") for arm, b, _, _ in calls)
+    assert calls and all((b is None) == (arm == "without") for arm, b, _, _ in calls)
     seeds = {(arm, tid, spec.index): spec.seed for arm, _, tid, spec in calls}
     for (arm, tid, i), seed in seeds.items():
         assert seeds[("without", tid, i)] == seeds[("with", tid, i)] == seed
