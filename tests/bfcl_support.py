@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 
-import pytest
+from conftest import unavailable
 
 
 def require_bfcl() -> None:
-    """Skip the module when bfcl-eval is absent, except in CI (``CI`` set), which installs it:
-    there an absent package fails the import loudly instead of skipping in silence."""
-    if importlib.util.find_spec("bfcl_eval") is None and not os.environ.get("CI"):
-        pytest.skip("bfcl-eval is not installed: pip install 'skillbank[bfcl]' && "
+    """Skip the module when bfcl-eval is absent, except in CI, which installs it: there an
+    absent package is a failure (conftest's ``unavailable``)."""
+    if importlib.util.find_spec("bfcl_eval") is None:
+        unavailable("bfcl-eval is not installed: pip install 'skillbank[bfcl]' && "
                     "pip install --no-deps 'bfcl-eval==2026.3.23'", allow_module_level=True)
 
 

@@ -6,8 +6,48 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 from skillbank import SkillBank  # noqa: E402
+
+# Property tests have no per-example deadline (hypothesis' default is 200 ms): on a loaded 2-core
+# machine a slow example is not a failure. Speed is for the benchmarks.
+settings.register_profile("skillbank", deadline=None)
+settings.load_profile("skillbank")
+
+
+# -- what CI must run ------------------------------------------------------------------------------
+
+
+def in_ci() -> bool:
+    """Whether these tests run in CI: ``CI`` set to anything but empty, ``0`` or ``false``. CI
+    installs every extra, so there a missing part is a broken install step, not a reason to skip."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def unavailable(reason: str, *, allow_module_level: bool = False) -> None:
+    """Skip for ``reason`` (what is missing and how to install it); under CI, fail instead: the
+    one rule for PostgreSQL, BFCL, the local model and the GGUF reader."""
+    if in_ci():
+        pytest.fail(f"CI must run this test, but {reason}: .ci/run installs it", pytrace=False)
+    pytest.skip(reason, allow_module_level=allow_module_level)
+
+
+def pytest_runtest_logreport(report):
+    """With ``SKILLBANK_SKIP_LOG`` set, append every skipped test (or module, skipped whole at
+    collection) as ``node id<TAB>reason`` to that file: .ci/run checks the list against
+    .ci/allowed-skips.txt."""
+    target = os.environ.get("SKILLBANK_SKIP_LOG")
+    if not target or not report.skipped or getattr(report, "wasxfail", None) is not None:
+        return
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    reason = reason.removeprefix("Skipped: ").replace("\t", " ").replace("\n", " ")
+    with open(target, "a", encoding="utf-8") as log:
+        log.write(f"{report.nodeid}\t{reason}\n")
+
+
+pytest_collectreport = pytest_runtest_logreport
 
 
 @pytest.fixture
@@ -114,7 +154,7 @@ _SERVERS: dict = {}
 
 def _server(kind: str, request):
     """The session's server of ``kind``, started on first use; skipped locally when this machine
-    cannot start one, but a failure under CI=true, where both must run."""
+    cannot start one, but a failure in CI (see :func:`unavailable`), where both must run."""
     from postgres_support import LocalPostgres, ServerUnavailable
 
     if kind not in _SERVERS:
@@ -130,9 +170,7 @@ def _server(kind: str, request):
             request.session.config.add_cleanup(server.stop)
     server = _SERVERS[kind]
     if isinstance(server, Exception):
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must test PostgreSQL ({kind} server): {server}")
-        pytest.skip(f"no {kind} PostgreSQL server here: {server}")
+        unavailable(f"no {kind} PostgreSQL server here: {server}")
     return server
 
 

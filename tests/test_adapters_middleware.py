@@ -370,16 +370,26 @@ def test_token_budget_ends_the_run_gracefully(bank):
 
 
 def test_wall_clock_budget_ends_the_run_gracefully(bank):
-    # The model would call ping forever; only the budget stops it.
-    model = ScriptedChatModel([tool_call("ping")], sleep=0.05)
-    mw = SkillBankMiddleware(bank, max_seconds_per_run=0.12, inject=False)
+    # The model would call ping forever; only the budget stops it. The run's clock is a fake
+    # that each model call moves 0.05 s on, so the stop comes at a known turn on any machine.
+    now = [100.0]
+
+    def slow_ping(messages):
+        now[0] += 0.05
+        return tool_call("ping")
+
+    model = ScriptedChatModel([slow_ping])
+    mw = SkillBankMiddleware(bank, max_seconds_per_run=0.12, inject=False, clock=lambda: now[0])
     result = agent_with(model, [ping], mw).invoke({"messages": [("user", "ping")]})
     traj = bank.trajectories.get(result["skillbank_trajectory_id"])
-    assert 1 <= traj.model_turns <= 3
+    # 0.05 and 0.10 s are within the budget; after the third call 0.15 s is over it
+    assert traj.model_turns == 3 and len(model.received) == 3
     assert [t for t, _ in limits(traj)] == [LimitType.time_budget]
     assert traj.limit_events[0].step == len(traj.steps) - 1
-    assert traj.limit_events[0].data["used_seconds"] > 0.12
-    assert "time budget" in traj.final_answer
+    assert traj.limit_events[0].data == {"used_seconds": 0.15, "budget_seconds": 0.12}
+    assert "time budget" in traj.final_answer and "0.15 seconds" in traj.final_answer
+    model_steps = [s for s in traj.steps if s.kind == "model" and s.latency_ms is not None]
+    assert model_steps and all(s.latency_ms == pytest.approx(50.0) for s in model_steps)
 
 
 # -- outcomes --------------------------------------------------------------------------------

@@ -291,8 +291,12 @@ def test_scripted_model_basics():
 def test_public_names_import():
     import skillbank.adapters as adapters
 
-    for name in adapters.__all__:
-        assert getattr(adapters, name) is not None
+    namespace: dict = {}
+    exec("from skillbank.adapters import *", namespace)
+    assert len(set(adapters.__all__)) == len(adapters.__all__), "a name is listed twice"
+    for name in adapters.__all__:  # each one the adapters' own object, not a placeholder
+        assert namespace[name] is getattr(adapters, name)
+        assert namespace[name].__module__.startswith("skillbank.adapters."), name
     from skillbank.adapters.langchain import SkillBankMiddleware as direct
 
     assert adapters.SkillBankMiddleware is direct

@@ -50,7 +50,7 @@ def test_every_entry_is_a_task_split_by_api_class(tasks):
     sides: dict[int, set[str]] = {}
     for t in tasks.values():
         sides.setdefault(t.scenario, set()).add(t.split)
-    assert all(len(s) == 1 for s in sides.values())
+    assert sides and all(len(s) == 1 for s in sides.values())
     assert sum(s == {"heldout"} for s in sides.values()) == 50
 
 

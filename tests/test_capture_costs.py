@@ -230,7 +230,7 @@ def test_the_round_reads_limit_ended_runs(bank):
                 {"messages": [("user", "ping the server")]}, {"recursion_limit": 8})
     batch = load_batch(bank)
     assert len(batch.runs) == 3 and not any(r.success for r in batch.runs)
-    assert all(h.type == LimitType.recursion_limit for r in batch.runs for h in r.limits)
+    assert all(r.limits and all(h.type == LimitType.recursion_limit for h in r.limits) for r in batch.runs)
 
 
 def test_callback_handler_labels_limit_endings(bank):

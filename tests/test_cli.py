@@ -282,9 +282,9 @@ def test_search_table_json_filters_and_render(seeded: Path):
     assert all(isinstance(h["score"], float) for h in data["hits"])
 
     only_pitfalls = json.loads(run("search", "-d", seeded, "tool missing", "--kind", "pitfall", "--json").stdout)
-    assert {h["name"] for h in only_pitfalls["hits"]} <= {"avoid-guessing-fields"}
+    assert [h["name"] for h in only_pitfalls["hits"]] == ["avoid-guessing-fields"]  # the one pitfall
     by_tool = json.loads(run("search", "-d", seeded, "tool missing", "--tool", "fetch", "--json").stdout)
-    assert {h["name"] for h in by_tool["hits"]} <= {"summarise-long-pages"}
+    assert [h["name"] for h in by_tool["hits"]] == ["summarise-long-pages"]  # the one skill using fetch
     by_tag = json.loads(run("search", "-d", seeded, "tool", "--tag", "limits", "--json").stdout)
     assert {h["name"] for h in by_tag["hits"]} == {"decline-missing-tool"}
 

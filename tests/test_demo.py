@@ -38,7 +38,7 @@ def test_demo_quick_smoke(tmp_path: Path) -> None:
     assert data["simulated"] is True and data["evolution"][0]["round"] == 1
     final = next(v for k, v in data["results"].items() if k.startswith("Final"))
     assert set(final["splits"]) == {"all", "train", "heldout"}
-    assert final["skills"] is not None
+    assert final["skills"], "the quick demo promotes at least one skill"
     for row in final["skills"]:  # nothing was evolved on held-out trajectories
         assert row["held_out_evidence"] is False
 
@@ -47,6 +47,77 @@ def test_demo_quick_smoke(tmp_path: Path) -> None:
         assert {"demo-0-baseline", "demo-0-final"} <= runs
         held = bank.trajectories.list(labels={"split": "heldout"}, limit=None)
         assert held and all(t.labels["run"] == "demo-0-final" for t in held)
+
+
+# -- the demo's figures ----------------------------------------------------------------------------
+#
+# The README's table comes from the full demo (MiniLM, every family). This test runs the same
+# pipeline at a reduced size with a fixed seed and the hash embedder and compares its pass^k
+# figures with tests/data/demo_reduced.json. The simulated policy and the environments decide
+# these figures: a change to them (or to evolution, retrieval, injection) that moves a figure
+# by more than the tolerance fails here, on purpose. When the change is intended, refresh the
+# fixture and say why in the commit:
+#
+#     PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/test_demo.py --refresh
+#
+# Tolerance: one task per split, i.e. 1/n_tasks on every figure (pass^1, pass^3, pass@3, gap).
+# The run is deterministic on one machine (same figures twice); the tolerance absorbs the
+# approximate nearest-neighbour index returning a different near-tie on another machine.
+
+FIXTURE = Path(__file__).parent / "data" / "demo_reduced.json"
+REDUCED = dict(families=None, per_template=1, trials=3, rounds=1, validate_trials=1, validate_tasks=2,
+               validate_budget=40, max_train_tasks=18, max_heldout_tasks=9)
+REFRESH = "PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/test_demo.py --refresh"
+
+
+def _reduced_demo_figures(bank_dir: Path) -> dict:
+    import io
+
+    from rich.console import Console
+
+    from skillbank_harness.demo import DemoConfig, run_demo
+
+    result = run_demo(bank_dir, seed=0, config=DemoConfig(**REDUCED), embedder="hash",
+                      console=Console(file=io.StringIO()), progress=False)
+    tasks = {split: len({r.task_id for r in result.final.records if split == "all"
+                         or r.split == split}) for split in result.final.splits}
+    return {"command": REFRESH, "seed": 0, "embedder": "hash", "config": REDUCED,
+            "tasks": tasks, "final": result.headline(), "baseline": result.baseline.headline()}
+
+
+def test_reduced_demo_reproduces_its_pass_k_figures(tmp_path: Path) -> None:
+    expected = json.loads(FIXTURE.read_text())
+    assert expected["config"] == REDUCED, f"the fixture is for another size: {REFRESH}"
+    got = _reduced_demo_figures(tmp_path / "bank")
+    assert got["tasks"] == expected["tasks"]
+    # before evolution the bank is empty: both arms are the same runs, exactly
+    assert got["baseline"]["with"] == got["baseline"]["without"]
+    compared = 0
+    for split, arms in expected["final"].items():
+        tolerance = 1 / expected["tasks"][split] + 1e-9
+        for arm, figures in arms.items():
+            for name, value in figures.items():
+                actual = got["final"][split][arm][name]
+                assert abs(actual - value) <= tolerance, (
+                    f"{split} {arm} {name}: {actual:.3f}, expected {value:.3f} ± {tolerance:.3f}; "
+                    f"if the change is intended: {REFRESH}")
+                compared += 1
+    assert compared == len(expected["final"]) * 2 * 4  # splits × arms × figures
+    for arm, figures in expected["baseline"].items():
+        for name, value in figures.items():
+            assert abs(got["baseline"][arm][name] - value) <= 1 / expected["tasks"]["train"] + 1e-9
+
+
+if __name__ == "__main__":
+    import sys
+    import tempfile
+
+    if sys.argv[1:] != ["--refresh"]:
+        sys.exit(f"usage: {REFRESH}")
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = _reduced_demo_figures(Path(tmp) / "bank")
+    FIXTURE.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {FIXTURE}")
 
 
 def test_demo_rejects_unknown_gate(tmp_path: Path) -> None:

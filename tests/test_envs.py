@@ -102,7 +102,7 @@ def test_split_by_seed_and_by_family():
     assert not {t.id for t in train} & {t.id for t in held}
 
     train, held = split_tasks(tasks, by="template+seed", heldout_fraction=0.25)
-    assert all(t.split == "train" and t.instance < 3 for t in train)
+    assert train and all(t.split == "train" and t.instance < 3 for t in train)
 
     train, held = split_tasks(tasks, by="family", heldout_families=["calendar"])
     assert {t.family for t in held} == {"calendar"} and "calendar" not in {t.family for t in train}
@@ -119,7 +119,7 @@ def test_tools_are_structured_tools_over_fresh_in_memory_state():
     task = _first("car.capability.window_missing")
     env = task.make_env()
     tools = env.tools()
-    assert all(isinstance(t, StructuredTool) for t in tools)
+    assert tools and all(isinstance(t, StructuredTool) for t in tools)
     names_ = [t.name for t in tools]
     assert "open_window" not in names_ and "set_climate" in names_
     assert tuple(names_) == task.tools

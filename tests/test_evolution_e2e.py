@@ -7,6 +7,7 @@ import json
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 
+from skillbank import SkillBank
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.evolution import evolve
@@ -56,7 +57,7 @@ def run(bank, model, task, task_id, verifier=window_declined):
     return result["skillbank_trajectory_id"]
 
 
-def test_logged_runs_evolve_into_a_skill_the_next_run_receives(bank):
+def test_logged_runs_evolve_into_a_skill_the_next_run_receives(bank, tmp_path):
     # Two runs try a tool the agent does not have and claim success: the verifier fails them.
     failed = []
     for n, temp in enumerate((20, 21)):
@@ -84,14 +85,27 @@ def test_logged_runs_evolve_into_a_skill_the_next_run_receives(bank):
     procedure = next(c for n, c in names.items() if n.startswith("refund-order"))
     assert procedure.status == "active" and set(procedure.evidence) == set(refunds)
 
-    # The next run: the model receives the learned guard in its system message.
-    model = ScriptedChatModel([tool_call("turn_on_ac", temperature=22),
-                               "The AC is at 22; opening the window is unavailable: open_window is unavailable."])
+    # The next run: the model receives the learned guard in its system message, and its answer
+    # depends on it: with the guard it declines the window, without it it claims to have opened it.
+    lesson = sentence(Lesson(kind=LessonKind.missing_tool, tool="open_window"))
+
+    def answer(messages):
+        if lesson in messages[0].text:
+            return "The AC is at 22; opening the window is unavailable: open_window is unavailable."
+        return "The AC is at 22 and the window is open."
+
+    def guided_model():
+        return ScriptedChatModel([tool_call("turn_on_ac", temperature=22), answer])
+
+    with SkillBank.open(tmp_path / "empty", embedder="hash") as empty:  # the control: no skill
+        control = run(empty, guided_model(), "Turn on the AC at 22 degrees and open the window", "car-9")
+        assert empty.trajectories.get(control).success is False
+    model = guided_model()
     tid = run(bank, model, "Turn on the AC at 22 degrees and open the window", "car-9")
     guard = bank.get_skill("when-open-window-is-unavailable")
     system = model.received[0][0].text
     assert system.startswith(SYSTEM) and '<skill name="when-open-window-is-unavailable"' in system
-    assert sentence(Lesson(kind=LessonKind.missing_tool, tool="open_window")) in system
+    assert lesson in system
     injected = {(i.skill_id, i.version) for i in bank.trajectories.get(tid).injections}
     assert (guard.id, guard.version) in injected
     assert bank.trajectories.get(tid).success is True

@@ -35,10 +35,9 @@ def test_second_round_fails_clearly_while_another_holds_the_lock(bank):
     bank.trajectories.save(refund(0))
     proc = _holder(bank.path)
     try:
-        start = time.monotonic()
-        with pytest.raises(LockedError, match=rf"another evolution round is running .*pid {proc.pid}"):
+        with pytest.raises(LockedError, match=rf"another evolution round is running .*pid {proc.pid}"
+                                                r".*after waiting 0.3s"):
             evolve(bank, lock_timeout=0.3)
-        assert 0.25 <= time.monotonic() - start < 5
         assert evolve(bank, dry_run=True).trajectories == 1  # a dry run takes no lock
     finally:
         os.kill(proc.pid, signal.SIGKILL)

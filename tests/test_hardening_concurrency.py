@@ -81,10 +81,8 @@ def test_two_real_rounds_second_fails_clearly_then_waits(bank):
     finally:
         proc.kill()
         proc.wait()
-    # the killed round (SIGKILL mid-round) does not block the next one
-    start = time.monotonic()
-    report = evolve(bank, lock_timeout=5)
-    assert time.monotonic() - start < 5
+    # the killed round (SIGKILL mid-round) does not block the next one: no wait at all
+    report = evolve(bank, lock_timeout=0)
     # the killed round had written its candidates and consumed its evidence before the gate;
     # the next round starts cleanly after it and nothing is half-done
     assert report.round == 2 and report.trajectories == 0
@@ -93,9 +91,9 @@ def test_two_real_rounds_second_fails_clearly_then_waits(bank):
     _prepare(bank, range(2, 4))
     proc = _slow_round(bank.path, 1.0)
     try:
-        start = time.monotonic()
-        report = evolve(bank, lock_timeout=30)  # waits for the first round, then runs
-        assert time.monotonic() - start >= 0.5
+        # waits for the first round, then runs: it finds the evidence consumed (below), which
+        # a round running alongside the first would have taken as its own
+        report = evolve(bank, lock_timeout=30)
         assert proc.wait(30) == 0 and "done" in proc.stdout.read()
     finally:
         if proc.poll() is None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from test_hardening_support import crash_evolution
+from test_hardening_support import KILL_POINTS, crash_evolution
 
 
 @pytest.mark.slow
 def test_kill_9_during_evolution_rounds_never_half_writes(tmp_path):
     result = crash_evolution(str(tmp_path / "bank"), attempts=12, seed=11, families=120)
     assert result["failures"] == []
-    assert result["killed"] >= 6  # most attempts really died mid-round (seeded, so stable)
+    # every attempt died at its named step, and every step was a kill point twice
+    assert result["killed"] == 12 and sorted(result["points"]) == sorted(list(KILL_POINTS) * 2)
     assert result["versions"] > 0 and result["final_round"] >= 1
 
 

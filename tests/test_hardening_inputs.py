@@ -43,16 +43,59 @@ def _seeded(path):
         bank.add_skill(name="keep-me", description="must survive", body="body")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder permissions; see the simulated test")
+OPEN_IN_CHILD = """
+import sys
+from skillbank import SkillBank
+from skillbank.errors import NotABankError
+try:
+    SkillBank.open(sys.argv[1], embedder="hash")
+except NotABankError as exc:
+    print(exc)
+else:
+    print("opened")
+"""
+
+
+def _without_root_file_powers() -> None:
+    """In the child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the
+    bounding set, so root's next program has neither and the kernel applies folder permissions
+    to it (access(2) too: it checks against the permitted set, which now lacks them)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop, cap_dac_override, cap_dac_read_search = 24, 1, 2
+    for cap in (cap_dac_override, cap_dac_read_search):
+        if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
 def test_read_only_bank_folder_real_permissions(tmp_path):
+    """The kernel's permissions, not a patched ``os.access``. Root ignores folder permissions
+    (and CI runs as root): as root, the bank is opened by a child process that runs without the
+    capabilities that let root write anywhere."""
+    import subprocess
+    import sys
+
     path = tmp_path / "bank"
     _seeded(path)
+    before = (path / DB_FILENAME).read_bytes()
     os.chmod(path, 0o500)
     try:
-        with pytest.raises(NotABankError, match="not writable"):
-            SkillBank.open(path)
+        if os.geteuid() == 0:
+            child = subprocess.run([sys.executable, "-c", OPEN_IN_CHILD, str(path)],
+                                   preexec_fn=_without_root_file_powers, capture_output=True,
+                                   text=True, timeout=120,
+                                   env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+            assert child.returncode == 0, child.stderr[-3000:]
+            message = child.stdout
+        else:
+            with pytest.raises(NotABankError) as info:
+                SkillBank.open(path)
+            message = str(info.value)
     finally:
         os.chmod(path, 0o700)
+    assert "not writable" in message and "-d / SKILLBANK_DIR" in message, message
+    assert (path / DB_FILENAME).read_bytes() == before
     with SkillBank.open(path, embedder="hash") as bank:
         assert bank.get_skill("keep-me").version == 1
 

@@ -86,19 +86,19 @@ def _copying_model():
 
 
 @pytest.mark.parametrize("policy", ["all", None])
-def test_llm_distiller_copying_the_injection_is_quarantined_or_rejected(bank, policy):
+def test_llm_distiller_copying_the_injection_is_quarantined(bank, policy):
     _log_poisoned_successes(bank)
     report = evolve(bank, distiller=LLMDistiller(_copying_model()), promote_policy=policy)
     assert report.trajectories == 5
+    # the skill is kept, quarantined (not silently dropped), under either promote policy
     poisoned = [s for s in bank.list_skills() if _poisoned(s)]
-    assert all(s.status == SkillStatus.quarantined for s in poisoned)
-    assert poisoned or report.rejected  # caught one way or the other, and said so
-    for change in report.changes:
-        if change.skill in {s.name for s in poisoned}:
-            assert change.status == "quarantined" and change.note
+    assert [(s.name, s.status) for s in poisoned] == [("refund-damaged-orders", SkillStatus.quarantined)]
+    (change,) = [c for c in report.changes if c.skill == "refund-damaged-orders"]
+    assert change.status == "quarantined" and "injection" in change.note  # and says why
     _assert_never_injected(bank)
     # evolution never promotes a quarantined skill on its own, even on a later round
     _log_poisoned_successes(bank, n=3)
     evolve(bank, distiller=LLMDistiller(_copying_model()), promote_policy="all")
-    assert all(s.status != SkillStatus.active for s in bank.list_skills() if _poisoned(s))
+    still = [s for s in bank.list_skills() if _poisoned(s)]
+    assert still and all(s.status != SkillStatus.active for s in still)
     _assert_never_injected(bank)

@@ -137,6 +137,9 @@ def family_runs(family: int, runs: int = 3) -> list[Trajectory]:
 
     noun = _NOUNS[family % len(_NOUNS)]
     verb = _VERBS[(family // len(_NOUNS)) % len(_VERBS)]
+    cycle = family // (len(_NOUNS) * len(_VERBS))
+    if cycle:  # past every noun and verb pair: new tool names, so it is a new family still
+        noun = f"{noun}{cycle}"
     rng = random.Random(family)
     words = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
                      for _ in range(6))
@@ -149,20 +152,67 @@ def family_runs(family: int, runs: int = 3) -> list[Trajectory]:
     return out
 
 
+# Where an evolution round is killed: named steps, each a point where the child stops and
+# waits for the parent, which sends SIGKILL there. (name, what is true when it dies there)
+KILL_POINTS = {
+    "batch loaded": "the round holds the lock and has read its evidence; nothing written",
+    "skill written": "inside the round's write transaction, after one of its skills",
+    "round finished": "inside the write transaction, the watermark set, before the commit",
+    "gate": "the round's candidates are committed; the gate has not promoted any",
+    "version written": "after a skill version the gate committed (a promotion)",
+    "index write": "the round is done; the index sync after it is about to write to Chroma",
+}
+
 EVOLVE_CHILD = """
-import sys
+import functools, sys
+import skillbank.evolution.gate as gate_mod
+import skillbank.evolution.round as round_mod
 from skillbank import SkillBank
 from skillbank.evolution import evolve
+
+TARGET, OCCURRENCE = sys.argv[2], int(sys.argv[3])
+seen = {}
+
+def step(name):
+    seen[name] = seen.get(name, 0) + 1
+    if name == TARGET and seen[name] == OCCURRENCE:
+        print("at " + name, flush=True)
+        sys.stdin.readline()  # the parent kills this process here
+
+def pause(owner, attr, name, after):
+    original = getattr(owner, attr)
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if not after:
+            step(name)
+        out = original(*args, **kwargs)
+        if after:
+            step(name)
+        return out
+    setattr(owner, attr, wrapper)
+
 bank = SkillBank.open(sys.argv[1], embedder="hash")
+pause(round_mod, "load_batch", "batch loaded", after=True)
+pause(round_mod._Round, "_write", "skill written", after=True)
+pause(round_mod, "finish_round", "round finished", after=True)
+pause(gate_mod.Gate, "run", "gate", after=False)
+pause(type(bank.skills), "new_version", "version written", after=True)
+pause(type(bank.index), "apply", "index write", after=False)
 print("ready", flush=True)
-evolve(bank, promote_policy="all", lock_timeout=30)
+# The bank budget off: with it (100 active skills) the gate stops promoting after two rounds
+# of 120 families, and later attempts would have no version to be killed at.
+evolve(bank, promote_policy="all", lock_timeout=30, max_active=10**6, max_rendered_tokens=10**9)
 bank.sync_index()
-print("done", flush=True)
+print("done " + " ".join(f"{k}={v}" for k, v in sorted(seen.items())), flush=True)
 """
 
 
 def crash_evolution(path: str, attempts: int, seed: int, families: int = 120) -> dict:
-    """SIGKILL ``evolve`` (then the index sync) at random points; check the bank after each."""
+    """SIGKILL ``evolve`` (then the index sync) at named steps (:data:`KILL_POINTS`, in turn;
+    ``seed`` picks which occurrence of a repeated step); check the bank after each.
+
+    Returns ``killed`` (attempts that died at their step), ``points`` (the steps killed at) and
+    ``completed`` (attempts whose round never reached its step: the bank had no such work)."""
     import signal
     import subprocess
     import sys
@@ -170,8 +220,10 @@ def crash_evolution(path: str, attempts: int, seed: int, families: int = 120) ->
     from skillbank import SkillBank
 
     rng = random.Random(seed)
+    names = list(KILL_POINTS)
     next_family = 0
     killed = completed = 0
+    points: list[str] = []
     failures: list[str] = []
     for attempt in range(attempts):
         with SkillBank.open(path, embedder="hash") as bank:
@@ -182,27 +234,36 @@ def crash_evolution(path: str, attempts: int, seed: int, families: int = 120) ->
                     for t in family_runs(f):
                         bank.trajectories.save(t)
                 next_family += families
-        proc = subprocess.Popen([sys.executable, "-c", EVOLVE_CHILD, str(path)],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.9))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        rest = proc.stdout.read()
-        if "done" in rest:
-            completed += 1
-        else:
+        name = names[attempt % len(names)]
+        # a round writes many skills and versions: which one dies is the seed's choice
+        occurrence = rng.randint(1, 3) if name in ("skill written", "version written") else 1
+        proc = subprocess.Popen([sys.executable, "-c", EVOLVE_CHILD, str(path), name, str(occurrence)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            line = proc.stdout.readline().strip()
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        if line == f"at {name}":
             killed += 1
-        failures.extend(f"attempt {attempt}: {p}" for p in check_bank(path))
+            points.append(name)
+        elif line.startswith("done"):
+            completed += 1
+            failures.append(f"attempt {attempt}: the round never reached {name!r} #{occurrence} ({line})")
+        else:
+            failures.append(f"attempt {attempt}: the child died before {name!r}: {line!r}")
+        failures.extend(f"attempt {attempt} (killed at {name!r}): {p}" for p in check_bank(path))
     with SkillBank.open(path, embedder="hash") as bank:
         from skillbank.evolution import evolve
 
-        final = evolve(bank, promote_policy="all", lock_timeout=30)
+        final = evolve(bank, promote_policy="all", lock_timeout=30, max_active=10**6,
+                       max_rendered_tokens=10**9)
         bank.sync_index()
         failures.extend(f"after final evolve: {p}" for p in check_bank(path))
         versions = bank.store.query_one("SELECT count(*) AS n FROM skill_versions")["n"]
-    return {"attempts": attempts, "killed": killed, "completed": completed, "failures": failures,
-            "final_round": final.round, "versions": versions}
+    return {"attempts": attempts, "killed": killed, "completed": completed, "points": points,
+            "failures": failures, "final_round": final.round, "versions": versions}
 
 
 def check_bank(path: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 
 import pytest
 
@@ -92,7 +91,7 @@ def test_arms_get_bank_only_with_and_seeds_are_paired(bank):
     calls: list = []
     measure(coin(calls=calls), make_tasks(4), trials=3, bank=bank, run_id="r2", progress=False,
             concurrency=3)
-    assert all((b is None) == (arm == "without") for arm, b, _, _ in calls)
+    assert calls and all((b is None) == (arm == "without") for arm, b, _, _ in calls)
     seeds = {(arm, tid, spec.index): spec.seed for arm, _, tid, spec in calls}
     for (arm, tid, i), seed in seeds.items():
         assert seeds[("without", tid, i)] == seeds[("with", tid, i)] == seed
@@ -233,21 +232,29 @@ def test_runnable_with_invoke(bank):
 def test_bounded_concurrency_and_progress_callback(bank):
     active, peak, lock = [0], [0], threading.Lock()
     ticks: list[tuple[int, int]] = []
+    # Runs meet in pairs: a run returns True only once another run is in flight with it, so
+    # serial runs fail (the barrier times out) and more than two at once shows in the peak.
+    pair = threading.Barrier(2, timeout=30)
 
     def factory(arm, bank_, task):
         def run(spec):
             with lock:
                 active[0] += 1
                 peak[0] = max(peak[0], active[0])
-            time.sleep(0.01)
+            try:
+                pair.wait()
+                met = True
+            except threading.BrokenBarrierError:
+                met = False
             with lock:
                 active[0] -= 1
-            return True
+            return met
         return run
 
-    measure(factory, make_tasks(6), trials=2, bank=bank, run_id="r8", concurrency=2,
-            progress=lambda done, total: ticks.append((done, total)))
-    assert peak[0] <= 2
+    result = measure(factory, make_tasks(6), trials=2, bank=bank, run_id="r8", concurrency=2,
+                     progress=lambda done, total: ticks.append((done, total)))
+    assert [r.success for r in result.records] == [True] * 24  # every run had a partner
+    assert peak[0] == 2
     assert ticks[0] == (0, 24) and ticks[-1] == (24, 24)
 
 

@@ -66,17 +66,36 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
     assert hits[0].skill.status == SkillStatus.active
 
     middlewares = []
+    outcomes = []  # (task id, middleware, seed, success) of every trial the validator ran
 
     def trial_fn(task, middleware, seed):
         middlewares.append(middleware)
-        return envs.run_task(task, envs.SimulatedPolicy(seed=seed), middleware=[middleware]).success
+        success = envs.run_task(task, envs.SimulatedPolicy(seed=seed), middleware=[middleware]).success
+        outcomes.append((task.id, middleware, seed, success))
+        return success
 
     before = bank.trajectories.count()
     validate = make_validator(bank, tasks, trial_fn, trials=2, concurrency=2)
     out = validate(cand, [t.id for t in tasks] + ["unknown-task"])
     assert set(out) >= {"gain", "regressions", "cost", "detail", "checked"}
     assert out["cost"] == len(tasks) * 2 * 2 and out["checked"] == [t.id for t in tasks]
-    assert -1.0 <= out["gain"] <= 1.0
+    # the gain is the documented mean of the pass^2 change and the success-rate change, over the
+    # trials that ran (recomputed here from what trial_fn returned), with paired seeds
+    from skillbank.consistency.metrics import pass_hat_k
+
+    arms = list(dict.fromkeys(m for _, m, _, _ in outcomes))
+    assert len(arms) == 2
+    by = {(t, m): [] for t, m, _, _ in outcomes}
+    seeds = {(t, m): set() for t, m, _, _ in outcomes}
+    for t, m, seed, success in outcomes:
+        by[(t, m)].append(success)
+        seeds[(t, m)].add(seed)
+    ids = [t.id for t in tasks]
+    assert all(seeds[(t, arms[0])] == seeds[(t, arms[1])] for t in ids)  # paired
+    d_hat = sum(pass_hat_k(sum(by[(t, arms[1])]), 2, 2) - pass_hat_k(sum(by[(t, arms[0])]), 2, 2)
+                for t in ids) / len(ids)
+    d_rate = sum((sum(by[(t, arms[1])]) - sum(by[(t, arms[0])])) / 2 for t in ids) / len(ids)
+    assert out["gain"] == pytest.approx((d_hat + d_rate) / 2)
     assert bank.trajectories.count() == before  # validation stores nothing
     used = list(dict.fromkeys(middlewares))
     assert len(used) == 2  # one middleware per arm, shared by its trials

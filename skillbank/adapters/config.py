@@ -13,6 +13,7 @@ defaults live here once.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -114,7 +115,8 @@ class RecordingConfig:
     """How a run is recorded and labelled.
 
     Outcome: ``verifier(final_state)`` returning a bool, a score in [0, 1] or an ``Outcome``
-    (an :class:`~skillbank.adapters.judge.LLMJudge` works too, as ``verifier`` or ``judge``).
+    (an :class:`~skillbank.adapters.judge.LLMJudge` works too, as ``verifier`` or ``judge``; not
+    both: giving both is an error). An async verifier (``async def``) is awaited to completion.
     A run that ends at a limit is labelled even when the graph raised: the verifier gets the
     last state the adapter saw, and without a verifier (or when it raises) the run is a failure
     with source ``limit:<type>``. Other runs without a verifier stay unlabelled; label them
@@ -122,7 +124,8 @@ class RecordingConfig:
 
     Budgets (middleware only): ``max_tokens_per_run`` (input + output tokens the model
     reported) and ``max_seconds_per_run`` end the run before the next model call with a final
-    message saying so, and record a ``token_budget`` / ``time_budget`` limit event.
+    message saying so, and record a ``token_budget`` / ``time_budget`` limit event. ``clock``
+    (default ``time.monotonic``) is what the time budget and step latencies are measured with.
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
     ``unknown_field_detector(text)``, ``refusal_detector(text)`` and ``result_error_detector(text)``
@@ -145,6 +148,14 @@ class RecordingConfig:
     task_type: str | None = None
     model_name: str | None = None
     flush_every: int = 1
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        # Two scorers would disagree sooner or later, and which one labels the run would be a
+        # rule nobody reads: one scorer per run (an LLMJudge is a verifier too).
+        if self.verifier is not None and self.judge is not None:
+            raise ValueError("give verifier= or judge=, not both: one scorer labels a run (to combine "
+                             "them, pass one verifier that calls both and decides)")
 
     def detectors(self) -> Detectors:
         return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector,

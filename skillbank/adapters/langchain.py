@@ -217,7 +217,7 @@ class SkillBankMiddleware(AgentMiddleware):
         cfg = self.recording
         recorder = TrajectoryRecorder(
             self.bank, task=traj.task, trajectory_id=tid, model=traj.model, scrubber=cfg.scrubber,
-            detectors=self.detectors, snapshot=traj.bank_snapshot, flush_every=cfg.flush_every,
+            detectors=self.detectors, snapshot=traj.bank_snapshot, flush_every=cfg.flush_every, clock=cfg.clock,
             resume_index=max((s.index for s in traj.steps), default=-1) + 1,
         )
         run = _Run(recorder, traj.task, getattr(newest, "id", None), keyed=True,
@@ -237,6 +237,7 @@ class SkillBankMiddleware(AgentMiddleware):
             task_id=metadata.get("skillbank_task_id") or cfg.task_id,
             task_type=metadata.get("skillbank_task_type") or cfg.task_type, labels=labels,
             scrubber=cfg.scrubber, detectors=self.detectors, flush_every=cfg.flush_every,
+            clock=cfg.clock,
         )
         run = _Run(recorder, recorder.trajectory.task, getattr(newest, "id", None),
                    seen={m.id for m in messages if getattr(m, "id", None)})

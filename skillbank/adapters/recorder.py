@@ -212,6 +212,7 @@ class TrajectoryRecorder:
         snapshot: str | None = None,
         flush_every: int = 1,
         resume_index: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.bank = bank
         self.scrub: Callable[[str], str] = scrubber or bank.scrubber
@@ -239,7 +240,8 @@ class TrajectoryRecorder:
         self.status = "running"
         self.input_tokens = 0
         self.output_tokens = 0
-        self.t0 = time.monotonic()
+        self.clock = clock  # seconds, for latencies and the time budget (tests pass a fake)
+        self.t0 = clock()
         self.model_turns = 0
         self.tool_calls = 0
         self.final_answer: str | None = None
@@ -258,7 +260,7 @@ class TrajectoryRecorder:
 
     @property
     def elapsed(self) -> float:
-        return time.monotonic() - self.t0
+        return self.clock() - self.t0
 
     def set_model(self, name: str | None) -> None:
         # The row is usually written when the run starts, before the first model call names
@@ -311,12 +313,12 @@ class TrajectoryRecorder:
                     Injection(step=index, skill_id=sid, version=int(version), rank=rank, score=float(score))
                     for rank, (sid, version, score) in enumerate(injections)
                 )
-        return ModelTurn(index, utcnow(), time.monotonic(), input_messages,
+        return ModelTurn(index, utcnow(), self.clock(), input_messages,
                          list(tools) if tools is not None else None)
 
     def end_model(self, turn: ModelTurn, message: Any = None, *, error: BaseException | None = None,
                   detect_refusal: bool = True) -> None:
-        latency = (time.monotonic() - turn.t0) * 1000
+        latency = (self.clock() - turn.t0) * 1000
         step = Step(index=turn.index, kind="model", started_at=turn.started_at,
                     latency_ms=round(latency, 3), input_messages=turn.input_messages,
                     tools_offered=turn.tools_offered)
@@ -357,7 +359,7 @@ class TrajectoryRecorder:
 
     def begin_tool(self, name: str, args: Any = None, call_id: str | None = None) -> ToolTurn:
         index = self._take_index()
-        return ToolTurn(index, utcnow(), time.monotonic(), name,
+        return ToolTurn(index, utcnow(), self.clock(), name,
                         args if isinstance(args, dict) or args is None else {"input": args}, call_id)
 
     def end_tool(self, turn: ToolTurn, *, result: Any = None, status: str | None = None,
@@ -368,7 +370,7 @@ class TrajectoryRecorder:
         message (LangGraph's ``ToolNode`` does this for unknown tools and bad arguments).
         ``limit`` overrides the classification when the caller knows better (an unbound tool).
         """
-        latency = (time.monotonic() - turn.t0) * 1000
+        latency = (self.clock() - turn.t0) * 1000
         step = Step(index=turn.index, kind="tool", started_at=turn.started_at,
                     latency_ms=round(latency, 3), tool=turn.tool,
                     args=self._o(turn.args) if turn.args is not None else None)
