@@ -156,6 +156,47 @@ GENERAL = [
      dx.UnknownField(None, None)),
 ]
 
+# Written after the reader's first version failed on some of the lists above, before its
+# descriptions and cue words were revised, and never used to revise them: a blind check.
+HELD_OUT = [
+    ("retail.base.refund", "Only hand out a refund with issue_refund once check_refund_eligibility says yes.",
+     dx.CheckFirst("check_refund_eligibility", "issue_refund")),
+    ("calendar.base.solo", "Always see whether the slot is free using check_availability ahead of create_event.",
+     dx.CheckFirst("check_availability", "create_event")),
+    ("car.capability.window_missing",
+     "Some cars lack open_window. Do not invent the call; finish the other requests and say open_window "
+     "is not there.",
+     dx.Unavailable("open_window")),
+    ("calendar.capability.room_missing", "You may not be able to book rooms: book_room might not exist, so never call it.",
+     dx.Unavailable("book_room")),
+    ("retail.capability.reason_missing",
+     "cancel_order does not accept cancel_reason in this shop; don't include cancel_reason, just mention "
+     "that it couldn't be saved.",
+     dx.NoParam("cancel_order", "cancel_reason")),
+    ("car.capability.fan_missing", "There's no fan_speed on set_climate here, so never send fan_speed.",
+     dx.NoParam("set_climate", "fan_speed")),
+    ("car.disambiguation.seat", "Ask the driver which seat they mean before calling set_seat_heater if they didn't say.",
+     dx.AskFor("seat", "set_seat_heater")),
+    ("retail.disambiguation.cancel_which",
+     "Customers often have several orders. Check with them which order_id they mean before cancel_order.",
+     dx.AskFor("order_id", "cancel_order")),
+    ("retail.capability.delivery_unknown",
+     "get_order may leave estimated_delivery blank; in that case say estimated_delivery is not known, "
+     "never guess a date.",
+     dx.UnknownField("get_order", "estimated_delivery")),
+    ("car.capability.range_unknown",
+     "When range_km from get_vehicle_status is null, the range is unknown: say so and don't estimate it.",
+     dx.UnknownField("get_vehicle_status", "range_km")),
+    ("retail.base.cancel", "Use at most 2 tool calls for this.", dx.StepBudget(2)),
+    ("retail.base.cancel",
+     "If a tool's description names a tool to call first, call that one first every time.",
+     dx.CheckFirst(None, None)),
+    ("retail.base.cancel", "If something the user wants needs a tool you don't have, don't call it; name it.",
+     dx.Unavailable(None)),
+    ("retail.base.cancel", "Never guess a value the request leaves open; ask the user for it.",
+     dx.AskFor(None, None)),
+]
+
 NOT_GUIDANCE = [
     ("car.base.climate", "You are an in-car voice assistant. Operate the vehicle with the tools on the "
                          "driver's behalf, then answer in one or two short sentences."),
@@ -177,6 +218,13 @@ def _tools(template_id: str) -> list[dict]:
                          ids=[f"{i}-{e.__class__.__name__}" for i, (_, _, e) in enumerate(PERSON + DISTILLER + GENERAL)])
 def test_a_paraphrase_reads_as_the_same_directive(template_id, text, expected):
     assert dx.parse(text, tools=_tools(template_id)) == [expected]
+
+
+def test_held_out_paraphrases_read_mostly_right():
+    """The blind set: at least 11 of its 14 read exactly as the bank's sentence would."""
+    wrong = [(text, dx.parse(text, tools=_tools(tid))) for tid, text, expected in HELD_OUT
+             if dx.parse(text, tools=_tools(tid)) != [expected]]
+    assert len(wrong) <= 3, wrong
 
 
 @pytest.mark.parametrize("template_id,text", NOT_GUIDANCE)
