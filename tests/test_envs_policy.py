@@ -26,7 +26,7 @@ from skillbank_harness.envs.base import Environment, RefStep, Spec, Template
 SEEDS = 30
 TYPES = ("base", "capability", "disambiguation")
 PERFECT = dict(adherence=1.0, p_skip_check=0.0, p_call_unavailable=0.0, p_guess_missing=0.0,
-               p_wander=0.0, p_name_blocker=1.0)
+               p_wander=0.0, p_name_blocker=1.0, p_misread=0.0, p_misreport=0.0, p_stop_early=0.0)
 
 
 def _task(template_id: str, budget: bool = False, seed: int = 0, instance: int = 0) -> Task:
