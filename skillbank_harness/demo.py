@@ -325,6 +325,7 @@ def run_demo(
     out.print(rich_table(final, title=f"Final: pass^k without and with the bank "
                                       f"({config.trials} trials per task and arm)"))
     _print_verdict(out, final)
+    out.print(escape(_failure_mass(baseline, train).summary()))
     out.print(escape(general_note))
     out.print(escape(_precision_note(precision)))
     out.print(f"[yellow]{escape(SIMULATED_NOTE)}[/]")
@@ -334,6 +335,15 @@ def run_demo(
     return DemoResult(bank_path=bank_path, report_html=html_path, report_json=json_path,
                       baseline=baseline, final=final, evolution=rounds, phases=phases,
                       cpu_seconds=cpu, seconds=seconds)
+
+
+def _failure_mass(baseline: MeasureResult, train: list[Any]) -> Any:
+    """Which baseline failures some lesson kind could fix at all (re-runs the failed trials)."""
+    from skillbank_harness import envs
+    from skillbank_harness.envs.failures import failure_mass
+
+    return failure_mass(baseline.records, train,
+                        lambda task, seed: envs.run_task(task, envs.SimulatedPolicy(seed=seed)))
 
 
 def _injection_options(config: DemoConfig) -> dict[str, Any]:

@@ -31,7 +31,8 @@ SPECIFIC = [check_first("a", "b"), missing_tool("x"), missing_parameter("t", "p"
 
 
 def test_general_and_tool_level_forms_render_and_the_simulator_reads_them_back():
-    text = " ".join(sentence(x) for x in GENERAL + SPECIFIC)
+    # One lesson a line, as a skill body renders them; no tool schemas, so roles go by position.
+    text = "\n".join(sentence(x) for x in GENERAL + SPECIFIC)
     assert dx.parse(text) == [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
                               dx.AskFor(None, None), dx.UnknownField(None, None),
                               dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.NoParam("t", "p"),

@@ -1,12 +1,10 @@
-"""How the simulated policy reads skills: the sentences the library renders, parsed back.
+"""The simulated policy's directives: what it takes a piece of guidance to ask of it.
 
-The library writes lessons as data and renders them into sentences in exactly one place
-(``skillbank.lessons.sentence``). The simulated policy is a stand-in for a model, so it reads
-only the rendered prompt, as a model would: this module finds, in a block of text (a whole
-system message), the sentences it knows and turns each into a *directive*, the simulator's own
-reading of it. Anything else in a skill is prose the simulator ignores (a real model would
-read it too). ``tests/test_envs_policy.py`` renders every lesson kind with the library and
-checks that this parser reads it back.
+A directive is the simulator's own reading of advice in its system prompt, as typed data. The
+reading itself is done by meaning (:mod:`skillbank_harness.envs.guidance`: MiniLM nearest
+neighbours over descriptions of each intent, plus the names of the policy's own tools), not by
+the sentences ``skillbank.lessons`` writes: a person's SKILL.md or an LLM distiller's phrasing
+gives the same directives as the bank's own sentence (``tests/test_envs_guidance.py``).
 
 Five directives also have a *general* form, with the tool (and field or parameter) left out.
 ``CheckFirst(None, None)`` says to follow the "call X first" policies that tool descriptions
@@ -17,9 +15,8 @@ The policy treats a general directive as the specific one for every tool it cove
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Iterable, Sequence, Union
 
 __all__ = [
     "Order",
@@ -29,12 +26,10 @@ __all__ = [
     "AskFor",
     "UnknownField",
     "StepBudget",
+    "NoRepeat",
     "Directive",
     "parse",
 ]
-
-_T = r"`([A-Za-z_][A-Za-z0-9_]*)`"
-
 
 @dataclass(frozen=True)
 class Order:
@@ -124,42 +119,21 @@ class StepBudget:
     max_tool_calls: int
 
 
-Directive = Union[Order, CheckFirst, Unavailable, NoParam, AskFor, UnknownField, StepBudget]
-
-_PATTERNS: list[tuple[re.Pattern[str], type]] = [
-    (re.compile(r"Call the tools in this order: ((?:`\w+`(?:, then )?)+)\."), Order),
-    (re.compile(rf"Always call {_T} before {_T}\."), CheckFirst),
-    (re.compile(r"Before calling a tool, always call every tool its description says to call first"),
-     CheckFirst),
-    (re.compile(rf"If {_T} is not among your tools, do not call it"), Unavailable),
-    (re.compile(r"If the request needs a tool that is not among your tools, do not call it"), Unavailable),
-    (re.compile(rf"If {_T} has no {_T} parameter, do not pass it"), NoParam),
-    (re.compile(r"If the request needs a setting that the tool has no parameter for, do not pass it"),
-     NoParam),
-    (re.compile(rf"If the request does not state {_T} for {_T} unambiguously, ask the user"), AskFor),
-    (re.compile(rf"If the request does not state every value (?:{_T}|a tool) needs unambiguously, "
-                r"ask the user"), AskFor),
-    (re.compile(rf"If {_T} returns {_T} as unknown or null, do not invent a value"), UnknownField),
-    (re.compile(r"If a tool returns a field as unknown or null, do not invent a value"), UnknownField),
-    (re.compile(r"Finish within (\d+) tool calls"), StepBudget),
-]
+@dataclass(frozen=True)
+class NoRepeat:
+    """Never repeat a tool call that was already made (a budget without a number)."""
 
 
-def parse(text: str) -> list[Directive]:
-    """Every directive in ``text``, in order of appearance, without duplicates."""
-    found: list[tuple[int, Directive]] = []
-    for pattern, cls in _PATTERNS:
-        for match in pattern.finditer(text):
-            if cls is Order:
-                directive: Directive = Order(tuple(re.findall(r"`(\w+)`", match.group(1))))
-            elif cls is StepBudget:
-                directive = StepBudget(int(match.group(1)))
-            elif cls is AskFor and pattern.groups == 1:
-                directive = AskFor(None, match.group(1))  # any value of one tool, or of any
-            else:
-                fields = match.groups()
-                # A general form's pattern captures nothing: every field is None.
-                directive = cls(*fields) if fields else cls(*([None] * len(cls.__dataclass_fields__)))
-            found.append((match.start(), directive))
-    found.sort(key=lambda item: item[0])
-    return list(dict.fromkeys(d for _, d in found))
+Directive = Union[Order, CheckFirst, Unavailable, NoParam, AskFor, UnknownField, StepBudget, NoRepeat]
+
+
+def parse(text: str, tools: Sequence[dict[str, Any]] = (), fields: Iterable[str] = ()) -> list[Directive]:
+    """Every directive in ``text``, in order of appearance, without duplicates.
+
+    ``tools``: the reader's own tool schemas (``name``, ``parameters``), which tell it which
+    names are its tools and which their parameters; ``fields``: result fields it has seen.
+    See :func:`skillbank_harness.envs.guidance.read`.
+    """
+    from skillbank_harness.envs.guidance import read  # guidance imports these classes
+
+    return read(text, tools, fields)

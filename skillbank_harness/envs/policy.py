@@ -27,7 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from skillbank_harness.envs.directives import AskFor, CheckFirst, NoParam, Order, StepBudget, Unavailable, UnknownField, parse
+from skillbank_harness.envs.directives import (AskFor, CheckFirst, NoParam, NoRepeat, Order, StepBudget, Unavailable,
+                                               UnknownField, parse)
 from skillbank_harness.envs.reading import (
     AMBIGUOUS,
     ToolView,
@@ -52,9 +53,11 @@ class SimulatedPolicy(BaseChatModel):
 
     How it decides, each turn, from the conversation alone:
 
-    1. It splits the first user message into clauses and matches each to a bound tool, or to a
-       tool it has only heard of (``skillbank_harness.envs.reading.HEARD_OF``, plus any tool a skill
-       names as unavailable), or to a lookup that answers a question.
+    1. It splits the first user message into clauses and matches each to a bound tool, to a
+       tool a skill names as possibly missing, to a tool it does not have and names itself
+       (verb + object noun of the clause, ``skillbank_harness.envs.reading.derived_tool``:
+       "refund order X" -> ``refund_order``, whatever the missing tool is really called), or to
+       a lookup that answers a question.
     2. For an action it fills arguments from the text and from earlier tool results (looking
        ids up with a lookup tool whose description names them), runs the checks it knows of,
        then calls the tool. Questions are answered from a lookup's result.
@@ -66,25 +69,39 @@ class SimulatedPolicy(BaseChatModel):
 
     * ``p_skip_check`` = 0.35 -- skips a check that an action's description asks for
       ("Policy: call X first").
-    * ``p_call_unavailable`` = 0.3 -- calls a tool the user's words suggest but that is not
-      bound (e.g. ``open_window`` for "open the window"), or passes a parameter the user's
-      words suggest but the tool's schema lacks (``fan_speed`` for "with fan speed 3",
-      ``skillbank_harness.envs.reading.HEARD_OF_PARAMS``).
+    * ``p_call_unavailable`` = 0.3 -- calls the tool it named itself for a clause no bound
+      tool fits, or passes a setting the request names that the tool's schema lacks, under
+      the name it gives it (``fan_speed`` for "with fan speed 3",
+      ``skillbank_harness.envs.reading.requested_params``).
     * ``p_guess_missing`` = 0.4 -- guesses a missing or ambiguous value instead of asking, and
       invents a value for a field a tool returned as unknown.
     * ``p_wander`` = 0.25 -- on any turn, repeats its latest lookup instead of moving on (so a
       run can loop until a budget stops it).
     * ``p_name_blocker`` = 0.5 -- when it declines without guidance, names the exact missing
       tool, parameter or unknown field (otherwise it says something vague, or for a missing
-      parameter nothing at all: it reports the call as done).
+      parameter nothing at all: it reports the call as done). It names the blocker as it calls
+      it: its own name, unless a skill gave the name.
 
-    Skills in the system message are read with :func:`skillbank_harness.envs.directives.parse` and followed
-    literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
+    Slips that no lesson kind addresses (chosen once at 0.05 each: the occasional mistakes of
+    an agent that is careless, not confused -- a seventh of the habits above -- and fixed before
+    the demo was re-measured):
+
+    * ``p_misread`` = 0.05 -- per argument value of an action: a number one off, or the
+      neighbouring option of a choice.
+    * ``p_misreport`` = 0.05 -- per value it reports from a lookup: another record's value, or
+      a number one off.
+    * ``p_stop_early`` = 0.05 -- per request of several parts: it answers after the first.
+
+    Skills in the system message are read by meaning with
+    :func:`skillbank_harness.envs.directives.parse` (``skillbank_harness.envs.guidance``: the
+    advice each line gives, whatever its wording, and the names of its own tools it mentions)
+    and followed literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
     unguided behaviour for that decision): ``CheckFirst`` and ``Order`` add checks and fix
     their order, ``Unavailable`` stops it calling a missing tool and makes it name it,
     ``NoParam`` stops it passing a missing parameter and makes it name it,
     ``AskFor`` makes it ask instead of guessing, ``UnknownField`` makes it say a field is unknown,
-    ``StepBudget`` stops repeats and makes it answer once it has made that many calls. A wrong
+    ``StepBudget`` stops repeats and makes it answer once it has made that many calls,
+    ``NoRepeat`` stops repeats. A wrong
     skill misleads it just as literally. A general directive (no tool named) is read as the
     specific one for every tool: the general ``CheckFirst`` makes it run every check a tool's
     description asks for (it never skips one), the general ``Unavailable`` makes it decline and
@@ -105,6 +122,9 @@ class SimulatedPolicy(BaseChatModel):
     p_guess_missing: float = Field(0.4, ge=0.0, le=1.0)
     p_wander: float = Field(0.25, ge=0.0, le=1.0)
     p_name_blocker: float = Field(0.5, ge=0.0, le=1.0)
+    p_misread: float = Field(0.05, ge=0.0, le=1.0)
+    p_misreport: float = Field(0.05, ge=0.0, le=1.0)
+    p_stop_early: float = Field(0.05, ge=0.0, le=1.0)
     # Plain JSON function schemas (name, description, parameters): what a provider sends a model.
     tool_specs: tuple[dict[str, Any], ...] = ()
 
@@ -118,6 +138,7 @@ class SimulatedPolicy(BaseChatModel):
             "seed": self.seed, "adherence": self.adherence, "p_skip_check": self.p_skip_check,
             "p_call_unavailable": self.p_call_unavailable, "p_guess_missing": self.p_guess_missing,
             "p_wander": self.p_wander, "p_name_blocker": self.p_name_blocker,
+            "p_misread": self.p_misread, "p_misreport": self.p_misreport, "p_stop_early": self.p_stop_early,
         }
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> "SimulatedPolicy":
@@ -262,7 +283,9 @@ class _Turn:
                 self.asked = True
                 last_was_question = False
 
-        directives = [d for d in parse(system) if self._follows(d)]
+        fields = {k for c in self.history for row in _rows(c.result) for k in row}
+        directives = [d for d in parse(system, tools=policy.tool_specs, fields=sorted(fields))
+                      if self._follows(d)]
         self.check_first = [d for d in directives if isinstance(d, CheckFirst)]
         self.orders = [d for d in directives if isinstance(d, Order)]
         self.unavailable = [d for d in directives if isinstance(d, Unavailable)]
@@ -271,6 +294,7 @@ class _Turn:
         self.unknown_fields = [d for d in directives if isinstance(d, UnknownField)]
         budgets = [d.max_tool_calls for d in directives if isinstance(d, StepBudget)]
         self.budget = min(budgets) if budgets else None
+        self.no_repeat = self.budget is not None or any(isinstance(d, NoRepeat) for d in directives)
         self.notes: list[str] = []
         self.frozen = False
 
@@ -305,12 +329,17 @@ class _Turn:
     def decide(self) -> AIMessage:
         if self.budget is not None and len(self.history) >= self.budget:
             self.frozen = True
-        elif self.budget is None and self._u("wander", self.n_ai) < self.p.p_wander:
+        elif not self.no_repeat and self._u("wander", self.n_ai) < self.p.p_wander:
             looked = [c for c in self.history
                       if c.ok and c.name in self.tools and self.tools[c.name].lookup]
             if looked:
                 return _as_call(looked[-1], self.p.seed, self.n_ai)
-        for goal in self._goals():
+        goals = self._goals()
+        # A slip no lesson kind addresses: on a request of several parts, answer after the first.
+        stop_early = len(goals) > 1 and self._u("stop_early") < self.p.p_stop_early
+        for i, goal in enumerate(goals):
+            if stop_early and i >= 1:
+                break
             try:
                 if goal.kind == "action":
                     self._action(goal)
@@ -360,6 +389,7 @@ class _Turn:
                 if value is None or value is AMBIGUOUS:
                     self._emit_question(d.param, tool, _options(view.params[d.param]))
         args, rows = self._resolve(view, goal)
+        args = self._misread(view, args)
         args.update(self._missing_params(view, goal))
         prior = [c for c in self.history if c.name == tool and _args_match(c.args, args)]
         if prior:
@@ -381,19 +411,44 @@ class _Turn:
                 return
         self._emit_call(tool, args, f"`{tool}`")
 
+    def _misread(self, view: ToolView, args: dict[str, Any]) -> dict[str, Any]:
+        """A slip no lesson kind addresses: a number read one off, or the neighbouring option of
+        a choice (``p_misread`` per value; keyed, so the same slip on every turn of a run)."""
+        out = dict(args)
+        for param, value in args.items():
+            if self._u("misread", view.name, param) >= self.p.p_misread:
+                continue
+            options = _options(view.params.get(param, {}))
+            if options and value in options and len(options) > 1:
+                out[param] = options[(options.index(value) + 1) % len(options)]
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[param] = value + 1
+        return out
+
     def _missing_params(self, view: ToolView, goal: _Goal) -> dict[str, Any]:
-        """Parameters the request asks for that ``view``'s schema lacks: the ones it passes
-        anyway (sloppy); declining the others, named or not, goes into the answer's notes."""
+        """Settings the request names that ``view``'s schema lacks: the ones it passes anyway
+        (sloppy); declining the others, named or not, goes into the answer's notes. A setting a
+        skill names as missing is called by the skill's name for it."""
         passed: dict[str, Any] = {}
-        for param, prop in requested_params(goal.clause, view).items():
-            if any(d.covers(view.name, param) for d in self.no_param):
-                self.notes.append(f"I could not set `{param}`: `{view.name}` has no such parameter.")
+        for param, prop in requested_params(goal.clause, view, self.request).items():
+            told = [d for d in self.no_param if d.covers(view.name, param)
+                    or (d.tool == view.name and d.param and set(d.param.split("_")) & set(param.split("_")))]
+            if told:
+                name = told[0].param or param
+                self.notes.append(f"I could not set `{name}`: `{view.name}` has no such parameter.")
             elif self._u("pass_missing", view.name, param) < self.p.p_call_unavailable:
-                value = extract(param, prop, self._texts(goal))
-                passed[param] = value if value not in (None, AMBIGUOUS) else \
-                    self._guess(view.name, param, prop, [])[0]
+                passed[param] = prop["value"]
             elif self._u("name_blocker", view.name, param) < self.p.p_name_blocker:
                 self.notes.append(f"I could not set `{param}`: `{view.name}` has no such parameter.")
+        # A skill may name a parameter the tool lacks that the request asks for in words the
+        # tool's description seems to cover ("invite" for a tool that "optionally invites").
+        words = stems(goal.clause)
+        for d in self.no_param:
+            if d.tool == view.name and d.param and d.param not in view.params \
+                    and (stems(d.param) - view.name_stems) & words:
+                note = f"I could not set `{d.param}`: `{view.name}` has no such parameter."
+                if note not in self.notes:
+                    self.notes.append(note)
         return passed
 
     def _done(self, tool: str) -> bool:
@@ -621,6 +676,8 @@ class _Turn:
             subject = next((v for k, v in row.items() if k != field and isinstance(v, str)
                             and len(v) >= 3 and v.lower() in blob), None)
             of = f" of {subject}" if subject else ""
+            if self._u("misreport", view.name, field) < self.p.p_misreport:
+                value = _misreported(value, [r.get(field) for r in rows if r is not row])
             self.notes.append(f"The {field}{of} is {value}.")
 
     def _unknown(self, tool: str, field: str) -> None:
@@ -642,6 +699,16 @@ def _as_call(done: _Done, seed: int, n_ai: int) -> AIMessage:
     call_id = "call_" + hashlib.sha256(f"{seed}|{n_ai}|{done.name}|wander".encode()).hexdigest()[:12]
     return AIMessage(content="", tool_calls=[{"name": done.name, "args": dict(done.args),
                                               "id": call_id, "type": "tool_call"}])
+
+
+def _misreported(value: Any, others: list[Any]) -> Any:
+    """A wrong answer no lesson kind addresses: another record's value, or a number off by one."""
+    other = next((o for o in others if o not in _UNKNOWN and o != value), None)
+    if other is not None:
+        return other
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value + 1
+    return value
 
 
 def _options(prop: dict[str, Any]) -> list[Any]:

@@ -11,11 +11,14 @@ must never import an environment, a task or a verifier; a test checks the import
   (weight 1), after expanding the clause with a few synonyms (``turn`` → ``set``/``start``,
   ``schedule``/``add`` → ``create``/``event``, ...). A verb whose antonym is in the clause
   disqualifies a tool (``close_window`` for "open the window").
-* Tools the model has "heard of" but may not have: :data:`HEARD_OF`, a catalogue of common
-  assistant tool names. A clause that matches one of them better than any bound tool is a
-  request for a tool the model does not have. Likewise :data:`HEARD_OF_PARAMS`, parameters
-  common tools usually take: a clause that asks for one that the bound tool's schema lacks is a
-  request for a parameter the tool does not have.
+* Names the model half-knows come from its own reading of the request, never from a list of
+  what an environment lacks. A clause that asks for an action no bound tool fits ("book a
+  meeting room") is a request for a tool it does not have, named the way it names tools: the
+  clause's verb (as its tools spell verbs: ``turn`` -> ``set``) and the head noun of its object
+  (``book_room``; ``refund_order`` for "refund order ORD-1", whatever the missing tool is really
+  called). A tool a skill names as unavailable is recognised by the words of its name. Likewise
+  a setting the clause names with a value ("with fan speed 4") that the tool's schema has no
+  parameter for is, to the model, a parameter called after those words (``fan_speed``).
 * Argument values come from the text: enum values named in it, ids shaped like the example in
   the parameter description (``e.g. ORD-1234``), ISO dates, ``HH:MM`` times, numbers next to a
   word of the parameter's name or description, quoted strings, capitalised names.
@@ -33,8 +36,8 @@ __all__ = [
     "is_question",
     "quoted",
     "capitalised_names",
-    "HEARD_OF",
-    "HEARD_OF_PARAMS",
+    "ACTION_VERBS",
+    "derived_tool",
     "requested_params",
     "LOOKUP_PREFIXES",
     "is_lookup",
@@ -96,44 +99,17 @@ _ANTONYMS = {stem(a): stem(b) for a, b in [
     ("lock", "unlock"), ("unlock", "lock"), ("create", "cancel"), ("cancel", "create"),
 ]}
 
-# Tool names a model has seen in many assistants; used only to notice that the user asked for
-# something the bound tools cannot do, and to name it. Descriptions are the model's own gloss.
-HEARD_OF: dict[str, str] = {
-    "open_window": "Open a car window.",
-    "close_window": "Close a car window.",
-    "open_sunroof": "Open the sunroof.",
-    "set_climate": "Set the climate control temperature.",
-    "set_seat_heater": "Set a seat heater level.",
-    "start_navigation": "Navigate to a place.",
-    "lock_doors": "Lock the doors.",
-    "unlock_doors": "Unlock the doors.",
-    "play_music": "Play music or a song.",
-    "call_contact": "Phone a person.",
-    "send_message": "Send a text message to a person.",
-    "send_email": "Send an email.",
-    "issue_refund": "Refund an order.",
-    "cancel_order": "Cancel an order.",
-    "return_item": "Start a return for an item.",
-    "exchange_item": "Exchange an item for another size or colour.",
-    "update_address": "Change the shipping address of an order.",
-    "create_event": "Create or schedule a calendar event.",
-    "move_event": "Move or reschedule a calendar event.",
-    "cancel_event": "Cancel a calendar event.",
-    "book_room": "Book a meeting room.",
-    "book_flight": "Book a flight.",
-    "book_hotel": "Book a hotel.",
-    "set_alarm": "Set an alarm.",
-    "set_reminder": "Set a reminder.",
-}
-
-HEARD_OF_PARAMS: dict[str, dict[str, dict[str, Any]]] = {
-    "set_climate": {"fan_speed": {"type": "integer", "description": "Fan speed, 1 (low) to 5 (high)."}},
-    "cancel_order": {"cancel_reason": {"enum": ["ordered_by_mistake", "found_cheaper", "arrives_too_late"],
-                                       "description": "Why the order is cancelled."}},
-    "create_event": {"attendee_email": {"type": "string", "description": "Email of an invited attendee."}},
-    "open_window": {"percent": {"type": "integer", "description": "How far to open it, in percent."}},
-    "issue_refund": {"amount": {"type": "number", "description": "Amount to refund."}},
-}
+# Verbs that open an imperative clause asking for an action (world knowledge of a model), and
+# how the model's tool names spell them.
+ACTION_VERBS = {stem(v) for v in """
+open close book refund cancel move reschedule send play call lock unlock turn set start stop
+schedule add change update create navigate buy return exchange remind reserve invite share
+""".split()}
+_VERB_SPELLING = {stem(k): v for k, v in {
+    "turn": "set", "switch": "set", "adjust": "set", "schedule": "create", "add": "create",
+    "reschedule": "move", "change": "update", "navigate": "start",
+}.items()}
+_PREPOSITIONS = set("to with on at for from of in by into about as".split())
 
 LOOKUP_PREFIXES = ("get_", "check_", "list_", "find_", "search_", "lookup_")
 
@@ -246,18 +222,69 @@ def _score(view: ToolView, raw: set[str], expanded: set[str]) -> int:
     return 2 * len(view.name_stems & expanded) + len(view.topic & expanded)
 
 
-def requested_params(clause: str, view: ToolView) -> dict[str, dict[str, Any]]:
-    """Parameters of :data:`HEARD_OF_PARAMS` that ``clause`` asks ``view``'s tool for but that
-    its schema does not declare, with the schema the model assumes for each."""
-    words = stems(clause)
-    out = {}
-    for param, prop in HEARD_OF_PARAMS.get(view.name, {}).items():
-        if param in view.params:
+_WITH_VALUE = re.compile(r"\bwith (?:the |a |an )?([a-z]+(?: [a-z]+)?) (\d+(?:\.\d+)?)\b")
+_NOTE_THE = re.compile(r"\b(?:note|record|include|add) the ([a-z]+(?: [a-z]+)?)\s*(?::\s*(.+))?$")
+
+
+def requested_params(clause: str, view: ToolView, request: str = "") -> dict[str, dict[str, Any]]:
+    """Settings ``clause`` names for ``view``'s tool that its schema has no parameter for, as the
+    model would call them (``fan_speed`` for "with fan speed 4", ``cancel_reason`` for "note the
+    cancel reason: ..."), each with the value the request gives (``"value"`` in the schema the
+    model assumes). A setting whose words the tool's name, description or parameters already
+    explain is not missing."""
+    explained = set(view.name_stems) | view.topic
+    for param, prop in view.params.items():
+        explained |= stems(param) | stems(prop.get("description") or "")
+    out: dict[str, dict[str, Any]] = {}
+    phrases: list[tuple[str, Any]] = []
+    for m in _WITH_VALUE.finditer(clause):
+        number = float(m.group(2))
+        phrases.append((m.group(1), int(number) if number.is_integer() else number))
+    m = _NOTE_THE.search(clause)
+    if m:
+        rest = m.group(2)
+        if not rest and ":" in request:
+            rest = request.split(":", 1)[1].strip()  # the value was split off as its own clause
+        phrases.append((m.group(1), (rest or m.group(1)).rstrip(".")))
+    for words, value in phrases:
+        if not stems(words) or stems(words) <= explained:
             continue
-        cues = (stems(param) | stems(prop.get("description", ""))) - view.name_stems
-        if cues & words:
-            out[param] = prop
+        name = "_".join(w for w in words.split() if w not in STOP)
+        out[name] = {"description": words, "value": value}
     return out
+
+
+def derived_tool(clause: str, bound: dict[str, ToolView]) -> str | None:
+    """The name the model gives a tool for an imperative clause: verb + head noun of the object
+    (``book_room`` for "book a meeting room"); None if the clause does not open with an action
+    verb. With no object noun (the object is a quoted title) the noun is the one its own tools'
+    names use most (``move_event`` for 'Move "Standup" to 10:00' next to ``create_event``)."""
+    bare = re.sub(r"\b[A-Z]{2,5}-\d+\b|\d[\d:.-]*", " ", _QUOTE.sub(" ", clause))
+    tokens = re.findall(r"[A-Za-z][A-Za-z']*", bare)
+    while tokens and tokens[0].lower() in STOP:
+        tokens = tokens[1:]
+    if not tokens or stem(tokens[0]) not in ACTION_VERBS:
+        return None
+    verb = _VERB_SPELLING.get(stem(tokens[0]), tokens[0].lower())
+    noun = None
+    for tok in tokens[1:]:
+        low = tok.lower()
+        if low in _PREPOSITIONS:
+            break
+        if low in STOP or tok[0].isupper():
+            continue
+        noun = low
+    if noun is None:
+        nouns = [n.split("_", 1)[1] for n in bound if "_" in n and not is_lookup(n)]
+        noun = max(sorted(set(nouns)), key=nouns.count) if nouns else None
+    return f"{verb}_{noun}" if noun else None
+
+
+def _fits_object(view: ToolView, raw: set[str], expanded: set[str]) -> bool:
+    """Whether the clause speaks of what the tool acts on, not only of its verb: "turn the seat
+    heater" shares ``turn``/``set`` with ``set_climate`` but nothing it acts on."""
+    verbs = ACTION_VERBS | {view.verb}
+    return bool(((view.name_stems - {view.verb}) & expanded) or ((view.topic - verbs) & (raw - verbs)))
 
 
 def match_action(
@@ -265,30 +292,35 @@ def match_action(
 ) -> tuple[str | None, bool]:
     """The action tool a clause asks for, and whether it is among the bound tools.
 
-    A tool matches only if the clause contains its verb (``set`` in ``set_climate``) or a
-    synonym of it, with a score of at least 3. A tool the model has only heard of (``HEARD_OF``
-    plus ``extra_heard``, e.g. tools a skill names) must beat every bound tool.
+    A bound tool matches only if the clause contains its verb (``set`` in ``set_climate``) or a
+    synonym of it, with a score of at least 3. A tool named in ``extra_heard`` (tools a skill
+    says may be missing, described by their name's words) must beat every bound tool. A clause
+    that no tool fits but that opens with an action verb asks for a tool the model derives
+    (:func:`derived_tool`), not bound.
     """
     raw = stems(clause)
     expanded = _expand(raw)
     best_bound, best_score = None, 0
     for view in bound.values():
-        if view.lookup:
+        if view.lookup or not _fits_object(view, raw, expanded):
             continue
         s = _score(view, raw, expanded)
         if s > best_score:
             best_bound, best_score = view.name, s
     best_heard, heard_score = None, 0
-    for name, desc in {**(extra_heard or {}), **HEARD_OF}.items():
+    for name, desc in (extra_heard or {}).items():
         if name in bound:
             continue
         s = _score(ToolView({"name": name, "description": desc}), raw, expanded)
         if s > heard_score:
             best_heard, heard_score = name, s
-    if best_heard is not None and heard_score >= 3 and heard_score > best_score:
+    if best_heard is not None and heard_score >= 2 and heard_score > best_score:
         return best_heard, False
     if best_bound is not None and best_score >= 3:
         return best_bound, True
+    derived = derived_tool(clause, bound)
+    if derived is not None:
+        return derived, derived in bound  # 'Move "Standup" to 10:00' -> move_event, bound
     return None, False
 
 
