@@ -234,7 +234,8 @@ def test_check_first_skill_is_followed_with_adherence():
 def test_unavailable_skill_stops_the_call_and_names_the_blocker():
     task = _task("car.capability.window_missing")
     reckless = SimulatedPolicy(p_call_unavailable=1.0, p_name_blocker=0.0, p_skip_check=0.0,
-                               p_wander=0.0, adherence=1.0)
+                               p_wander=0.0, adherence=1.0, p_misread=0.0, p_misreport=0.0,
+                               p_stop_early=0.0)
     bad = run_task(task, reckless)
     assert not bad.success and any(tc["name"] == "open_window" for m in bad.messages
                                    if isinstance(m, AIMessage) for tc in m.tool_calls)

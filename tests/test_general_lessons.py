@@ -67,14 +67,20 @@ def test_a_general_lesson_covers_every_tool_and_a_specific_one_only_its_own():
 
 
 def test_general_unavailable_declines_and_names_a_tool_never_named_in_a_skill():
+    """The general lesson stops the call and makes it name the missing tool -- by the name it
+    gives it itself, which passes only where that is the real name (``open_window``; it calls
+    the missing refund tool ``refund_order``, the environment ``issue_refund``)."""
     reckless = SimulatedPolicy(p_call_unavailable=1.0, p_name_blocker=0.0, p_skip_check=0.0,
-                               p_wander=0.0, adherence=1.0)
-    for template, tool in [("car.capability.window_missing", "open_window"),
-                           ("retail.capability.refund_missing", "issue_refund")]:
+                               p_wander=0.0, adherence=1.0, p_misread=0.0, p_misreport=0.0,
+                               p_stop_early=0.0)
+    for template, own_name, real in [("car.capability.window_missing", "open_window", True),
+                                     ("retail.capability.refund_missing", "refund_order", False)]:
         task = _task(template)
         assert not run_task(task, reckless).success
         good = run_task(task, reckless, skills=[missing_tool()])
-        assert good.success and f"`{tool}`" in good.final_answer
+        called = [tc["name"] for m in good.messages for tc in getattr(m, "tool_calls", None) or []]
+        assert own_name not in called and f"`{own_name}`" in good.final_answer
+        assert good.success == real
 
 
 def test_general_check_first_runs_every_check_a_description_asks_for():

@@ -327,7 +327,7 @@ class _Unit:
         if not named:
             return True
         if not known.params:  # no schemas: roles by position only
-            return intent == "unavailable" or len(self.names) >= 2
+            return intent in ("unavailable", "ask_for") or len(self.names) >= 2
         actions = [t for t in tools if not is_lookup(t)]
         lookups = [t for t in tools if is_lookup(t)]
         if intent == "unavailable":
