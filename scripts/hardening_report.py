@@ -201,7 +201,7 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
     write(tmp / "import" / "files", injected, "injected")
     write(tmp / "import" / "files", CLEAN, "clean")
     with SkillBank.open(tmp / "import" / "bank", embedder="hash") as bank:
-        got = bank.import_skills(tmp / "import" / "files")
+        got = bank.import_skills(tmp / "import" / "files", trusted=True)  # the lint decides, not the trust rule
         found = {h.skill.name for h in bank.search("refund my order", k=len(got))}
     held = [s for s in got if s.name.startswith("injected") and s.status.value == "quarantined"]
     flagged_clean = [s for s in got if s.name.startswith("clean") and s.status.value != "active"]

@@ -306,7 +306,7 @@ def test_export_import_round_trip(bank, tmp_path):
     paths = bank.export_skills(out)
     assert len(paths) == 3 and all(p.name == "SKILL.md" for p in paths)
     with SkillBank.open(tmp_path / "other", embedder="hash") as other:
-        other.import_skills(out, trusted=True)  # our own export: vouched for
+        other.import_skills(out, trusted=True)  # the bank's own export
         for original in bank.list_skills():
             copy = other.get_skill(original.id)
             assert copy.content == original.content

@@ -29,6 +29,7 @@ from skillbank.evolution.evidence import (
 from skillbank.evolution.exploit import claimed_actions, flag_exploits
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import LimitEvent, SkillStatus, utcnow
+from skillbank.provenance import Source, evidence, recorded
 from test_evolution_support import eta, injected, refund, search_budget, traj, window
 
 REFUND_BODY = "Look the order up, then refund it."
@@ -80,7 +81,9 @@ def test_first_round_learns_a_procedure_and_guards_with_provenance(bank):
     assert guard.kind.value == "guard" and guard.tools == ("open_window",)
     assert teaches(guard, "missing_tool", tool="open_window")
     assert "tell the user that `open_window` is unavailable" in guard.body
-    assert set(bank.history(guard.id)[0].provenance) == set(win)
+    first_guard = bank.history(guard.id)[0]
+    assert set(evidence(first_guard.provenance)) == set(win)
+    assert recorded(first_guard.provenance).source == Source.rule_distiller
 
     text = str(report)
     assert "add" in text and "refund-order-arrived-damaged" in text and ok[0] in text + json.dumps(report.to_dict())

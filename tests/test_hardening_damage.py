@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from skillbank.provenance import evidence as evidence_ids
+
 import logging
 import os
 from pathlib import Path
@@ -135,7 +137,7 @@ def test_evolve_skips_held_out_runs_unless_asked(tmp_path):
         report = evolve(bank)
         assert report.trajectories == 3
         evidence = {tid for skill in bank.list_skills(status=None) for v in bank.history(skill.id)
-                    for tid in v.provenance}
+                    for tid in evidence_ids(v.provenance)}
         assert evidence and evidence <= set(train) and not evidence & set(held)
         assert bank.trajectories.count(unconsumed=True, held_out=True) == 2  # left for measurement
 
