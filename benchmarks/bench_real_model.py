@@ -256,10 +256,13 @@ class Config:
     k: int = 3
     forms: tuple[str, ...] = tuple(FORMS)
     gate_form: str = "all"
+    max_train_tasks: int | None = None  # caps, for the smoke run
+    max_heldout_tasks: int | None = None
 
 
 QUICK = Config(size="0.5b", per_template=1, trials=3, rounds=1, validate_trials=1,
-               validate_tasks=2, validate_budget=8, forms=("rules", "all"))
+               validate_tasks=2, validate_budget=4, forms=("rules",), max_train_tasks=2,
+               max_heldout_tasks=1)
 
 
 def _oracle_arm(tasks: list, model: Any, trials: int, seed: int) -> dict[str, list[bool]]:
@@ -331,6 +334,8 @@ def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None)
     kept = templates or kept_templates()
     tasks = envs.generate_tasks([FAMILY], per_template=cfg.per_template, seed=seed, templates=kept)
     train, heldout = envs.split_tasks(tasks, by="template")
+    train = envs.take_spread(train, cfg.max_train_tasks)
+    heldout = envs.take_spread(heldout, cfg.max_heldout_tasks)
     by_id = {t.id: t for t in train}
     lesson_of = {t.id: ORACLE[t.template].lesson for t in tasks}
     print(f"{len(train)} evolution-set and {len(heldout)} held-out tasks ({FAMILY} tier, kept by "
