@@ -261,7 +261,7 @@ class Config:
 
 
 QUICK = Config(size="0.5b", per_template=1, trials=3, rounds=1, validate_trials=1,
-               validate_tasks=2, validate_budget=4, forms=("rules",), max_train_tasks=2,
+               validate_tasks=2, validate_budget=4, forms=("rules",), max_train_tasks=1,
                max_heldout_tasks=1)
 
 
