@@ -222,6 +222,17 @@ def test_pinned_skills_filter_and_token_budget(bank, skills):
     assert model.received[0][0].text == SYSTEM
 
 
+def test_pinned_only_with_k_zero_over_several_turns(bank, skills):
+    # k=0 retrieves nothing: the run's block is the pinned skill, turn after turn (a block with
+    # no retrieved skill has no score floor).
+    model = ScriptedChatModel([tool_call("ping"), tool_call("ping"), "ok"])
+    mw = SkillBankMiddleware(bank, k=0, general_k=0, pinned=["refund-after-eligibility"])
+    agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC")]})
+    traj = bank.trajectories.get(mw.last_trajectory_id)
+    assert {i.skill_id for i in traj.injections} == {skills["refund"].id}
+    assert len(model.received) == 3 and all("refund-after-eligibility" in r[0].text for r in model.received)
+
+
 def test_no_system_prompt_gets_one_with_the_skills(bank, skills):
     model = ScriptedChatModel(["ok"])
     mw = SkillBankMiddleware(bank)

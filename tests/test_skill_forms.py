@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from typer.testing import CliRunner
 
 import test_evolution_support as worlds
-from conftest import _lesson, budget, check_first, missing_parameter, missing_tool
+from conftest import _lesson, ask_for, budget, check_first, missing_parameter, missing_tool
 from skillbank.adapters.config import LEAN_TOKEN_BUDGET, InjectionConfig
 from skillbank.adapters.injection import SkillInjector
 from skillbank.adapters.langchain import SkillBankMiddleware
@@ -204,7 +204,7 @@ def test_the_gate_s_inject_only_middleware_gives_the_same_reminders(bank, mode):
 
 
 def _rules(bank, *lessons):
-    skill = bank.add_skill(name="rules", description="rules", kind="pitfall", tools=["refund", "get_order"],
+    skill = bank.add_skill(name=f"rules-{len(bank.list_skills())}", description="rules", kind="pitfall", tools=["refund", "get_order"],
                            lessons=lessons)
     return ReminderRules.from_hits([SkillHit(skill, 0.5)])
 
@@ -239,6 +239,65 @@ def test_the_general_missing_parameter_lesson_covers_any_undeclared_argument(ban
     assert rules.broken("refund", {"order_id": "A1"}, refund, CallHistory()) is None
     # A tool the agent does not have: ToolNode answers that call, not a reminder.
     assert rules.broken("teleport", {"x": 1}, None, CallHistory()) is None
+
+
+def _said(text):
+    return [HumanMessage(content=text)]
+
+
+def test_an_ask_for_lesson_reminds_a_call_whose_value_the_user_never_gave(bank):
+    rules = _rules(bank, ask_for("order_id", "refund"))
+    history = CallHistory()
+    # A guessed id: no word or number of it is in what the user said.
+    broke = rules.broken("refund", {"order_id": "A1"}, refund, history, _said("Please refund my order."))
+    assert broke is not None and broke.lesson.kind.value == "ask_for"
+    # The user's own value, in another form ("order 1234" -> "ORD-1234"), is not a guess.
+    assert rules.broken("refund", {"order_id": "ORD-1234"}, refund, history, _said("refund order 1234")) is None
+    # Another tool, or a call without the parameter, is not the lesson's.
+    assert rules.broken("get_order", {"order_id": "A1"}, get_order, history, _said("refund it")) is None
+    assert rules.broken("refund", {}, refund, history, _said("refund it")) is None
+    # Without a parameter the lesson covers any value but a yes/no.
+    rules = _rules(bank, ask_for(tool="refund"))
+    assert rules.broken("refund", {"order_id": "A1", "full": True}, refund, history, _said("refund A1")) is None
+    assert rules.broken("refund", {"order_id": "A1", "mode": "express"}, refund, history,
+                        _said("refund A1")) is not None
+
+
+def test_a_missing_tool_lesson_reminds_a_call_to_a_tool_the_agent_lacks(bank):
+    specific = _rules(bank, missing_tool("set_alert"))
+    history = CallHistory()
+    broke = specific.broken("set_alert", {"city": "Oslo"}, None, history)
+    assert broke is not None and broke.lesson.tool == "set_alert"
+    assert specific.broken("teleport", {}, None, history) is None  # another missing tool: not this lesson
+    assert specific.broken("set_alert", {"city": "Oslo"}, refund, history) is None  # the agent has one
+    general = _rules(bank, missing_tool())
+    assert general.broken("teleport", {}, None, history) is not None
+    assert general.broken("refund", {"order_id": "A1"}, refund, history) is None
+
+
+def test_a_wrong_name_lesson_reminds_a_look_alike_name_only(bank):
+    rules = _rules(bank, _lesson("wrong_tool_name", tool="create_event"))
+    history = CallHistory()
+    broke = rules.broken("add_event", {"title": "x"}, None, history)
+    assert broke is not None and broke.text == sentence(_lesson("wrong_tool_name", tool="create_event"))
+    assert "add_event" not in broke.text  # the invented name is never shown
+    assert rules.broken("turn_light", {}, None, history) is None  # shares no word with create_event
+    assert rules.broken("create_event", {"title": "x"}, refund, history) is None
+
+
+def test_a_call_to_a_missing_tool_gets_the_lesson_instead_of_the_tool_node_s_error(bank):
+    bank.add_skill(name="no-alerts", description="alerts cannot be set", kind="guard",
+                   lessons=(missing_tool("set_alert"),))
+    script = [tool_call("set_alert", city="Oslo"), "I can't set alerts."]
+    for reminders in (True, False):
+        agent, _, _ = _agent(bank, script, reminders=reminders)
+        result = agent.invoke({"messages": [("user", "alert me about alerts in Oslo")]})
+        [(name, text)] = _tool_results(result["messages"])
+        assert name == "set_alert" and RAN == []
+        if reminders:
+            assert text == f"`set_alert` was not run. {sentence(missing_tool('set_alert'))}"
+        else:
+            assert "is not a valid tool" in text
 
 
 # -- worked examples -----------------------------------------------------------------------------

@@ -149,9 +149,10 @@ class Block:
 
     def retrieved_floor(self, standing: set[str], k: int) -> float | None:
         """The score a newly retrieved skill must reach to join: none while the block holds
-        fewer than ``k`` retrieved (not standing) skills, then the lowest of theirs."""
+        fewer than ``k`` retrieved (not standing) skills, then the lowest of theirs (``k=0``:
+        nothing is retrieved, so there is no floor)."""
         scores = [float(h.score) for h in self.hits if h.skill.id not in standing]
-        return min(scores) if len(scores) >= k else None
+        return min(scores) if scores and len(scores) >= k else None
 
 
 class RunBlocks:

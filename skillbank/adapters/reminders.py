@@ -10,7 +10,13 @@ running it, at most once per lesson per run, so the rule arrives where the mista
 - ``missing_parameter``: an argument the tool's schema does not declare (the lesson's own
   parameter, or any for the general form);
 - ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run, and (``budget``)
-  a call past the budget or a third call of the tool the lesson names.
+  a call past the budget or a third call of the tool the lesson names;
+- ``ask_for``: a call of the lesson's tool passes a value (for the lesson's parameter, or any
+  value but a yes/no when it names none) of which the user's messages hold not one word or
+  number: a guess;
+- ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
+  general form); ``wrong_tool_name``: a call to a name the agent does not have that shares a
+  word with the lesson's tool (``add_event`` for ``create_event``).
 
 A check itself is never held back (it is read-only, and holding it back would break the very
 lesson that names it). Everything here is data already at hand: the per-call cost is a dict
@@ -26,6 +32,8 @@ from typing import Any, Sequence
 
 from langchain_core.messages import ToolMessage
 
+from langchain_core.messages import BaseMessage
+
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
@@ -34,6 +42,7 @@ from skillbank.retrieval import SkillHit
 __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text"]
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
+_WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,10 @@ def _shape_matches(step: MethodStep, args: Any) -> bool:
     return True
 
 
+# Lessons about calls of the one tool they name, checked when that name is called.
+_ABOUT_ITS_TOOL = frozenset({LessonKind.missing_parameter, LessonKind.ask_for, LessonKind.missing_tool})
+
+
 @dataclass
 class ReminderRules:
     """The checkable lessons of a run's block, indexed by the tool a call names."""
@@ -109,6 +122,7 @@ class ReminderRules:
     size: int = -1  # how many block hits these rules were built from
     by_tool: dict[str, list[Reminder]] = field(default_factory=dict)
     any_tool: list[Reminder] = field(default_factory=list)  # lessons about every call
+    unknown_tool: list[Reminder] = field(default_factory=list)  # about calls to tools the agent lacks
     checks: frozenset[str] = frozenset()  # tools a check_first lesson names as the check
     _declared: dict = field(default_factory=dict)  # (tool, argument names) -> undeclared ones
 
@@ -116,6 +130,7 @@ class ReminderRules:
     def from_hits(cls, hits: Sequence[SkillHit]) -> "ReminderRules":
         by_tool: dict[str, list[Reminder]] = {}
         any_tool: list[Reminder] = []
+        unknown_tool: list[Reminder] = []
         checks: set[str] = set()
         for hit in hits:
             skill = hit.skill
@@ -125,20 +140,26 @@ class ReminderRules:
                 if kind == LessonKind.check_first and lesson.tool and lesson.check:
                     checks.add(lesson.check)
                     by_tool.setdefault(lesson.tool, []).append(reminder)
-                elif lesson.tool and (kind == LessonKind.missing_parameter or
+                elif lesson.tool and (kind in _ABOUT_ITS_TOOL or
                                       (kind == LessonKind.pitfall and lesson.avoid == "call")):
                     by_tool.setdefault(lesson.tool, []).append(reminder)
+                elif kind in (LessonKind.missing_tool, LessonKind.wrong_tool_name):
+                    unknown_tool.append(reminder)  # the general missing_tool; every wrong name
                 elif kind in (LessonKind.missing_parameter, LessonKind.budget) or \
                         (kind == LessonKind.pitfall and lesson.avoid == "repeat"):
                     any_tool.append(reminder)
-        return cls(len(hits), by_tool, any_tool, frozenset(checks))
+        return cls(len(hits), by_tool, any_tool, unknown_tool, frozenset(checks))
 
-    def broken(self, tool: str, args: Any, tool_obj: Any, history: CallHistory) -> Reminder | None:
-        """The first lesson this call breaks that has not been reminded of in this run."""
+    def broken(self, tool: str, args: Any, tool_obj: Any, history: CallHistory,
+               messages: Sequence[Any] = ()) -> Reminder | None:
+        """The first lesson this call breaks that has not been reminded of in this run.
+        ``tool_obj`` is the agent's tool of that name (``None``: the agent has none);
+        ``messages``, the run's conversation so far (what the user said)."""
         if tool in self.checks:
             return None  # a check is read-only: never held back
-        call = _Call(tool, args, tool_obj, self._declared)
-        for reminder in (*self.by_tool.get(tool, ()), *self.any_tool):
+        call = _Call(tool, args, tool_obj, self._declared, messages)
+        unknown = self.unknown_tool if tool_obj is None else ()
+        for reminder in (*self.by_tool.get(tool, ()), *unknown, *self.any_tool):
             if reminder.key not in history.reminded and _breaks(reminder.lesson, call, history):
                 return reminder
         return None
@@ -147,9 +168,11 @@ class ReminderRules:
 class _Call:
     """One call, with what the checks derive from it computed at most once."""
 
-    def __init__(self, tool: str, args: Any, tool_obj: Any, declared: dict):
+    def __init__(self, tool: str, args: Any, tool_obj: Any, declared: dict, messages: Sequence[Any] = ()):
         self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
+        self._messages = messages
         self._key: tuple[str, str] | None = None
+        self._user_words: set[str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -167,11 +190,38 @@ class _Call:
             self._declared[names] = {s.data.get("param") for s in unknown_parameters(self.args, self.tool_obj)}
         return self._declared[names]
 
+    def guessed(self, parameter: str | None) -> bool:
+        """Whether the call passes a value (``parameter``'s, or any but a yes/no) that shares
+        no word or number with what the user said: a value the model made up."""
+        if not isinstance(self.args, dict):
+            return False
+        if parameter is None:
+            values = [v for v in self.args.values() if v is not None and not isinstance(v, bool)]
+        else:
+            values = [self.args[parameter]] if self.args.get(parameter) is not None else []
+        if not values:
+            return False
+        if self._user_words is None:
+            said = " ".join(m.text for m in self._messages
+                            if isinstance(m, BaseMessage) and m.type == "human")
+            self._user_words = set(_WORD.findall(said.lower()))
+        return any(not (set(_WORD.findall(str(v).lower())) & self._user_words) for v in values)
+
+
+def _shares_a_word(name: str, other: str) -> bool:
+    return bool(set(name.lower().split("_")) & set(other.lower().split("_")) - {""})
+
 
 def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
     kind = lesson.kind
     if kind == LessonKind.check_first:
         return lesson.check not in history.tools
+    if kind == LessonKind.missing_tool:  # by name (the specific form) or any (general): the agent lacks it
+        return call.tool_obj is None
+    if kind == LessonKind.wrong_tool_name:
+        return call.tool_obj is None and call.tool != lesson.tool and _shares_a_word(call.tool, lesson.tool or "")
+    if kind == LessonKind.ask_for:
+        return call.guessed(lesson.parameter)
     if kind == LessonKind.pitfall and lesson.avoid == "call":
         return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
     if kind == LessonKind.missing_parameter:
@@ -206,7 +256,9 @@ class ToolReminders:
             self.rules = ReminderRules.from_hits(hits)
         call = request.tool_call
         name = call.get("name") or "?"
-        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls)
+        messages = (request.state or {}).get("messages", ()) if isinstance(request.state, dict) else \
+            getattr(request.state, "messages", ())
+        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages)
         if reminder is None:
             return None
         self.calls.reminded.add(reminder.key)
