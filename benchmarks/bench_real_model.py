@@ -7,8 +7,10 @@
 Needs ``pip install 'skillbank[local]'`` and ``skillbank model fetch --size 1.5b``.
 
 The tasks are the ``small`` tier (``skillbank_harness.envs.families.small``): 24 templates, six
-lessons, four toolsets. Every template has an *oracle*: the hint a person would write for it
-(``oracle_hints.py``), rendered where the bank puts skills. It never enters a bank.
+lessons, four toolsets. Every template has an *oracle*: the skill a person would write for it,
+its hint (``oracle_hints.py``) and the lessons a call can be checked against
+(``oracle_lessons.py``), placed where the bank places skills (the skills block, and reminders at
+the tool boundary) by the bank's own injection middleware. It never enters the measured bank.
 
 1. ``--calibrate``: each template in two arms on the unguided model, *without* and *oracle*; a
    template is kept when oracle − without ≥ 20 points of pass^1 (a lesson can help this model
@@ -40,7 +42,7 @@ import common  # noqa: E402
 FAMILY = "small"
 MIN_HEADROOM = 0.20  # keep a template when the oracle beats the unguided model by this much
 CALIBRATION_FILE = Path(__file__).resolve().parent / "real_model_calibration.json"
-CALIBRATION_SECTION = "Real model: calibration of the small tier by headroom"
+CALIBRATION_SECTION = "Real model: calibration by headroom, the oracle in the block and at the tool"
 LOOP_SECTION = "Real model: the loop on a local Qwen2.5-Coder"
 ARM_ORACLE = "oracle"
 
@@ -56,29 +58,46 @@ def _model(size: str) -> Any:
 # ------------------------------------------------------------------------------- the oracle
 
 
-def oracle_block(template_id: str) -> str:
-    """A template's oracle hint as the bank would inject it: one skill in the skills block."""
-    from datetime import datetime, timezone
+class OracleSkills:
+    """Every template's oracle as the skill a person would write for it, placed where the bank
+    places skills, by the bank's own injection middleware: its hint in the skills block and its
+    typed lessons (``oracle_lessons.py``) at the tool boundary (``reminders``).
 
-    from oracle_hints import ORACLE
-    from skillbank.models import Skill, SkillContent, SkillKind, SkillStatus
-    from skillbank.retrieval import render
+    The skills live in a bank of their own in a temporary folder, one pinned per run: never in
+    the measured bank, and never retrieved (``k=0``), so a run sees exactly its template's
+    oracle and nothing else.
+    """
 
-    oracle = ORACLE[template_id]
-    now = datetime.now(timezone.utc)
-    skill = Skill(id="oracle", content=SkillContent(name=template_id.rsplit(".", 1)[-1].replace("_", "-"),
-                                                    description=oracle.when, body=oracle.hint,
-                                                    kind=SkillKind.procedure),
-                  status=SkillStatus.active, version=1, content_hash="oracle", created_at=now,
-                  updated_at=now)
-    return render([skill])
+    def __init__(self) -> None:
+        import tempfile
 
+        from oracle_hints import ORACLE
+        from oracle_lessons import ORACLE_LESSONS
+        from skillbank.bank import SkillBank
+        from skillbank.lessons import Lesson, LessonKind
 
-def run_oracle(task: Any, model: Any) -> Any:
-    """One run with the template's oracle hint where the bank puts skills (the system message)."""
-    from skillbank_harness import envs
+        self._folder = tempfile.TemporaryDirectory(prefix="skillbank-oracle-")
+        self.bank = SkillBank.open(Path(self._folder.name) / "bank", embedder="hash")
+        self.names: dict[str, str] = {}
+        for template_id, oracle in ORACLE.items():
+            name = "oracle-" + template_id.rsplit(".", 1)[-1].replace("_", "-")
+            skill = self.bank.add_skill(
+                name=name, description=oracle.when, kind="procedure", allow_unsafe=True,
+                lessons=(Lesson(kind=LessonKind.guidance, text=oracle.hint), *ORACLE_LESSONS[template_id]))
+            assert skill.status.value == "active", (template_id, skill.status)
+            self.names[template_id] = name
 
-    return envs.run_task(task, model, system_prompt=task.system_prompt + "\n\n" + oracle_block(task.template))
+    def middleware(self, template_id: str) -> Any:
+        from skillbank.consistency.validation import InjectOnlyMiddleware
+
+        return InjectOnlyMiddleware(self.bank, k=0, general_k=0, token_budget=None, reminders=True,
+                                    pinned=(self.names[template_id],))
+
+    def run(self, task: Any, model: Any) -> Any:
+        """One run of ``task`` with its template's oracle."""
+        from skillbank_harness import envs
+
+        return envs.run_task(task, model, middleware=[self.middleware(task.template)])
 
 
 # ------------------------------------------------------------------------------- calibration
@@ -98,6 +117,7 @@ def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log:
     from skillbank_harness import envs
 
     model = _model(size)
+    oracle = OracleSkills()
     tasks = envs.generate_tasks([FAMILY], per_template=runs, seed=seed)
     by_template: dict[str, list] = {}
     for t in tasks:
@@ -111,7 +131,7 @@ def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log:
                     run_model = model.with_seed(trial_seed(task.id, 0, seed))
                     t0 = time.perf_counter()
                     result = (envs.run_task(task, run_model) if arm == "without"
-                              else run_oracle(task, run_model))
+                              else oracle.run(task, run_model))
                     dt = time.perf_counter() - t0
                     out.write(json.dumps({"template": template_id, "split": task.split,
                                           "task": task.id, "arm": arm,
@@ -159,7 +179,9 @@ def summarise(records: list[dict]) -> list[dict]:
 
 def calibration_markdown(rows: list[dict], command: str) -> str:
     lines = [f"Command: `{command}`. Each template `runs` times per arm "
-             "(fresh instances; both arms of a run share its instance and sampling seed). Kept "
+             "(fresh instances; both arms of a run share its instance and sampling seed). Oracle: "
+             "the template's hint in the skills block and its typed lessons as reminders at the "
+             "tool boundary (`oracle_lessons.py`), through the bank's injection middleware. Kept "
              f"when oracle − without ≥ {MIN_HEADROOM:.0%} of pass^1.", "",
              "| template | lesson | split | runs | without | oracle | headroom | kept |",
              "|---|---|---|---|---|---|---|---|"]
@@ -266,11 +288,12 @@ QUICK = Config(size="0.5b", per_template=1, trials=3, rounds=1, validate_trials=
 
 
 def _oracle_arm(tasks: list, model: Any, trials: int, seed: int) -> dict[str, list[bool]]:
-    """The oracle arm, outside any bank (its runs must never become evolution data): each task
-    ``trials`` times with the same trial seeds as the measured arms."""
+    """The oracle arm, outside the measured bank (its runs must never become evolution data):
+    each task ``trials`` times with the same trial seeds as the measured arms."""
     from skillbank.consistency.runner import trial_seed
 
-    return {task.id: [bool(run_oracle(task, model.with_seed(trial_seed(task.id, t, seed))).success)
+    oracle = OracleSkills()
+    return {task.id: [bool(oracle.run(task, model.with_seed(trial_seed(task.id, t, seed))).success)
                       for t in range(trials)] for task in tasks}
 
 
