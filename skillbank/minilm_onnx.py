@@ -34,11 +34,11 @@ OPSET = 17  # LayerNormalization is an ONNX op from 17 on
 
 
 def available() -> bool:
-    """Whether onnxruntime can be imported (building the graph the first time also needs
-    onnx: :class:`OnnxMiniLM` raises ImportError without it)."""
+    """Whether the engine can run: onnxruntime and onnx (which writes the graph the first time)
+    both importable. chromadb brings onnxruntime alone; without onnx the numpy engine serves."""
     import importlib.util
 
-    return importlib.util.find_spec("onnxruntime") is not None
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
 
 
 def graph_file(model_dir: Path, cache_dir: Path | None = None) -> Path:

@@ -3,10 +3,21 @@
 import subprocess
 import sys
 
+import importlib.util
+
 import numpy as np
 import pytest
 
+from conftest import unavailable
+
 pytestmark = pytest.mark.model
+
+
+def needs_onnx() -> None:
+    """The ONNX engine needs onnxruntime and onnx (the onnx extra); under CI, fail without them."""
+    missing = [m for m in ("onnxruntime", "onnx") if importlib.util.find_spec(m) is None]
+    if missing:
+        unavailable(f"{' and '.join(missing)} not installed: pip install 'skillbank[onnx]'")
 
 TEXTS = [
     "the window tool is gone, user wants fresh air",
@@ -28,8 +39,7 @@ def model_dir():
 
 @pytest.fixture(scope="module")
 def onnx_engine(model_dir, tmp_path_factory):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
+    needs_onnx()
     from skillbank.minilm_onnx import OnnxMiniLM
 
     return OnnxMiniLM(model_dir, cache_dir=tmp_path_factory.mktemp("models"))
@@ -52,8 +62,7 @@ def test_padded_batch_equals_one_by_one(onnx_engine):
 
 
 def test_graph_is_cached_and_reused(model_dir, tmp_path):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
+    needs_onnx()
     from skillbank.minilm_onnx import OnnxMiniLM, graph_file
 
     first = OnnxMiniLM(model_dir, cache_dir=tmp_path)
@@ -66,7 +75,7 @@ def test_graph_is_cached_and_reused(model_dir, tmp_path):
 
 
 def test_embedder_engines_agree_and_share_a_name():
-    pytest.importorskip("onnxruntime")
+    needs_onnx()
     from skillbank.embed import MiniLMEmbedder
 
     onnx_side, numpy_side = MiniLMEmbedder(engine="onnx"), MiniLMEmbedder(engine="numpy")
@@ -96,7 +105,7 @@ def test_auto_falls_back_to_numpy_without_onnxruntime(tmp_path):
 
 
 def test_onnx_engine_keeps_torch_out(tmp_path):
-    pytest.importorskip("onnxruntime")
+    needs_onnx()
     code = (
         "import sys; from skillbank import SkillBank; b = SkillBank.open(sys.argv[1]);"
         "b.add_skill(name='a-skill', description='when a', body='do a'); b.search('a');"

@@ -1007,7 +1007,12 @@ def test_authorization_prose_and_placeholders_survive(text: str):
 
 
 def test_maintained_rules_come_from_detect_secrets_and_run_after_ours():
-    pytest.importorskip("detect_secrets")
+    import importlib.util
+
+    from conftest import unavailable
+
+    if importlib.util.find_spec("detect_secrets") is None:
+        unavailable("detect-secrets is not installed: pip install 'skillbank[secrets]'")
     from skillbank.scrub import maintained_rules
 
     rules = maintained_rules()
