@@ -127,9 +127,10 @@ def test_a_call_that_skips_its_check_is_answered_with_the_lesson_and_not_run(ban
 
     # The first refund never ran: the check ran, then the refund.
     assert RAN == [("get_order", {"order_id": "A1"}), ("refund", {"order_id": "A1"})]
-    lesson = sentence(check_first("get_order", "refund"))
+    # The next step, concretely: the check, with the arguments of the held-back call it takes.
+    lesson = '`refund` was not run. Call `get_order` now with {"order_id":"A1"}; then call `refund` again.'
     first = _tool_results(result["messages"])[0]
-    assert first == ("refund", f"`refund` was not run. {lesson}")
+    assert first == ("refund", lesson)
     # The model read it as that call's result on its next turn.
     assert any(isinstance(m, ToolMessage) and lesson in m.text for m in model.received[1])
 
@@ -280,7 +281,7 @@ def test_a_wrong_name_lesson_reminds_a_look_alike_name_only(bank):
     history = CallHistory()
     broke = rules.broken("add_event", {"title": "x"}, None, history)
     assert broke is not None and broke.text == sentence(_lesson("wrong_tool_name", tool="create_event"))
-    assert "add_event" not in broke.text  # the invented name is never shown
+    assert "add_event" not in broke.text  # the invented name is never stored in the lesson
     assert rules.broken("turn_light", {}, None, history) is None  # shares no word with create_event
     assert rules.broken("create_event", {"title": "x"}, refund, history) is None
 
@@ -295,7 +296,8 @@ def test_a_call_to_a_missing_tool_gets_the_lesson_instead_of_the_tool_node_s_err
         [(name, text)] = _tool_results(result["messages"])
         assert name == "set_alert" and RAN == []
         if reminders:
-            assert text == f"`set_alert` was not run. {sentence(missing_tool('set_alert'))}"
+            assert text == ("`set_alert` was not run. You have no tool named `set_alert`. Do the rest of the "
+                            "request, and tell the user you cannot do that part.")
         else:
             assert "is not a valid tool" in text
 
@@ -435,3 +437,52 @@ def test_every_form_on_costs_the_agent_no_step(bank, mode):
     # looping model repeats `ping`, is reminded of the budget once, and the rest run.
     assert kinds.count("reminder") == 1 and executed == without - 1 == limit // 2 - 1
     assert kinds.count("tool") + kinds.count("reminder") == without
+
+
+def test_each_reminder_names_the_next_step():
+    from skillbank.adapters.reminders import Reminder, reminder_text
+
+    def text(lesson, tool, args=None, params=None):
+        return reminder_text(tool, Reminder("sk", 1, lesson), args, params)
+
+    check = check_first("list_events", "cancel_event")
+    # The check's arguments: those of the held-back call that the check declares.
+    assert text(check, "cancel_event", {"title": "Yoga", "date": "2027-03-09"},
+                {"list_events": frozenset({"date"})}) == \
+        '`cancel_event` was not run. Call `list_events` now with {"date":"2027-03-09"}; then call `cancel_event` again.'
+    # Without the check's schema, no argument is guessed.
+    assert text(check, "cancel_event", {"date": "2027-03-09"}) == \
+        "`cancel_event` was not run. Call `list_events` now; then call `cancel_event` again."
+    assert text(ask_for("temperature_c", "set_heating"), "set_heating") == (
+        "`set_heating` was not run. The user has not said `temperature_c`. Ask the user for it now, and "
+        "call `set_heating` after they answer.")
+    assert text(_lesson("wrong_tool_name", tool="create_event"), "add_event") == \
+        "`add_event` was not run. There is no tool by that name. Call `create_event` instead."
+    assert "cannot be set" in text(missing_parameter("set_lights", "brightness"), "set_lights")
+    assert text(budget(2), "get_weather").endswith("Answer the user now with what you know.")
+    pitfall = _lesson("pitfall", avoid="call", tool="refund")
+    assert text(pitfall, "refund") == f"`refund` was not run. {sentence(pitfall)}"
+
+
+def test_the_middleware_learns_each_tool_s_parameters_from_the_model_call(bank):
+    # A check with a parameter of its own name: only the shared argument is filled in.
+    @tool
+    def list_events(date: str) -> str:
+        """List the events on a date."""
+        RAN.append(("list_events", {"date": date}))
+        return "[]"
+
+    @tool
+    def cancel_event(title: str, date: str) -> str:
+        """Cancel an event. Call list_events for that date first."""
+        RAN.append(("cancel_event", {"title": title, "date": date}))
+        return "cancelled"
+
+    bank.add_skill(name="cancel-events", description="cancel an event after listing the day",
+                   kind="procedure", lessons=(check_first("list_events", "cancel_event"),))
+    script = [tool_call("cancel_event", title="Yoga", date="2027-03-09"), "ok"]
+    agent = create_agent(ScriptedChatModel(script), [list_events, cancel_event],
+                         middleware=[SkillBankMiddleware(bank, k=3, reminders=True)])
+    result = agent.invoke({"messages": [("user", "cancel my yoga class on 2027-03-09")]})
+    [(_, text)] = _tool_results(result["messages"])
+    assert RAN == [] and 'Call `list_events` now with {"date":"2027-03-09"}' in text

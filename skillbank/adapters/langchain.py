@@ -390,6 +390,8 @@ class SkillBankMiddleware(AgentMiddleware):
                 records = injection.records
         offered = tools if tools != run.tools else None  # stored when it changes, not every turn
         run.tools = tools
+        if self.injection.reminders:
+            run.block.reminders.know_tools(request.tools)
         n_in = len(request.messages) + (1 if request.system_message is not None else 0)
         return request, recorder.begin_model(n_in, records, tools=offered)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from langchain_core.messages import ToolMessage
 
@@ -62,9 +62,43 @@ class Reminder:
         return sentence(self.lesson)
 
 
-def reminder_text(tool: str, reminder: Reminder) -> str:
-    """What the model reads in place of the tool's result: that the call did not run, and why."""
-    return f"`{tool}` was not run. {reminder.text}"
+def reminder_text(tool: str, reminder: Reminder, args: Any = None,
+                  params: Mapping[str, frozenset[str]] | None = None) -> str:
+    """What the model reads in place of the tool's result: that the call did not run, and the
+    next step, concretely.
+
+    A small model reads a rule as something to tell the user ("you should first call X"); told
+    the next call to make, with its arguments, it makes it. So the reminder names the next step
+    (the check to call, and with what; the question to ask; the answer to give) rather than
+    restating the rule. ``args`` are the held-back call's arguments; ``params``, the parameters
+    each of the agent's tools declares (to fill the check's arguments from the call's).
+    """
+    lesson = reminder.lesson
+    kind = lesson.kind
+    head = f"`{tool}` was not run."
+    if kind == LessonKind.check_first and lesson.check:
+        given = args if isinstance(args, dict) else {}
+        takes = (params or {}).get(lesson.check)
+        shared = {k: v for k, v in given.items() if takes is not None and k in takes}
+        with_args = f" with {canonical_json(shared)}" if shared else ""
+        return f"{head} Call `{lesson.check}` now{with_args}; then call `{tool}` again."
+    if kind == LessonKind.ask_for:
+        what = f"`{lesson.parameter}`" if lesson.parameter else "the values it needs"
+        return (f"{head} The user has not said {what}. Ask the user for it now, and call "
+                f"`{tool}` after they answer.")
+    if kind == LessonKind.missing_tool:
+        return (f"{head} You have no tool named `{tool}`. Do the rest of the request, and tell "
+                "the user you cannot do that part.")
+    if kind == LessonKind.wrong_tool_name:
+        return f"{head} There is no tool by that name. Call `{lesson.tool}` instead."
+    if kind == LessonKind.missing_parameter:
+        extra = lesson.parameter or "that argument"
+        return (f"{head} It has no `{extra}` parameter. Call `{tool}` again without it if the "
+                f"rest is still needed, and tell the user `{extra}` cannot be set.")
+    if kind in (LessonKind.budget, LessonKind.pitfall) and lesson.avoid != "call":
+        return (f"{head} You already have what this call would give (its result is above). "
+                "Answer the user now with what you know.")
+    return f"{head} {reminder.text}"
 
 
 @dataclass
@@ -246,6 +280,18 @@ class ToolReminders:
     def __init__(self) -> None:
         self.calls = CallHistory()
         self.rules = ReminderRules()
+        self.params: dict[str, frozenset[str]] = {}  # each offered tool's declared parameters
+        self._offered: tuple[str, ...] = ()
+
+    def know_tools(self, tools: Sequence[Any] | None) -> None:
+        """The tools a model call offers (``BaseTool`` objects or JSON schemas): which
+        parameters each declares, so a reminder can fill a check's arguments. Read again only
+        when the offered names change."""
+        names = tuple(_tool_name(t) for t in tools or ())
+        if names == self._offered:
+            return
+        self._offered = names
+        self.params = {name: _declared(t) for name, t in zip(names, tools or ()) if name}
 
     def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
         """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
@@ -262,10 +308,27 @@ class ToolReminders:
         if reminder is None:
             return None
         self.calls.reminded.add(reminder.key)
-        return reminder, ToolMessage(content=reminder_text(name, reminder), tool_call_id=call.get("id") or "",
-                                     name=name)
+        text = reminder_text(name, reminder, call.get("args"), self.params)
+        return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name)
 
     def ran(self, request: Any) -> None:
         """A ``ToolCallRequest``'s call ran (whatever its outcome)."""
         call = request.tool_call
         self.calls.ran(call.get("name") or "?", call.get("args"))
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        return tool.get("name") or (tool.get("function") or {}).get("name") or ""
+    return getattr(tool, "name", "") or ""
+
+
+def _declared(tool: Any) -> frozenset[str]:
+    """The parameter names a tool declares (a ``BaseTool`` or an OpenAI-style JSON schema)."""
+    if isinstance(tool, dict):
+        schema = (tool.get("function") or tool).get("parameters") or {}
+        return frozenset((schema.get("properties") or {}).keys())
+    try:
+        return frozenset((getattr(tool, "args", None) or {}).keys())
+    except Exception:  # a tool whose schema cannot be read: fill no arguments from it
+        return frozenset()

@@ -118,7 +118,10 @@ class InjectOnlyMiddleware:
 
             def _request(self, request: Any) -> Any:
                 task = first_human_text(request.messages, last=True)
-                result = self.injector.inject(request.messages, task=task, block=self.blocks.current(),
+                block = self.blocks.current()
+                if block is not None and self.injector.config.reminders:
+                    block.reminders.know_tools(request.tools)
+                result = self.injector.inject(request.messages, task=task, block=block,
                                               tools=tool_names(request.tools))
                 if not result:
                     return request
