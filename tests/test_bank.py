@@ -386,7 +386,7 @@ def test_search_signatures_share_one_set_of_filter_keywords():
     import dataclasses
     import inspect
 
-    from skillbank.bank import SearchFilters
+    from skillbank.queries import SearchFilters
     from skillbank.consistency.validation import CandidateView
 
     fields = [(f.name, f.default) for f in dataclasses.fields(SearchFilters)]

@@ -228,7 +228,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
     are the brute-force top 5, with filters applied before the ranking."""
     import numpy as np
 
-    from skillbank.bank import SearchFilters
+    from skillbank.queries import SearchFilters
     from skillbank.retrieval import Candidate
 
     with any_bank.store.transaction():
