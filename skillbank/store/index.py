@@ -39,7 +39,7 @@ from filelock import FileLock
 from skillbank.errors import DamagedIndexError
 from skillbank.hashing import content_hash
 from skillbank.models import SkillStatus
-from skillbank.protocols import VectorIndex
+from skillbank.protocols import Embedder, VectorIndex
 from skillbank.queries import IndexHit, IndexState, SearchFilters
 from skillbank.store.base import Store
 from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
@@ -60,7 +60,7 @@ _DAMAGE = re.compile(r"malformed|not a database|file is encrypted|no such table|
                      r"database corrupt|unable to open database", re.IGNORECASE)
 
 
-def open_index(store: Store, folder: Path | None, embedder: Any) -> VectorIndex:
+def open_index(store: Store, folder: Path | None, embedder: Embedder) -> VectorIndex:
     """The index for a bank: Chroma beside a SQLite file; pgvector (or, without the
     extension, exact search in this process) for a PostgreSQL bank."""
     if store.backend == "sqlite":
@@ -143,7 +143,7 @@ def _locked(method: Any) -> Any:
 
 
 class SkillIndex:
-    def __init__(self, path: Path, embedder: Any):
+    def __init__(self, path: Path, embedder: Embedder):
         self.path = Path(path)
         self.embedder = embedder
         # One collection per embedder: vectors of different models never mix.
@@ -308,7 +308,7 @@ class ExactIndex:
     the top ``n`` of the skills those filters allow, however few they are.
     """
 
-    def __init__(self, embedder: Any, store: Store | None = None):
+    def __init__(self, embedder: Embedder, store: Store | None = None):
         self.embedder = embedder
         self.store = store
         self.view = IndexState(embedder=embedder.name)
@@ -482,13 +482,13 @@ class SizedIndex:
     not in use and refilled from the embedding cache when it is again.
     """
 
-    def __init__(self, store: Store, hnsw: Any, embedder: Any, exact_max: int | None = None):
+    def __init__(self, store: Store, hnsw: VectorIndex, embedder: Embedder, exact_max: int | None = None):
         self.store = store
         self.exact_max = exact_max if exact_max is not None else _exact_max()
         self.exact = ExactIndex(embedder, store)
         self.hnsw = hnsw
         self.lock = threading.RLock()
-        self._current: Any = None
+        self._current: VectorIndex | None = None
 
     @property
     def mode(self) -> str:
@@ -496,14 +496,14 @@ class SizedIndex:
         return "exact" if self.current is self.exact else "hnsw"
 
     @property
-    def current(self) -> Any:
+    def current(self) -> VectorIndex:
         with self.lock:
             return self._current if self._current is not None else self._choose()
 
-    def _choose(self) -> Any:
+    def _choose(self) -> VectorIndex:
         with self.lock:
             active = SkillRepo(self.store).count(SkillStatus.active)
-            chosen: Any = self.exact if active <= self.exact_max else self.hnsw
+            chosen: VectorIndex = self.exact if active <= self.exact_max else self.hnsw
             if self._current is not None and chosen is not self._current:
                 self._current.close()  # the matrix's memory, or Chroma's client
             self._current = chosen

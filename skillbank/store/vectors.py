@@ -27,6 +27,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from skillbank.hashing import content_hash
+from skillbank.protocols import Embedder
 from skillbank.queries import IndexHit, IndexState, SearchFilters
 from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
 from skillbank.store.postgres import SETUP_KEY, PostgresStore
@@ -50,7 +51,7 @@ def _vector(row: dict[str, Any]) -> np.ndarray:
     return np.array(json.loads(row["_embedding"]), dtype=np.float32)
 
 
-def database_index(store: PostgresStore, embedder: Any) -> "PgVectorIndex | None":
+def database_index(store: PostgresStore, embedder: Embedder) -> "PgVectorIndex | None":
     """A pgvector index for ``embedder``, creating the extension if allowed; ``None`` without it."""
     if store.vector_extension is None:
         store.vector_extension = _enable_pgvector(store)
@@ -80,7 +81,7 @@ def _enable_pgvector(store: PostgresStore) -> bool:
 class PgVectorIndex:
     """The active skills of one embedder in ``skill_vectors_<hash>`` (see the module docstring)."""
 
-    def __init__(self, store: PostgresStore, embedder: Any):
+    def __init__(self, store: PostgresStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
         self.table = "skill_vectors_" + content_hash(embedder.name).split(":")[1][:12]
