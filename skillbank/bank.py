@@ -184,6 +184,8 @@ class SkillBank(Searchable):
         skills = self.skills.list(status=status, kind=kind, tag=tag)
         if drafts:
             return skills
+        # The bank's one import from a layer above it (ignored by the layers contract): drafts are
+        # kept in meta under evolution.review's key prefix until they get a repository in the store.
         from skillbank.evolution.review import draft_ids
 
         hidden = draft_ids(self)
