@@ -32,7 +32,7 @@ Method (identical data and vectors for every system):
 the exact index (numpy over the cached vectors, in this process) and Chroma's HNSW, each as the
 raw index query and as ``SkillBank.search_vector`` (everything a search does after embedding),
 with recall@5 of the raw query against brute force. The switch-over is the smallest size at
-which HNSW's ``search_vector`` p50 beats exact's; ``skillbank.index.EXACT_MAX`` is set from it.
+which HNSW's ``search_vector`` p50 beats exact's; ``skillbank.store.index.EXACT_MAX`` is set from it.
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def bank_vectors(n: int, args: Any, base_embedder: Any, log: Any) -> tuple[list[
 def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log: Any) -> dict[str, Any]:
     """One bank of ``n`` skills searched both ways (see the module docstring)."""
     from skillbank import SkillBank
-    from skillbank.index import INDEX_DIR, SizedIndex, SkillIndex
+    from skillbank.store.index import INDEX_DIR, SizedIndex, SkillIndex
 
     skills, vectors, made = bank_vectors(n, args, base_embedder, log)
     texts = [common.embedding_text(s) for s in skills]
@@ -275,8 +275,8 @@ def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log:
     for mode, exact_max in (("exact", n), ("hnsw", 0)):
         bank.index.close()
         # The bank's own index, pinned to one path (a size threshold of n or of 0).
-        bank._index = SizedIndex(bank.store, SkillIndex(bank_dir / INDEX_DIR, bank.embedder), bank.embedder,
-                                 exact_max=exact_max)
+        bank._indexing.index = SizedIndex(bank.store, SkillIndex(bank_dir / INDEX_DIR, bank.embedder),
+                                          bank.embedder, exact_max=exact_max)
         t0 = time.perf_counter()
         bank.sync_index()
         row[f"{mode}_build_s"] = time.perf_counter() - t0
@@ -297,7 +297,7 @@ def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log:
 
 
 def report_exact_vs_hnsw(rows: list[dict[str, Any]], args: Any, argv: Any, nq: int) -> None:
-    from skillbank.index import EXACT_MAX
+    from skillbank.store.index import EXACT_MAX
 
     f = common.fmt
     headers = ["skills", "vectors", "path", "raw p50 ms", "raw p95 ms", "search_vector p50 ms",
@@ -313,7 +313,7 @@ def report_exact_vs_hnsw(rows: list[dict[str, Any]], args: Any, argv: Any, nq: i
                      if r["hnsw_search"]["p50"] < r["exact_search"]["p50"]), None)
     verdict = (f"HNSW's search_vector p50 first beats exact's at {crossing} skills"
                if crossing else "exact is faster (p50) at every size measured")
-    line = f"Switch-over: {verdict}; skillbank.index.EXACT_MAX = {EXACT_MAX} (exact up to it, HNSW above)."
+    line = f"Switch-over: {verdict}; skillbank.store.index.EXACT_MAX = {EXACT_MAX} (exact up to it, HNSW above)."
     print(line)
     if not args.no_write and not args.quick:
         body = "\n\n".join([

@@ -9,23 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillbank.errors import MissingExtraError, SkillBankError
+from skillbank.errors import MissingProviderError, ModelSpecError
 
 __all__ = ["resolve_chat_model", "with_seed", "ModelSpecError", "MissingProviderError", "LOCAL_PREFIX"]
 
 LOCAL_PREFIX = "local:"
-
-
-class ModelSpecError(SkillBankError, ValueError):
-    """A model spec names no usable model."""
-
-
-class MissingProviderError(MissingExtraError):
-    """A ``provider:model`` spec whose LangChain integration package is not installed."""
-
-    def __init__(self, spec: str, package: str):
-        SkillBankError.__init__(self, f"the chat model {spec!r} needs the package {package!r}: "
-                                      f"pip install {package}")
 
 
 def _local(target: str, temperature: float | None) -> Any:

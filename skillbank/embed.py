@@ -15,11 +15,12 @@ import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from skillbank.errors import EmbedderError, MissingExtraError
+from skillbank.protocols import Embedder  # the protocol lives with the other seams
 
 __all__ = [
     "Embedder",
@@ -30,15 +31,6 @@ __all__ = [
     "LangChainEmbedder",
     "resolve_embedder",
 ]
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything with a stable ``name`` and ``embed(texts) -> (n, d) array``."""
-
-    name: str
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def _normalise(vectors: Any, n: int, who: str) -> np.ndarray:

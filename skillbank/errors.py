@@ -25,6 +25,14 @@ __all__ = [
     "BankUnavailableError",
     "DamagedIndexError",
     "AlreadyMeasuredError",
+    "MeasureError",
+    "ModelSpecError",
+    "MissingProviderError",
+    "CliError",
+    "LocalModelError",
+    "ContextWindowExceededError",
+    "ModelFetchError",
+    "TemplateError",
 ]
 
 
@@ -115,3 +123,42 @@ class DamagedIndexError(SkillBankError):
 
 class AlreadyMeasuredError(SkillBankError):
     """The bank already holds the runs of an earlier measurement that a new one would mix with."""
+
+
+class MeasureError(SkillBankError):
+    """A measurement cannot run as asked (bad tasks, arms or a trial that broke the rules)."""
+
+
+class ModelSpecError(SkillBankError, ValueError):
+    """A model spec names no usable model."""
+
+
+class MissingProviderError(MissingExtraError):
+    """A ``provider:model`` spec whose LangChain integration package is not installed."""
+
+    def __init__(self, spec: str, package: str):
+        SkillBankError.__init__(self, f"the chat model {spec!r} needs the package {package!r}: "
+                                      f"pip install {package}")
+
+
+class CliError(SkillBankError):
+    """A usage problem detected by the command line itself (printed like any bank error)."""
+
+
+class LocalModelError(SkillBankError):
+    """A local model file is missing or unusable."""
+
+
+class ContextWindowExceededError(LocalModelError, ValueError):
+    """The rendered prompt does not fit the model's context (``n_ctx``)."""
+
+
+class ModelFetchError(SkillBankError):
+    """A model could not be downloaded, assembled or verified."""
+
+
+class TemplateError(ValueError):
+    """The chat template could not be rendered (it raised, or is not valid jinja2).
+
+    Not a :class:`SkillBankError`: it surfaces as the ``ValueError`` a chat template's caller
+    expects."""

@@ -12,13 +12,13 @@ that fits by this count fits in practice.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from skillbank.lessons import Example, example_text
-from skillbank.models import Skill, SkillKind
+from skillbank.models import Skill
+from skillbank.queries import Candidate, SkillHit, filter_candidates  # noqa: F401 - their old home
 
 USEFULNESS_WEIGHT = 0.2
 DUPLICATE_SIMILARITY = 0.92  # two skills this close say the same thing; inject one
@@ -34,18 +34,6 @@ FOOTER = "</skills>"
 
 def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
-
-
-class SkillHit(NamedTuple):
-    skill: Skill
-    score: float
-
-
-@dataclass
-class Candidate:
-    skill: Skill
-    similarity: float
-    vector: np.ndarray | None
 
 
 def blended_score(skill: Skill, similarity: float, weight: float = USEFULNESS_WEIGHT) -> float:
@@ -116,28 +104,6 @@ def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None,
     if not parts:
         return ""
     return "\n\n".join([HEADER, *parts, FOOTER])
-
-
-def filter_candidates(
-    candidates: Iterable[Candidate],
-    *,
-    exclude: Iterable[str] = (),
-    kinds: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    tools: Sequence[str] | None = None,
-) -> list[Candidate]:
-    """The candidates a search's ``exclude``/``kinds``/``tags``/``tools`` allow: every search filters alike."""
-    excluded = set(exclude)
-    kinds_set = {SkillKind(x).value for x in kinds} if kinds else None
-    tags_set = {t.lower() for t in tags} if tags else None
-    tools_set = set(tools) if tools else None
-    return [
-        c for c in candidates
-        if c.skill.id not in excluded
-        and (kinds_set is None or c.skill.kind.value in kinds_set)
-        and (tags_set is None or tags_set & set(c.skill.tags))
-        and (tools_set is None or tools_set & set(c.skill.tools))
-    ]
 
 
 def select(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillbank.evolution.detector as detector_module
+import skillbank.screen.detector as detector_module
 from skillbank import SkillBank
 from skillbank.cli import app
 from skillbank.evolution.detector import ENV, WEIGHTS, InjectionDetector, Score, active_detector, chunks

@@ -7,7 +7,7 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-import skillbank.bank as bank_module
+import skillbank.store.location as bank_module
 from skillbank import SkillBank
 from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.cli import app

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from skillbank import SkillBank
-from skillbank.bank import SearchFilters
-from skillbank.index import ExactIndex, SizedIndex, _exact_max
+from skillbank.queries import SearchFilters
+from skillbank.store.index import ExactIndex, SizedIndex, _exact_max
 
 
 def _fill(bank, start, n):

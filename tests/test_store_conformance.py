@@ -228,7 +228,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
     are the brute-force top 5, with filters applied before the ranking."""
     import numpy as np
 
-    from skillbank.bank import SearchFilters
+    from skillbank.queries import SearchFilters
     from skillbank.retrieval import Candidate
 
     with any_bank.store.transaction():
@@ -253,6 +253,49 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
             assert np.allclose([h.similarity for h in hits], truth, atol=1e-5), (q, filters)
             by_id = {s.id: i for i, s in enumerate(active)}
             assert all(by_id[h.skill_id] in allowed for h in hits)
+
+
+def test_a_filter_means_one_thing_in_python_the_exact_index_and_sql(any_bank):
+    """SearchFilters.clauses is the one meaning of a filter (any of the values within an option,
+    every option, minus ``exclude``): the check over skills in Python, the exact index's row masks
+    and, with pgvector, the search statement keep the very same skills."""
+    from skillbank.queries import SearchFilters
+    from skillbank.store.index import ExactIndex
+    from skillbank.store.vectors import database_index
+
+    kinds = ["policy", "procedure", "guard", "pitfall"]
+    with any_bank.store.transaction():
+        for i in range(24):
+            _add(any_bank, f"mixed-{i}", f"mixed skill {i}", kind=kinds[i % 4],
+                 tags=[f"Topic-{i % 3}", *(["shared"] if i % 5 == 0 else [])],
+                 tools=[f"tool_{i % 4}", *(["common_tool"] if i % 2 else [])])
+    active = any_bank.skills.list(status="active")
+    vectors = any_bank._indexing.vectors(active)
+    seq = any_bank.skills.last_event_seq()
+    indexes: list = [ExactIndex(any_bank.embedder, any_bank.store)]
+    if any_bank.store.backend == "postgresql":
+        pgvector = database_index(any_bank.store, any_bank.embedder)
+        indexes += [pgvector] if pgvector is not None else []
+    for index in indexes:
+        with index.write_lock():
+            index.apply([(s.id, vectors[s.content_hash], s.content_hash) for s in active], [], seq)
+    by_name = {s.name: s.id for s in active}
+    cases = [
+        SearchFilters(),
+        SearchFilters(kinds=["policy", "guard"]),
+        SearchFilters(tags=["TOPIC-1", "shared"]),  # tags match in any case
+        SearchFilters(tools=["common_tool"]),
+        SearchFilters(kinds=["procedure"], tags=["topic-0"], tools=["tool_1", "common_tool"]),
+        SearchFilters(tags=["no-such-tag"]),
+        SearchFilters(kinds=["pitfall"], exclude=[by_name["mixed-3"], by_name["mixed-7"]]),
+    ]
+    vector = any_bank.embedder.embed_query("mixed skill")
+    for filters in cases:
+        expected = {s.id for s in active if filters.admits(s)}
+        for index in indexes:
+            found = {h.skill_id for h in index.query(vector, len(active), filters)}
+            assert found == expected, (type(index).__name__, filters)
+    assert {s.id for s in active if cases[4].admits(s)} == {by_name["mixed-9"], by_name["mixed-21"]}
 
 
 # -- locks and concurrency --------------------------------------------------------------------------------

@@ -19,11 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from skillbank import SkillBank
-from skillbank.bank import SearchFilters
+from skillbank.queries import SearchFilters
 from skillbank.cli import app
 from skillbank.errors import BankUnavailableError, LockedError, MissingExtraError, NotABankError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.index import ExactIndex
+from skillbank.store.index import ExactIndex
 from skillbank.store.vectors import PgVectorIndex
 from test_evolution_support import refund, window
 

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from skillbank.bank import DEFAULT_DIR, ENV_DIR  # light: Chroma and the model load on first use
-from skillbank.errors import SkillBankError, SkillFileError
+from skillbank.errors import CliError, SkillBankError, SkillFileError
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
@@ -71,10 +71,6 @@ def err_console() -> Console:
 
 
 # -- errors --------------------------------------------------------------------------------------
-
-
-class CliError(SkillBankError):
-    """A usage problem detected by the command line itself (printed like any bank error)."""
 
 
 def error_message(exc: BaseException) -> str:

@@ -45,7 +45,7 @@ from typing import (
 import numpy as np
 
 from skillbank.consistency import metrics
-from skillbank.errors import SkillBankError
+from skillbank.errors import MeasureError
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
@@ -78,10 +78,6 @@ ALL_SPLITS = "all"
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
-
-
-class MeasureError(SkillBankError):
-    """A measurement cannot run as asked (bad tasks, arms or a trial that broke the rules)."""
 
 
 # ------------------------------------------------------------------------------------ tasks

@@ -1,7 +1,8 @@
 """The bank budget (step 9): caps on active skills and their total rendered size.
 
 Over a cap, the least useful active, unpinned skills are retired first, in the order of
-:func:`least_useful_first` (also what ``SkillBank.prune(max_active=...)`` retires by). A round may
+:func:`~skillbank.prune.least_useful_first` (also what ``SkillBank.prune(max_active=...)`` retires
+by, so it lives below the bank). A round may
 retire at most
 ``ceil(max_retire_fraction * active skills at the start of the round)`` skills in all (harmful
 and over-budget together), so one bad batch of labels cannot empty a bank.
@@ -14,6 +15,7 @@ from typing import Any, Iterable
 
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.models import Skill
+from skillbank.prune import least_useful_first
 from skillbank.retrieval import approx_tokens, render_one
 
 
@@ -23,18 +25,6 @@ def retire_allowance(n_active: int, fraction: float) -> int:
 
 def rendered_tokens(skills: Iterable[Skill]) -> int:
     return sum(approx_tokens(render_one(s)) for s in skills)
-
-
-def least_useful_first(skills: Iterable[Skill]) -> list[Skill]:
-    """``skills`` in the order a cap retires them: lowest Laplace-smoothed success rate, then
-    fewest uses, then unused for longest (never used: since created), then id.
-
-    Unused-for-longest breaks ties because it is evidence about use, the thing a cap protects;
-    the time of the last edit is not (evolution edits a skill without making it more useful).
-    The id makes the order total, so a dry run plans exactly what the real run retires.
-    """
-    return sorted(skills, key=lambda s: (s.stats.usefulness, s.stats.uses,
-                                         s.stats.last_used_at or s.created_at, s.id))
 
 
 def over_budget(active: list[Skill], config: EvolutionConfig, *, protect: Iterable[str] = (),

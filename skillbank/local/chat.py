@@ -42,19 +42,11 @@ from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillbank.errors import MissingExtraError, SkillBankError
+from skillbank.errors import ContextWindowExceededError, LocalModelError, MissingExtraError
 from skillbank.local.template import ChatTemplate, to_template_messages
 from skillbank.local.toolcalls import parse_tool_calls
 
 __all__ = ["LocalChatModel", "Engine", "engine_for", "ContextWindowExceededError", "LocalModelError"]
-
-
-class LocalModelError(SkillBankError):
-    """A local model file is missing or unusable."""
-
-
-class ContextWindowExceededError(LocalModelError, ValueError):
-    """The rendered prompt does not fit the model's context (``n_ctx``)."""
 
 
 def _import_llama() -> Any:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from skillbank.errors import MissingExtraError, SkillBankError
+from skillbank.errors import MissingExtraError, ModelFetchError
 
 __all__ = [
     "ModelCard",
@@ -39,10 +39,6 @@ __all__ = [
     "fetch_model",
     "gguf_metadata",
 ]
-
-
-class ModelFetchError(SkillBankError):
-    """A model could not be downloaded, assembled or verified."""
 
 
 @dataclass(frozen=True)

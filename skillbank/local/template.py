@@ -16,11 +16,9 @@ from typing import Any, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
+from skillbank.errors import TemplateError
+
 __all__ = ["ChatTemplate", "to_template_messages", "TemplateError"]
-
-
-class TemplateError(ValueError):
-    """The chat template could not be rendered (it raised, or is not valid jinja2)."""
 
 
 def _tojson(value: Any, indent: int | None = None, separators: Any = None,

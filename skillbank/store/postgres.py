@@ -35,6 +35,7 @@ from skillbank.errors import (
     StorageFullError,
 )
 from skillbank.store.base import Dialect, Store
+from skillbank.store.hnsw import EF_SEARCH
 from skillbank.store.locks import POLL_SECONDS, describe_holder, holder_info
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
 
@@ -126,8 +127,6 @@ def _psycopg() -> Any:
 def _configure(conn: Any) -> None:
     """Session settings of every pooled connection: pgvector's search width (a placeholder
     setting where the extension is absent), so a plain search needs no transaction to set it."""
-    from skillbank.store.vectors import EF_SEARCH
-
     conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
 
 

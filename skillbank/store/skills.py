@@ -267,6 +267,16 @@ class SkillRepo:
                          note, action=action)
         return self.get(current.id)
 
+    def rollback(self, skill_id: str, to_version: int, *, reason: str | None = None,
+                 author: str = "human") -> Skill:
+        """Append a version equal in content to ``to_version``; the rolled-back edit is remembered."""
+        target = self.version(skill_id, to_version)
+        current = self.get(skill_id)
+        if current.content_hash != target.content_hash:
+            self.remember_rejected(current.content_hash, current.id, f"rolled back to v{to_version}")
+        return self.new_version(current.id, content=target.content, author=author, action="rollback",
+                                reason=reason or f"rollback to v{to_version}")
+
     def _append(
         self,
         conn: Any,

@@ -12,9 +12,9 @@ narrowing filter reads four times as many neighbours (and ``hnsw.ef_search`` is 
 the scan returns at most that many).
 
 Without the extension, :func:`database_index` says so once and returns ``None``; the bank then
-searches exactly over the cached embeddings (:class:`skillbank.index.ExactIndex`). With it, the
-bank searches exactly too up to :data:`skillbank.index.EXACT_MAX` active skills, and through this
-table above (:class:`skillbank.index.SizedIndex`).
+searches exactly over the cached embeddings (:class:`skillbank.store.index.ExactIndex`). With it, the
+bank searches exactly too up to :data:`skillbank.store.index.EXACT_MAX` active skills, and through this
+table above (:class:`skillbank.store.index.SizedIndex`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from typing import Any, Iterator
 import numpy as np
 
 from skillbank.hashing import content_hash
-from skillbank.index import IndexHit, IndexState
+from skillbank.protocols import Embedder
+from skillbank.queries import IndexHit, IndexState, SearchFilters
+from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
 from skillbank.store.postgres import SETUP_KEY, PostgresStore
 from skillbank.store.skills import skill_from_row
 
-__all__ = ["PgVectorIndex", "database_index", "vector_literal"]
+__all__ = ["PgVectorIndex", "database_index", "vector_literal", "EF_SEARCH", "EF_CONSTRUCTION"]
 
 log = logging.getLogger("skillbank.store")
-EF_SEARCH = 100  # as the embedded default's Chroma index (recall vs latency: benchmarks/RESULTS.md)
-EF_CONSTRUCTION = 200
 BUILD_MEMORY = "512MB"
 _warned: set[str] = set()
 
@@ -51,7 +51,7 @@ def _vector(row: dict[str, Any]) -> np.ndarray:
     return np.array(json.loads(row["_embedding"]), dtype=np.float32)
 
 
-def database_index(store: PostgresStore, embedder: Any) -> "PgVectorIndex | None":
+def database_index(store: PostgresStore, embedder: Embedder) -> "PgVectorIndex | None":
     """A pgvector index for ``embedder``, creating the extension if allowed; ``None`` without it."""
     if store.vector_extension is None:
         store.vector_extension = _enable_pgvector(store)
@@ -81,7 +81,7 @@ def _enable_pgvector(store: PostgresStore) -> bool:
 class PgVectorIndex:
     """The active skills of one embedder in ``skill_vectors_<hash>`` (see the module docstring)."""
 
-    def __init__(self, store: PostgresStore, embedder: Any):
+    def __init__(self, store: PostgresStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
         self.table = "skill_vectors_" + content_hash(embedder.name).split(":")[1][:12]
@@ -157,8 +157,8 @@ class PgVectorIndex:
         return {r["skill_id"]: r["content_hash"]
                 for r in self.store.query(f"SELECT skill_id, content_hash FROM {self.table}")}
 
-    def query(self, vector: np.ndarray, n: int, filters: Any = None) -> list[IndexHit]:
-        """The ``n`` nearest active skills passing ``filters`` (a ``SearchFilters``), in one statement."""
+    def query(self, vector: np.ndarray, n: int, filters: SearchFilters | None = None) -> list[IndexHit]:
+        """The ``n`` nearest active skills passing ``filters`` (but ``accept``), in one statement."""
         if n <= 0 or not self.view.count:
             return []
         sql, params, ef = self.search_sql(vector, n, filters)
@@ -171,22 +171,19 @@ class PgVectorIndex:
         return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
                          skill=skill_from_row(r)) for r in rows]
 
-    def search_sql(self, vector: np.ndarray, n: int, filters: Any = None) -> tuple[str, list[Any], int]:
+    def search_sql(self, vector: np.ndarray, n: int,
+                   filters: SearchFilters | None = None) -> tuple[str, list[Any], int]:
         """The search statement, its parameters and the ``hnsw.ef_search`` it needs."""
         where, params = ["s.status = 'active'", "s.content_hash = c.content_hash"], []
         narrows = False
         if filters is not None:
-            from skillbank.models import SkillKind
-
-            if filters.kinds:
-                where.append("s.kind = ANY(?)")
-                params.append([SkillKind(k).value for k in filters.kinds])
-            for column, values in (("tags", [t.lower() for t in filters.tags or ()]),
-                                   ("tools", list(filters.tools or ()))):
-                if values:
-                    where.append(f"EXISTS (SELECT 1 FROM json_array_elements_text(s.{column}::json)"
+            for clause in filters.clauses:
+                if clause.field == "kind":
+                    where.append("s.kind = ANY(?)")
+                else:  # tags and tools are JSON arrays: any one element may match
+                    where.append(f"EXISTS (SELECT 1 FROM json_array_elements_text(s.{clause.field}::json)"
                                  " AS e(value) WHERE e.value = ANY(?))")
-                    params.append(values)
+                params.append(sorted(clause.values))
             if filters.exclude:
                 where.append("NOT (s.id = ANY(?))")
                 params.append(list(filters.exclude))

@@ -1,0 +1,111 @@
+"""How text enters the bank from outside an evolution round (added, edited, imported): scrubbed
+of secrets, validated, screened, and recorded with its source."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from skillbank.errors import InvalidSkillError, SkillBankError
+from skillbank.lessons import scrub_lesson
+from skillbank.models import Skill, SkillContent, SkillStatus, error_message
+from skillbank.protocols import Scrubber, Screen
+from skillbank.provenance import Source, SourceRecord, recorded, source_entry, source_of_author
+from skillbank.skillmd import read_skill_dir
+from skillbank.store.base import Store
+from skillbank.store.skills import SkillRepo
+
+__all__ = ["build_content", "updated_content", "screen_status", "with_source", "import_skill_files"]
+
+
+def build_content(scrubber: Scrubber, **fields: Any) -> SkillContent:
+    """A skill's content from ``fields``, its text scrubbed; invalid fields raise
+    :class:`InvalidSkillError` with the readable reasons only."""
+    # Secrets never enter a skill, and so never a prompt.
+    for key in ("description", "body"):
+        if isinstance(fields.get(key), str):
+            fields[key] = scrubber(fields[key])
+    if fields.get("lessons"):
+        # The body is rendered from the lessons: scrub what they say, then render again.
+        fields["lessons"] = tuple(scrub_lesson(x, scrubber) for x in fields["lessons"])
+        fields.pop("body", None)
+    try:
+        return SkillContent(**fields)
+    except ValidationError as exc:
+        reasons = "; ".join(f"{'.'.join(map(str, e['loc']))}: {error_message(e)}" for e in exc.errors())
+        raise InvalidSkillError(f"invalid skill: {reasons}") from None
+
+
+def updated_content(scrubber: Scrubber, skills: SkillRepo, skill_id: str,
+                    changes: dict[str, Any]) -> tuple[Skill, SkillContent]:
+    """The skill ``skill_id`` names and its content with ``changes`` applied (``None`` values
+    leave a field as it is), as :func:`build_content` makes it; a field that is not a content
+    field is an error, before the skill is looked up."""
+    unknown = set(changes) - set(SkillContent.model_fields)
+    if unknown:
+        raise InvalidSkillError(f"cannot update {', '.join(sorted(unknown))}: updatable fields are "
+                                f"{', '.join(SkillContent.model_fields)}")
+    current = skills.get(skill_id)
+    fields = current.content.model_dump()
+    fields.update({k: v for k, v in changes.items() if v is not None})
+    return current, build_content(scrubber, **fields)
+
+
+def screen_status(screen: Screen, content: SkillContent, status: SkillStatus, note: str | None, *,
+                  previous: Skill | None = None, allow_unsafe: bool = False) -> tuple[SkillStatus, str | None]:
+    """The status and note a skill entering with ``content`` gets: quarantined when ``screen``
+    flags it, unless the caller explicitly allows it (then the findings go in the note)."""
+    if status in (SkillStatus.quarantined, SkillStatus.retired):
+        return status, note  # never injected: nothing to guard
+    # Lines of a quarantined version were never let in, so they are checked again.
+    known = previous.content if previous is not None and previous.status != SkillStatus.quarantined else None
+    result = screen(content, previous=known)
+    if result.ok:
+        return status, note
+    if allow_unsafe:
+        return status, "; ".join(filter(None, [f"allowed unsafe: {result.reason}", note]))
+    return SkillStatus.quarantined, "; ".join(filter(None, [f"quarantined: {result.reason}", note]))
+
+
+def with_source(provenance: Iterable[str], source: Source | None, author: str) -> list[str]:
+    """``provenance`` with the text's source recorded (unless it already holds one)."""
+    entries = list(provenance)
+    if recorded(entries) is None:
+        record = SourceRecord(source) if source is not None else source_of_author(author)
+        entries.insert(0, source_entry(record.source, record.detail))
+    return entries
+
+
+def import_skill_files(store: Store, skills: SkillRepo, directory: Path, *, scrubber: Scrubber, screen: Screen,
+                       author: str, allow_unsafe: bool, trusted: bool) -> list[Skill]:
+    """``SkillBank.import_skills``: every file validated first, then all written in one transaction."""
+    parsed = read_skill_dir(directory, consequence="nothing was imported")
+    imported: list[Skill] = []
+    with store.transaction():
+        for item in parsed:
+            content = build_content(scrubber, **item.content.model_dump())
+            existing = None
+            for key in (item.skill_id, content.name):
+                if key:
+                    with contextlib.suppress(SkillBankError):
+                        existing = skills.get(key)
+                        break
+            wanted = SkillStatus(item.status or SkillStatus.active)
+            if wanted == SkillStatus.active and not trusted:
+                wanted = SkillStatus.candidate
+            status, note = screen_status(screen, content, wanted, None, previous=existing,
+                                         allow_unsafe=allow_unsafe)
+            reason = f"imported from {item.path}"
+            provenance = [source_entry(Source.skill_md, str(item.path))]
+            if existing is None:
+                imported.append(skills.create(content, status=status, pinned=item.pinned, author=author,
+                                              reason=reason, skill_id=item.skill_id, note=note,
+                                              provenance=provenance))
+            else:
+                imported.append(skills.new_version(existing.id, content=content, status=status,
+                                                   pinned=item.pinned, author=author, reason=reason,
+                                                   action="import", note=note, provenance=provenance))
+    return imported

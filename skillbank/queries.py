@@ -1,0 +1,146 @@
+"""What a skill search asks and what it gets back: the filters, and the hits at each stage.
+
+A search's filters mean one thing wherever they are applied. :meth:`SearchFilters.clauses` is
+that meaning, normalised once: each non-empty ``kinds``/``tags``/``tools`` option is a
+:class:`Clause` ("the skill's kind, or one of its tags or tools, is one of these values"), every
+clause must hold, and ``exclude`` drops skills by id. Three places evaluate it: Python, over
+skills (:meth:`SearchFilters.admits`, for hits an index does not filter); the exact index's row
+masks (:mod:`skillbank.store.index`); and pgvector's SQL (:mod:`skillbank.store.vectors`). Each
+reads the clauses instead of the raw options, and a conformance test holds all three to the
+same answers on both backends.
+
+The answers, by stage: an index returns :class:`IndexHit` rows; the bank turns them into
+:class:`Candidate` skills with their similarity; ranking keeps :class:`SkillHit` pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Iterable, Literal, NamedTuple, Sequence, TypedDict
+
+import numpy as np
+
+from skillbank.models import Skill, SkillKind
+
+__all__ = ["SearchFilters", "FilterOptions", "Clause", "IndexHit", "IndexState", "Candidate", "SkillHit",
+           "filter_candidates"]
+
+FilterField = Literal["kind", "tags", "tools"]
+
+
+@dataclass(frozen=True)
+class Clause:
+    """The skill's ``field`` (its kind, or any one of its tags or tools) is one of ``values``."""
+
+    field: FilterField
+    values: frozenset[str]
+
+    def holds(self, skill: Skill) -> bool:
+        if self.field == "kind":
+            return skill.kind.value in self.values
+        return not self.values.isdisjoint(skill.tags if self.field == "tags" else skill.tools)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """The keyword-only options of a skill search, in one place.
+
+    :meth:`SkillBank.search` and :meth:`SkillBank.search_vector` spell them out as explicit
+    keywords (for users, IDEs and the CLI) and hand them on as one of these; a view that searches
+    differently (the evolution gate's ``CandidateView``) overrides
+    :meth:`SkillBank.search_filtered` alone and keeps both public signatures.
+
+    ``min_score`` bounds raw similarity; ``kinds``/``tags``/``tools`` keep skills of those kinds, with
+    one of those tags, or naming one of those tools; ``token_budget`` caps the rendered size of the
+    hits; ``exclude`` drops skills by id; ``accept(skill)``, for callers in Python (the injector's
+    ``filter`` and toolset match), keeps the skills it returns true for.
+    """
+
+    min_score: float = 0.0
+    kinds: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    tools: Sequence[str] | None = None
+    token_budget: int | None = None
+    exclude: Iterable[str] = ()
+    accept: Callable[[Skill], bool] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude", frozenset(self.exclude))  # an iterator is read once
+
+    @cached_property
+    def clauses(self) -> tuple[Clause, ...]:
+        """The kind, tag and tool options as clauses: kinds by their enum value (an unknown kind
+        raises ``ValueError``), tags in lower case (as skills store them), tools as given."""
+        options: list[tuple[FilterField, frozenset[str]]] = [
+            ("kind", frozenset(SkillKind(k).value for k in self.kinds or ())),
+            ("tags", frozenset(t.lower() for t in self.tags or ())),
+            ("tools", frozenset(self.tools or ())),
+        ]
+        return tuple(Clause(field, values) for field, values in options if values)
+
+    @property
+    def narrows(self) -> bool:
+        """Whether kinds/tags/tools filter in the database (pgvector then reads more neighbours)."""
+        return bool(self.kinds or self.tags or self.tools)
+
+    def admits(self, skill: Skill) -> bool:
+        """Whether ``skill`` passes ``exclude``, every clause and ``accept``."""
+        return (skill.id not in self.exclude and all(c.holds(skill) for c in self.clauses)
+                and (self.accept is None or self.accept(skill)))
+
+    def allow(self, candidates: Iterable["Candidate"]) -> list["Candidate"]:
+        """The candidates ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through."""
+        return [c for c in candidates if self.admits(c.skill)]
+
+
+class FilterOptions(TypedDict, total=False):
+    """:class:`SearchFilters` as the keywords a search takes (for typing ``**filters``)."""
+
+    min_score: float
+    kinds: Sequence[str] | None
+    tags: Sequence[str] | None
+    tools: Sequence[str] | None
+    token_budget: int | None
+    exclude: Iterable[str]
+    accept: Callable[[Skill], bool] | None
+
+
+@dataclass
+class IndexState:
+    seq: int = 0  # change-log position the index files reflect
+    count: int = 0  # entries expected in the collection at that position
+    embedder: str = ""
+
+
+@dataclass
+class IndexHit:
+    skill_id: str
+    similarity: float
+    content_hash: str
+    vector: np.ndarray | None
+    skill: Skill | None = None  # filled by an index that reads the skill in the same query
+
+
+@dataclass
+class Candidate:
+    skill: Skill
+    similarity: float
+    vector: np.ndarray | None
+
+
+class SkillHit(NamedTuple):
+    skill: Skill
+    score: float
+
+
+def filter_candidates(
+    candidates: Iterable[Candidate],
+    *,
+    exclude: Iterable[str] = (),
+    kinds: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
+) -> list[Candidate]:
+    """The candidates a search's ``exclude``/``kinds``/``tags``/``tools`` allow: every search filters alike."""
+    return SearchFilters(kinds=kinds, tags=tags, tools=tools, exclude=exclude).allow(candidates)
