@@ -10,11 +10,13 @@ import pytest
 
 from skillbank.consistency import metrics
 from skillbank.consistency.runner import (
+    MeasureConfig,
     MeasureError,
     MeasureResult,
     SimpleTask,
     TrialOutcome,
     TrialSpec,
+    TrialState,
     assign_splits,
     measure,
     trial_seed,
@@ -137,6 +139,38 @@ def test_resume_runs_only_missing_trials(bank):
     # a different run id is a fresh run
     fresh = measure(coin(), tasks, trials=3, bank=bank, run_id="other", progress=False)
     assert fresh.ran == total
+
+
+def test_resume_reads_the_trial_state(bank):
+    """A finished trial says so in its labels; one labelled by a runner before the state label
+    (its latency only) still counts as finished, and a labelled trial in another state does not."""
+    tasks = make_tasks(2)
+    measure(coin(), tasks, trials=2, bank=bank, run_id="state", progress=False)
+    trajs = run_trajectories(bank, "state")
+    assert {t.labels["trial_state"] for t in trajs} == {TrialState.finished.value}
+
+    old, other = trajs[0], trajs[1]
+    written_before = {k: v for k, v in old.labels.items() if k != "trial_state"}
+    bank.trajectories.set_labels(old.id, task_id=old.task_id, task_type=old.task_type,
+                                 labels=written_before)
+    bank.trajectories.set_labels(other.id, task_id=other.task_id, task_type=other.task_type,
+                                 labels={**other.labels, "trial_state": "started"})
+    calls: list = []
+    again = measure(coin(calls=calls), tasks, trials=2, bank=bank, run_id="state", progress=False)
+    rerun = [(task_id, spec.arm, spec.index) for _, _, task_id, spec in calls]
+    assert rerun == [(other.task_id, other.labels["arm"], int(other.labels["trial"]))]
+    assert again.skipped == len(trajs) - 1 and again.ran == 1
+
+
+def test_measure_config_and_keywords_are_one_thing(bank):
+    config = MeasureConfig(trials=2, arms=("without",), progress=False, seed=3)
+    by_config = measure(coin(), make_tasks(2), config=config)
+    by_keywords = measure(coin(), make_tasks(2), trials=2, arms=("without",), progress=False, seed=3)
+    assert by_config.results("without") == by_keywords.results("without")
+    # a keyword (or a positional shorthand) is set over the config
+    assert measure(coin(), make_tasks(2), 1, config=config).trials == 1
+    with pytest.raises(TypeError, match="unknown measurement option"):
+        measure(coin(), make_tasks(2), config=config, trails=3)
 
 
 def test_unfinished_trajectory_is_rerun(bank):

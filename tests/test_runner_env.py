@@ -112,7 +112,8 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
 def test_trajectory_found_by_labels_when_the_state_is_lost(bank, tasks):
     """A run stopped by the recursion limit has no final state; its trajectory is found by the
     labels the middleware put on it at the start."""
-    from skillbank.consistency.runner import TrialSpec, _logged_outcome
+    from skillbank.consistency.agents import _logged_outcome
+    from skillbank.consistency.runner import TrialSpec
     from skillbank.models import Trajectory
 
     spec = TrialSpec(task=tasks[0], arm="with", index=1, seed=7, run_id="lost",

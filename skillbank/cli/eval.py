@@ -48,8 +48,10 @@ def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios
     except ValueError as exc:
         fail(str(exc))
     if split is not None:
-        if split not in ("train", "heldout"):
-            fail(f"unknown --split {split!r}: choose train or heldout")
+        from skillbank.consistency.splits import SPLITS
+
+        if split not in SPLITS:
+            fail(f"unknown --split {split!r}: choose {' or '.join(SPLITS)}")
         tasks = [t for t in tasks if t.split == split]
     return tasks
 
@@ -159,7 +161,8 @@ def eval_(
     machinery only.
     """
     from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
-    from skillbank.consistency.runner import measure_agent, new_run_id
+    from skillbank.consistency.agents import measure_agent
+    from skillbank.consistency.trials import new_run_id
 
     quiet = json_path is not None and str(json_path) == "-"
     out = err_console() if quiet else console()

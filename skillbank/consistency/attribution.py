@@ -18,27 +18,42 @@ honest held-out result; any ``held_out`` evidence is flagged.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from skillbank.consistency import metrics
-from skillbank.store.trajectories import HELD_OUT_SPLITS
+from skillbank.consistency.splits import ALL_SPLITS, HELD_OUT_SPLITS
+from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
-    from skillbank.consistency.runner import MeasureResult
 
-__all__ = ["attribute", "skill_names", "skill_provenance", "HELD_OUT_NAMES"]
+__all__ = ["attribute", "skill_names", "skill_provenance", "HELD_OUT_NAMES", "ArmResults"]
 
-HELD_OUT_NAMES = HELD_OUT_SPLITS  # the store's list: evolution skips the same splits
+HELD_OUT_NAMES = HELD_OUT_SPLITS  # the splits evolution never learns from
+
+
+class ArmResults(Protocol):
+    """What :func:`attribute` reads of a measurement (a
+    :class:`~skillbank.consistency.result.MeasureResult` is one): typed here, so that the
+    result can call :func:`attribute` without the two modules importing each other."""
+
+    records: Sequence[TrialRecord]
+    tasks: dict[str, dict[str, Any]]
+    skill_names: dict[str, str]
+
+    @property
+    def key_k(self) -> int: ...
+
+    def results(self, arm: str, split: str | None = None) -> dict[str, list[bool]]: ...
 
 
 def attribute(
-    result: "MeasureResult",
+    result: ArmResults,
     *,
     split: str | None = None,
     k: int | None = None,
-    baseline: str = "without",
-    treatment: str = "with",
+    baseline: str = ARM_WITHOUT,
+    treatment: str = ARM_WITH,
 ) -> dict[str, Any]:
     """Tasks whose pass^k moved and the skills injected into them; per-skill success rates.
 
@@ -49,7 +64,7 @@ def attribute(
     base = result.results(baseline, split)
     treat = result.results(treatment, split)
     records = [r for r in result.records
-               if split in (None, "all") or r.split == split]
+               if split in (None, ALL_SPLITS) or r.split == split]
     by_task_arm: dict[tuple[str, str], list] = defaultdict(list)
     for r in records:
         by_task_arm[(r.task_id, r.arm)].append(r)
@@ -105,7 +120,7 @@ def attribute(
             "delta": None if base_rate is None else with_rate - base_rate,
         })
     skills.sort(key=lambda row: (-row["trials_injected"], row["name"]))
-    return {"k": k, "baseline": baseline, "treatment": treatment, "split": split or "all",
+    return {"k": k, "baseline": baseline, "treatment": treatment, "split": split or ALL_SPLITS,
             "tasks": moved, "skills": skills}
 
 

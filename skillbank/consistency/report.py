@@ -19,12 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from skillbank.consistency.runner import (
-    ALL_SPLITS,
-    ARM_WITH,
-    ARM_WITHOUT,
-    MeasureResult,
-)
+from skillbank.consistency.result import MeasureResult
+from skillbank.consistency.splits import ALL_SPLITS, describe_split
+from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
@@ -42,8 +39,7 @@ _ARM_COLOURS = {ARM_WITHOUT: "#8c8c8c", ARM_WITH: "#1f77b4"}
 _EXTRA_COLOURS = ["#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
 def split_label(split: str | None) -> str:
-    return {None: "all tasks", ALL_SPLITS: "all tasks", "train": "evolution set (train)",
-            "held_out": "held-out set", "heldout": "held-out set"}.get(split, str(split))
+    return describe_split(split)
 
 
 # --------------------------------------------------------------------------------- helpers
@@ -517,7 +513,7 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
                 if base is not None and arm != ARM_WITHOUT:
                     d_hat = _signed_plain(s.pass_hat_k[k] - base[f"pass^{k}"])
                     d_gap = _signed_plain(s.gap[k] - base["gap"], lower_is_better=True)
-                row = [_short_split(view), arm, str(s.n_tasks),
+                row = [describe_split(view, short=True), arm, str(s.n_tasks),
                        *([_pct(s.pass_hat_k[1], 0)] if one else []), _pct(s.pass_hat_k[k], 0),
                        _pct(s.pass_at_k[k], 0), _pct(s.gap[k], 0), d_hat, d_gap,
                        f'{cost["steps"]:.1f}', _pct(cost["limit_hit_rate"], 0)]
@@ -525,11 +521,6 @@ def rich_table(results: MeasureResult | Mapping[str, MeasureResult], *, title: s
             if multi or len(_views(result)) > 1:
                 table.add_section()
     return table
-
-
-def _short_split(split: str | None) -> str:
-    return {None: "all", ALL_SPLITS: "all", "heldout": "held-out", "held_out": "held-out"}.get(
-        split, str(split))
 
 
 def _signed_plain(value: float, lower_is_better: bool = False) -> str:

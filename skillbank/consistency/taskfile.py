@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillbank.consistency.runner import MeasureError, SimpleTask
+from skillbank.consistency.tasks import SimpleTask
+from skillbank.errors import MeasureError
 
 __all__ = ["load_tasks"]
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from skillbank.bank import SearchFilters, SkillBank
 from skillbank.consistency import metrics
-from skillbank.consistency.runner import measure
+from skillbank.consistency.config import MeasureConfig
+from skillbank.consistency.measure import measure
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.retrieval import Candidate, SkillHit, TokenBudget
 
@@ -273,6 +274,8 @@ def make_validator(
     log = log if log is not None else ValidationLog()
     options = {"k": k, **dict(middleware_options or {})}
     current_middleware = InjectOnlyMiddleware(bank, **options)
+    # Each arm is its own measurement (the current arm's results are cached), all alike.
+    arm_config = MeasureConfig(trials=trials, concurrency=concurrency, progress=False, seed=seed)
 
     def validate(candidate: Skill, task_ids: list) -> dict[str, Any]:
         import time
@@ -297,13 +300,11 @@ def make_validator(
             fresh = [t for t in group if (snapshot, t.id) not in cache]
             cost = 0
             if fresh:
-                res = measure(factory, fresh, trials=trials, arms=("current",),
-                              concurrency=concurrency, progress=False, seed=seed)
+                res = measure(factory, fresh, arms=("current",), config=arm_config)
                 for task_id, outcomes in res.results("current").items():
                     cache[(snapshot, task_id)] = outcomes
                 cost += len(res.records)
-            res = measure(factory, group, trials=trials, arms=("candidate",),
-                          concurrency=concurrency, progress=False, seed=seed)
+            res = measure(factory, group, arms=("candidate",), config=arm_config)
             return res.results("candidate"), cost + len(res.records)
 
         tally = _Tally(trials, regression_margin, min_gain, len(chosen))

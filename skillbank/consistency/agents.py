@@ -1,0 +1,115 @@
+"""Measuring a LangChain agent: every trial through the bank's middleware.
+
+:func:`measure_agent` measures your own agent: each trial runs through
+:class:`~skillbank.adapters.langchain.SkillBankMiddleware` (``inject=False`` in the
+``"without"`` arm, so that arm is logged the same way but never sees a skill);
+:func:`logged_factory` is that wiring, for other runners (the bundled environments'
+``skillbank_harness.envs.measure_env`` uses it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from skillbank.consistency.config import MeasureConfig
+from skillbank.consistency.measure import AgentFactory, measure
+from skillbank.consistency.result import MeasureResult
+from skillbank.consistency.tasks import agent_input
+from skillbank.consistency.trials import ARM_WITHOUT, TrialOutcome, TrialSpec, is_finished
+from skillbank.errors import MeasureError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from skillbank.bank import SkillBank
+
+__all__ = ["measure_agent", "logged_factory"]
+
+
+def measure_agent(
+    build: Callable[..., Any],
+    tasks: Sequence[Any],
+    trials: int | None = None,
+    bank: "SkillBank | None" = None,
+    arms: Sequence[str] | None = None,
+    *,
+    k: int = 5,
+    middleware_options: Mapping[str, Any] | None = None,
+    recursion_limit: int = 100,
+    config: MeasureConfig | None = None,
+    **options: Any,
+) -> MeasureResult:
+    """:func:`measure` for your own agent: ``build`` makes it, with the bank's middleware in.
+
+    ``build(middleware=[...], seed=...)`` is called once per trial and returns ``(agent,
+    verify)``: ``agent`` is a LangChain runnable (e.g. ``create_agent(model, tools,
+    middleware=middleware)``) invoked with the task's input as a user message (or the input
+    itself when it is a dict), and ``verify(task, final_state) -> bool`` judges the run (the
+    task carries what the verifier needs, e.g. a task file's line as ``task.data``). ``seed``
+    is the trial's seed, the same in both arms; pass it to a model that takes one. The
+    middleware logs every trial in ``bank`` in both arms and injects skills only in the
+    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure. ``trials``, ``arms``,
+    ``config`` and ``options`` are :func:`measure`'s (a :class:`MeasureConfig` and its fields
+    by name).
+    """
+    if bank is None:
+        raise MeasureError("measure_agent needs a bank: every trial is logged in it")
+    from langgraph.errors import GraphRecursionError
+
+    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
+        built = build(middleware=[middleware], seed=spec.seed)
+        try:
+            agent, verify = built
+        except (TypeError, ValueError):
+            raise MeasureError(f"the agent factory returned {type(built).__name__}; it must "
+                               "return (agent, verify)") from None
+        try:
+            state = agent.invoke(agent_input(task.input),
+                                 config={**config, "recursion_limit": recursion_limit})
+        except GraphRecursionError:
+            return None, False
+        return state, bool(verify(task, state))
+
+    cfg = MeasureConfig.of(config, trials=trials, arms=arms, **options)
+    factory = logged_factory(bank, cfg.arms, k, middleware_options, run_trial)
+    return measure(factory, tasks, bank=bank, config=cfg)
+
+
+def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
+                   middleware_options: Mapping[str, Any] | None,
+                   run_trial: Callable[[Any, Any, TrialSpec, dict[str, Any]], Any]) -> AgentFactory:
+    """An ``agent_factory`` whose trials run through ``SkillBankMiddleware`` (logging in both
+    arms, injecting only outside ``"without"``); ``run_trial(task, middleware, spec, config)``
+    returns ``(final_state_or_None, success)``."""
+    from skillbank.adapters.langchain import SkillBankMiddleware
+
+    options = dict(middleware_options or {})
+    # One middleware per arm, shared by that arm's trials: it keeps per-run state under each
+    # run's trajectory id (concurrent runs never mix), and its query-embedding cache then
+    # serves every trial instead of starting cold in each.
+    middlewares = {arm: SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
+                   for arm in arms}
+
+    def factory(arm: str, bank_or_none: Any, task: Any) -> Callable[[TrialSpec], TrialOutcome]:
+        def run(spec: TrialSpec) -> TrialOutcome:
+            config = {"metadata": {"skillbank_task_id": task.id,
+                                   "skillbank_task_type": str(task.type),
+                                   "skillbank_labels": dict(spec.labels)}}
+            state, success = run_trial(task, middlewares[arm], spec, config)
+            return _logged_outcome(state, success, bank, task, spec)
+        return run
+    return factory
+
+
+def _logged_outcome(state: Any, success: bool, bank: "SkillBank", task: Any,
+                    spec: TrialSpec) -> TrialOutcome:
+    """A trial's final state and verdict -> TrialOutcome. The trajectory id comes from the
+    final state; a run stopped without one (the recursion limit) is found by the labels the
+    middleware gave its trajectory when it started (this run, arm and trial, and the task)."""
+    from skillbank.adapters.langchain import TRAJECTORY_KEY
+
+    state = state or {}
+    tid = state.get(TRAJECTORY_KEY) if isinstance(state, Mapping) else None
+    if tid is None:
+        found = [t for t in bank.trajectories.list(labels=dict(spec.labels), limit=None)
+                 if t.task_id == task.id and not is_finished(t.labels)]
+        tid = found[0].id if found else None  # newest first
+    return TrialOutcome(success=bool(success), trajectory_id=tid)

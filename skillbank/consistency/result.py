@@ -1,0 +1,226 @@
+"""The result of a measurement: every trial of one run, and the numbers computed from them.
+
+:class:`MeasureResult` holds one :class:`~skillbank.consistency.trials.TrialRecord` per
+``(task, arm, trial)`` and computes, per arm and split, pass^k, pass@k and their gap, per-type
+breakdowns, cost per trial, bootstrap confidence intervals, the paired change between two arms
+and the skills that go with it (:mod:`~skillbank.consistency.attribution`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from skillbank.consistency import metrics
+from skillbank.consistency.attribution import attribute
+from skillbank.consistency.splits import ALL_SPLITS
+from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord, key_k
+from skillbank.errors import MeasureError
+
+__all__ = ["MeasureResult"]
+
+BOOTSTRAP_RESAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+@dataclass
+class MeasureResult:
+    """Every trial of one run plus the numbers computed from them.
+
+    ``records`` hold one :class:`TrialRecord` per ``(task, arm, trial)``. The methods compute
+    per arm and split (``split=None`` or ``"all"`` pools every task).
+    """
+
+    run_id: str
+    arms: tuple[str, ...]
+    trials: int
+    tasks: dict[str, dict[str, Any]]
+    records: list[TrialRecord]
+    seed: int = 0
+    bank_snapshot: str | None = None
+    bank_path: str | None = None
+    model: str | None = None
+    simulated: bool | None = None
+    started_at: float | None = None
+    wall_time_s: float | None = None
+    ran: int = 0
+    skipped: int = 0
+    skill_names: dict[str, str] = field(default_factory=dict)
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    # -- selection ---------------------------------------------------------------------------
+
+    @property
+    def splits(self) -> list[str]:
+        """The split names present, in first-seen order (empty when no task has a split)."""
+        seen = dict.fromkeys(m.get("split") for m in self.tasks.values())
+        return [s for s in seen if s is not None]
+
+    def _select(self, arm: str, split: str | None) -> list[TrialRecord]:
+        if arm not in self.arms:
+            raise MeasureError(f"no arm {arm!r} in this run (arms: {', '.join(self.arms)})")
+        pooled = split in (None, ALL_SPLITS)
+        return [r for r in self.records if r.arm == arm and (pooled or r.split == split)]
+
+    def results(self, arm: str, split: str | None = None) -> dict[str, list[bool]]:
+        """``task id -> outcomes`` (ordered by trial number) for one arm and split."""
+        by_task: dict[str, list[TrialRecord]] = defaultdict(list)
+        for r in self._select(arm, split):
+            by_task[r.task_id].append(r)
+        return {t: [r.success for r in sorted(rs, key=lambda r: r.trial)]
+                for t, rs in sorted(by_task.items())}
+
+    def task_types(self) -> dict[str, str]:
+        return {t: str(m["type"]) for t, m in self.tasks.items()}
+
+    @property
+    def key_k(self) -> int:
+        return key_k(self.trials)
+
+    # -- numbers -----------------------------------------------------------------------------
+
+    def summary(self, arm: str, split: str | None = None, ks: Sequence[int] | None = None
+                ) -> metrics.ConsistencySummary:
+        return metrics.consistency_summary(self.results(arm, split), ks=ks)
+
+    def by_type(self, arm: str, split: str | None = None, k: int | None = None
+                ) -> dict[str, metrics.ConsistencySummary]:
+        return metrics.by_type(self.results(arm, split), self.task_types(), k or self.key_k)
+
+    def cost(self, arm: str, split: str | None = None) -> dict[str, float]:
+        """Mean steps, model turns, tokens and latency per trial, and the limit-hit rate."""
+        rs = self._select(arm, split)
+        n = len(rs)
+        if n == 0:
+            return {"trials": 0, "steps": 0.0, "model_turns": 0.0, "tokens": 0.0,
+                    "latency_s": 0.0, "limit_hit_rate": 0.0}
+        return {
+            "trials": n,
+            "steps": math.fsum(r.steps for r in rs) / n,
+            "model_turns": math.fsum(r.model_turns for r in rs) / n,
+            "tokens": math.fsum(r.tokens for r in rs) / n,
+            "latency_s": math.fsum(r.latency_s for r in rs) / n,
+            "limit_hit_rate": sum(r.limit_hit for r in rs) / n,
+        }
+
+    def limit_counts(self, arm: str, split: str | None = None) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for r in self._select(arm, split):
+            for kind in set(r.limits):
+                counts[kind] += 1
+        return dict(sorted(counts.items()))
+
+    def ci(self, arm: str, split: str | None = None, k: int | None = None,
+           metric: str = "pass_hat_k") -> tuple[float, float]:
+        """Bootstrap (tasks resampled) 95% interval of ``pass_hat_k``, ``pass_at_k`` or ``gap``.
+
+        :func:`metrics.bootstrap_mean_ci` of the per-task values: every statistic here is a mean
+        over tasks, so this is :func:`metrics.bootstrap_ci`'s interval computed at once.
+        """
+        k = k or self.key_k
+        results = self.results(arm, split)
+        if not results:
+            raise MeasureError(f"no trials in arm {arm!r} for split {split!r}")
+        metrics.consistency_summary(results, ks=(k,))  # validates: every task has >= k trials
+        values = np.array([_per_task(metric, outcomes, k) for outcomes in results.values()])
+        return metrics.bootstrap_mean_ci(values, BOOTSTRAP_RESAMPLES, CONFIDENCE, self.seed)
+
+    def delta(self, split: str | None = None, k: int | None = None, metric: str = "pass_hat_k",
+              baseline: str = ARM_WITHOUT, treatment: str = ARM_WITH) -> dict[str, Any]:
+        """``treatment - baseline`` for one metric, with a paired bootstrap interval (the same
+        resampled tasks in both arms)."""
+        k = k or self.key_k
+        base, treat = self.results(baseline, split), self.results(treatment, split)
+        common = sorted(set(base) & set(treat))
+        if not common:
+            raise MeasureError("the two arms share no task")
+        per_task = np.array([_per_task(metric, treat[t], k) - _per_task(metric, base[t], k)
+                             for t in common])
+        low, high = metrics.bootstrap_mean_ci(per_task, BOOTSTRAP_RESAMPLES, CONFIDENCE, self.seed)
+        return {"metric": metric, "k": k, "baseline": baseline, "treatment": treatment,
+                "delta": float(math.fsum(per_task) / len(common)),
+                "ci": [low, high], "n_tasks": len(common)}
+
+    def attribution(self, split: str | None = None, k: int | None = None,
+                    baseline: str = ARM_WITHOUT, treatment: str = ARM_WITH) -> dict[str, Any]:
+        return attribute(self, split=split, k=k, baseline=baseline, treatment=treatment)
+
+    # -- export ------------------------------------------------------------------------------
+
+    def split_block(self, split: str | None) -> dict[str, Any]:
+        """Every number for one split (``None``: all tasks), as plain JSON-ready data."""
+        k = self.key_k
+        arms: dict[str, Any] = {}
+        for arm in self.arms:
+            if not self._select(arm, split):
+                continue
+            summary = self.summary(arm, split)
+            breakdown = self.by_type(arm, split, k)
+            arms[arm] = {
+                "summary": summary.to_dict(),
+                "ci": {m: {str(kk): list(self.ci(arm, split, kk, m)) for kk in sorted({1, k})}
+                       for m in ("pass_hat_k", "pass_at_k", "gap")},
+                "by_type": {label: s.to_dict() for label, s in breakdown.items()},
+                "type_spread": metrics.type_spread(breakdown, k),
+                "cost": self.cost(arm, split),
+                "limits": self.limit_counts(arm, split),
+            }
+        block: dict[str, Any] = {"k": k, "n_tasks": len(self.results(self.arms[0], split))
+                                 if self._select(self.arms[0], split) else 0, "arms": arms}
+        if ARM_WITHOUT in arms and ARM_WITH in arms:
+            block["delta"] = {m: self.delta(split, k, m) for m in ("pass_hat_k", "pass_at_k", "gap")}
+            block["attribution"] = self.attribution(split, k)
+        return block
+
+    def to_dict(self) -> dict[str, Any]:
+        """All numbers and every trial, JSON-serialisable."""
+        views = [ALL_SPLITS] + self.splits
+        return {
+            "run_id": self.run_id,
+            "arms": list(self.arms),
+            "trials": self.trials,
+            "k": self.key_k,
+            "seed": self.seed,
+            "bank_snapshot": self.bank_snapshot,
+            "bank_path": self.bank_path,
+            "model": self.model,
+            "simulated": self.simulated,
+            "wall_time_s": self.wall_time_s,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "tasks": self.tasks,
+            "splits": {view: self.split_block(None if view == ALL_SPLITS else view)
+                       for view in views},
+            "skills": self.skills,
+            "skill_names": self.skill_names,
+            "warnings": self.warnings,
+            "records": [r.to_dict() for r in self.records],
+        }
+
+    def headline(self, split: str | None = None) -> dict[str, dict[str, float]]:
+        """``arm -> {pass^1, pass^k, pass@k, gap}`` at the headline k, for tables and logs."""
+        k = self.key_k
+        out = {}
+        for arm in self.arms:
+            if not self._select(arm, split):
+                continue
+            s = self.summary(arm, split, ks=sorted({1, k}))
+            out[arm] = {"pass^1": s.pass_hat_k[1], f"pass^{k}": s.pass_hat_k[k],
+                        f"pass@{k}": s.pass_at_k[k], "gap": s.gap[k]}
+        return out
+
+
+def _per_task(metric: str, outcomes: Sequence[bool], k: int) -> float:
+    n, c = len(outcomes), sum(bool(o) for o in outcomes)
+    if metric == "pass_hat_k":
+        return metrics.pass_hat_k(c, n, k)
+    if metric == "pass_at_k":
+        return metrics.pass_at_k(c, n, k)
+    if metric == "gap":
+        return metrics.pass_at_k(c, n, k) - metrics.pass_hat_k(c, n, k)
+    raise MeasureError(f"unknown metric {metric!r}")
