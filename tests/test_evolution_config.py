@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from skillbank import SkillBank
-from skillbank.evolution import LLMDistiller, evolve
+from skillbank.evolution import EvolutionConfig, GateConfig, LLMDistiller, evolve
 from skillbank.models import SkillStatus
 from test_evolution_support import refund, window
 
@@ -26,6 +26,30 @@ def test_min_gain_is_the_gain_a_candidate_must_beat(bank, min_gain, decision):
     report = evolve(bank, validate=lambda skill, tasks: {"gain": 0.1, "regressions": [], "cost": 1.0},
                     auto_promote=True, min_gain=min_gain)
     assert [d.decision for d in report.gate] == [decision]  # gain > min_gain, strictly
+
+
+def _gains(gain):
+    return lambda skill, tasks: {"gain": gain, "regressions": [], "cost": 1.0}
+
+
+@pytest.mark.parametrize("how", ["keywords", "gate config", "config over keywords"])
+def test_the_gate_config_and_the_keywords_are_one_setting(bank, how):
+    _refunds(bank)
+    if how == "keywords":
+        report = evolve(bank, validate=_gains(0.1), auto_promote=True, min_gain=0.2)
+    elif how == "gate config":
+        report = evolve(bank, gate=GateConfig(validate=_gains(0.1), auto_promote=True, min_gain=0.2))
+    else:  # a keyword is set over the config
+        report = evolve(bank, gate=GateConfig(validate=_gains(0.1), min_gain=0.2), auto_promote=True)
+    assert [d.decision for d in report.gate] == ["rejected"]
+
+
+def test_the_gate_fields_left_in_evolution_config_still_reach_the_gate_with_a_warning(bank):
+    _refunds(bank)
+    with pytest.warns(DeprecationWarning, match="EvolutionConfig.min_gain"):
+        report = evolve(bank, config=EvolutionConfig(min_gain=0.2), validate=_gains(0.1),
+                        auto_promote=True)
+    assert [d.decision for d in report.gate] == ["rejected"]
 
 
 @pytest.mark.parametrize("holdout", [0, 2, 50])
@@ -87,3 +111,12 @@ def test_min_support_is_the_successes_a_new_skill_needs(tmp_path, min_support, r
         _refunds(bank, runs)
         report = evolve(bank, promote_policy="all", min_support=min_support)
         assert bool(_procedures(report)) is induced
+
+
+def test_the_old_meta_key_prefixes_of_drafts_are_deprecated():
+    from skillbank.evolution import review
+
+    with pytest.warns(DeprecationWarning, match="DraftRepo"):
+        assert review.DRAFT_PREFIX == "evolution:draft:"
+    with pytest.warns(DeprecationWarning, match="DraftRepo"):
+        assert review.PENDING_PREFIX == "evolution:pending:"

@@ -17,7 +17,8 @@ import pytest
 from skillbank import SkillBank
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.evolution.evidence import ROUND_KEY, load_batch
+from skillbank.evolution.evidence import load_batch
+from skillbank.evolution.watermark import current_round
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
 from test_evolution_support import refund, window
@@ -61,6 +62,48 @@ def test_a_schema_from_a_newer_release_is_refused(any_bank, backend_target):
     any_bank.close()
     with pytest.raises(SchemaTooNewError, match="newer skillbank"):
         SkillBank.open(backend_target, embedder="hash")
+
+
+def test_a_bank_written_before_drafts_had_tables_keeps_its_drafts_and_rounds(any_bank, backend_target):
+    """Migration 0003 moves the meta keys drafts, pending candidates and the round watermark were
+    kept under into their tables: the bank is written here as the release before wrote it."""
+    target = _add(any_bank, "refund-order", "Refund an order")
+    draft = _add(any_bank, "refund-order-next", "Refund an order, checked first", status="candidate")
+    new = _add(any_bank, "check-stock", "Check the stock first", status="candidate")
+    migrations = "_sqlite_migrations" if any_bank.store.backend == "sqlite" else "skillbank_migrations"
+    with any_bank.store.transaction() as conn:  # back to the schema before 0003 ...
+        for table in ("pending_candidates", "drafts", "evolution_rounds"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"DELETE FROM {migrations} WHERE name = ?", ("0003_drafts_and_rounds",))
+    edit = {"kind": "update", "target": target.id, "name": target.name, "evidence": ["tr_1"],
+            "task_ids": ["t1"], "reason": "checks first", "author": "evolution:rule", "round": 3}
+    old_keys = {  # ... and its meta keys, as that release wrote them
+        f"evolution:pending:{draft.id}": json.dumps(edit, sort_keys=True),
+        f"evolution:draft:{target.id}": draft.id,
+        f"evolution:pending:{new.id}": json.dumps({"kind": "add", "evidence": ["tr_2"], "round": 3}),
+        "evolution:round": "3",
+        "evolution:last_run": json.dumps({"round": 3, "at": "2025-01-02T03:04:05+00:00",
+                                          "trajectories": 7}),
+    }
+    for key, value in old_keys.items():
+        any_bank.store.set_meta(key, value)
+    any_bank.close()
+
+    with SkillBank.open(backend_target, embedder="hash") as bank:
+        from skillbank.evolution.review import draft_id_for, get_pending, list_candidates
+        from skillbank.store.rounds import RoundRepo
+
+        assert draft_id_for(bank, target.id) == draft.id
+        pending = get_pending(bank, target.name)  # an active skill's pending version is its draft
+        assert pending.skill.id == draft.id and pending.target == target.id
+        assert pending.reason == "checks first" and pending.evidence == ["tr_1"]
+        assert {p.skill.id: p.kind for p in list_candidates(bank)} == {draft.id: "update", new.id: "add"}
+        assert draft.id not in {s.id for s in bank.list_skills()}  # a draft is not a skill of its own
+        assert current_round(bank) == 3
+        last = RoundRepo(bank.store).last()
+        assert (last.finished_at, last.trajectories) == ("2025-01-02T03:04:05+00:00", 7)
+        assert bank.store.meta_items("evolution:") == {}
+        assert evolve(bank).round == 4
 
 
 # -- skills, versions, the change log ----------------------------------------------------------------
@@ -355,7 +398,7 @@ def test_an_evolution_round_runs_and_consumes_its_evidence(any_bank):
     any_bank.trajectories.save(window(1))
     report = evolve(any_bank, promote_policy="all")
     assert report.trajectories == 6 and report.changes
-    assert any_bank.store.get_meta(ROUND_KEY) == "1"
+    assert current_round(any_bank) == 1
     assert any_bank.trajectories.count(labelled=True, unconsumed=True) == 0
     assert evolve(any_bank).trajectories == 0
     assert any_bank.verify().ok

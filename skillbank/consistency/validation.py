@@ -28,6 +28,7 @@ from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.retrieval import Candidate, SkillHit, TokenBudget
+from skillbank.store.drafts import DraftRepo
 
 __all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
 
@@ -53,9 +54,7 @@ class CandidateView:
     @classmethod
     def for_pending(cls, bank: Any, candidate: Skill) -> "CandidateView":
         """The view for a candidate as the evolution round left it (draft target, absorbs)."""
-        from skillbank.evolution.review import pending_info
-
-        info = pending_info(bank, candidate.id) or {}
+        info = DraftRepo(bank.store).pending(candidate.id) or {}
         return cls(bank, candidate, replaces=info.get("target"), name=info.get("name"),
                    hides=info.get("absorb") or ())
 

@@ -7,14 +7,15 @@
     print(report)
 
 Candidates wait for review unless a validation function (``validate=``, with
-``auto_promote=True``) or a ``promote_policy`` promotes them: see :mod:`.gate` and :mod:`.review`.
+``auto_promote=True``) or a ``promote_policy`` promotes them (a :class:`GateConfig`, or its fields
+as keywords): see :mod:`.gate` and :mod:`.review`.
 """
 
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence
 from skillbank.evolution.evidence import Run, ToolCall, task_template
-from skillbank.evolution.gate import GateResult
+from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
 from skillbank.evolution.llm import LLMDistiller
 from skillbank.evolution.lock import evolution_lock
@@ -38,6 +39,7 @@ __all__ = [
     "ToolCall",
     "Proposal",
     "Usage",
+    "GateConfig",
     "GateResult",
     "Pending",
     "list_candidates",

@@ -1,4 +1,4 @@
-"""The bank budget (step 9): caps on active skills and their total rendered size.
+"""The bank budget (steps 8 and 11): caps on active skills and their total rendered size.
 
 Over a cap, the least useful active, unpinned skills are retired first, in the order of
 :func:`~skillbank.prune.least_useful_first` (also what ``SkillBank.prune(max_active=...)`` retires

@@ -11,26 +11,26 @@ class EvolutionConfig:
     # measured on; learning from them would leak the test into the skills. Only an explicit
     # ask (`skillbank evolve --include-heldout`) reads them.
     include_heldout: bool = False
-    # Step 4: a new skill needs the same pattern in this many trajectories (the default).
+    # Step 5: a new skill needs the same pattern in this many trajectories (the default).
     min_support: int = 2
-    # Step 5: a limit event is an explicit observation, not an inferred pattern, so one failure
+    # Step 4: a limit event is an explicit observation, not an inferred pattern, so one failure
     # that hit a capability limit is enough for a guard.
     guard_min_support: int = 1
     # Step 6: a lesson (a check, a missing tool, an unknown field, asking first) learned for this
     # many different tools becomes one general skill; two is the least that shows a pattern
     # rather than a fact about one tool, and the gate still has to see it help. 0 turns it off.
     min_general_tools: int = 2
-    # Step 5: a success that used this share of a known budget "came close" to it.
+    # Step 2: a success that used this share of a known budget "came close" to it.
     near_budget_share: float = 0.8
-    # Step 4: a one-step "method" (call `search`) teaches nothing a tool list does not; an
+    # Step 5: a one-step "method" (call `search`) teaches nothing a tool list does not; an
     # induced procedure needs at least this many distinct steps (different tools, or one tool
     # called with differently shaped arguments: `act` with `open <value_1>`, then `take ...`).
     min_procedure_steps: int = 2
-    # Step 4: cosine similarity at which two task templates belong to one cluster, and how many
+    # Step 5: cosine similarity at which two task templates belong to one cluster, and how many
     # distinct templates are embedded per round (the rest are grouped by tool signature).
     cluster_threshold: float = 0.75
     max_embed: int = 4000
-    # Step 8: a new skill at least this close (cosine of name+description+tools embeddings) to an
+    # Step 7: a new skill at least this close (cosine of name+description+tools embeddings) to an
     # existing one, or sharing this share of directives and tools, is merged into it.
     dedupe_threshold: float = 0.88
     structural_threshold: float = 0.8
@@ -39,7 +39,7 @@ class EvolutionConfig:
     harm_min_baseline: int = 8
     harm_margin: float = 0.2
     harm_z: float = 1.645
-    # Step 9: bank budget.
+    # Steps 8 and 11: bank budget.
     max_active: int = 100
     max_rendered_tokens: int = 40_000
     max_retire_fraction: float = 0.2
@@ -52,11 +52,11 @@ class EvolutionConfig:
     max_bullets: int = 8
     # Exploit detection: comparable successes needed before a short success looks suspicious.
     exploit_min_peers: int = 3
-    # Step 11: held-out tasks added to a candidate's evidence tasks for validation, and the
-    # smallest gain that counts as a gain.
+    # Deprecated: the gate's (GateConfig.holdout and GateConfig.min_gain). A value set here still
+    # reaches the gate when no GateConfig is given, with a DeprecationWarning.
     holdout: int = 5
     min_gain: float = 0.0
-    # Step 4: worked examples (examples.py) kept on each procedure or check_first lesson the rule
+    # Step 5: worked examples (examples.py) kept on each procedure or check_first lesson the rule
     # distiller writes, for the injector to show (InjectionConfig.examples); 0 writes none.
     examples_per_lesson: int = 0
     # LLM distiller: runs shown per call (successes and failures, balanced).

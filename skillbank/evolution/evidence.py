@@ -31,9 +31,6 @@ from skillbank.evolution.methods import instance_values, leaves, method_key, ske
 from skillbank.hashing import canonical_json
 from skillbank.models import LimitType, Trajectory
 
-ROUND_KEY = "evolution:round"
-LAST_RUN_KEY = "evolution:last_run"
-
 # -- task templates ------------------------------------------------------------------------------
 # Tasks that differ only in their values (an order number, a city, a person) share a template;
 # templates are what the round clusters and what descriptions are written from.
@@ -600,15 +597,3 @@ def group(runs: list[Run], hidden: HiddenLiterals | None = None) -> Batch:
     return Batch(runs=runs, hidden=hidden or HiddenLiterals(), by_skill=dict(by_skill),
                  uncovered=uncovered)
 
-
-def current_round(bank: Any) -> int:
-    return int(bank.store.get_meta(ROUND_KEY) or 0)
-
-
-def finish_round(bank: Any, round_no: int, ids: Sequence[str], when: datetime) -> None:
-    """Stamp ``ids`` as consumed by ``round_no`` and advance the round counter, atomically."""
-    with bank.store.transaction():
-        bank.trajectories.mark_consumed(ids, round_no)  # first: it orders the round's writes
-        bank.store.set_meta(ROUND_KEY, str(round_no))
-        bank.store.set_meta(LAST_RUN_KEY, json.dumps({"round": round_no, "at": when.isoformat(),
-                                                      "trajectories": len(ids)}))

@@ -1,4 +1,4 @@
-"""The gate (step 11): which candidates become active, and on what grounds.
+"""The gate (step 10 of a round): which candidates become active, and on what grounds.
 
 - With ``auto_promote=True`` and a ``validate`` callable, each candidate (most evidence first)
   is validated on the tasks of its evidence plus a held-out sample of other tasks from the
@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from skillbank.evolution.review import Pending, promote, reject
@@ -91,49 +92,73 @@ class GateDecision:
     active_id: str | None = None  # the skill that became active (the target, for a draft)
 
 
-@dataclass
-class Gate:
+@dataclass(frozen=True)
+class GateConfig:
+    """How a round's candidates are promoted (see the module's docstring).
+
+    Attributes:
+        validate: ``validate(candidate, task_ids)``, for ``auto_promote`` (see
+            :func:`as_gate_result` for what it may return).
+        auto_promote: Promote a candidate whose validation shows a gain.
+        promote_policy: Promote without validation: ``"all"``, ``"guards"`` or a callable.
+        eval_budget: Stop validating once this much :attr:`GateResult.cost` is spent.
+        min_gain: The smallest gain that counts as a gain (strictly more is needed).
+        holdout: Other tasks of the round added to a candidate's own for validation.
+    """
+
     validate: Validator | None = None
     auto_promote: bool = False
     promote_policy: Any = None
     eval_budget: float | None = None
     min_gain: float = 0.0
     holdout: int = 5
-    spent: float = 0.0
-    decisions: list[GateDecision] = field(default_factory=list)
-    # Why a candidate cannot be promoted now (e.g. the bank budget is full); None = it can.
-    room: Callable[[Pending], str | None] | None = None
+
+
+class Gate:
+    """One round's gate: decides as its :class:`GateConfig` says, keeping what it spent and
+    decided. ``Gate(promote_policy="all")`` is ``Gate(GateConfig(promote_policy="all"))``.
+
+    ``room(pending)`` says why a candidate cannot be promoted now (e.g. the bank budget is
+    full); None: it can.
+    """
+
+    def __init__(self, config: GateConfig | None = None, *,
+                 room: Callable[[Pending], str | None] | None = None, **options: Any):
+        self.config = dataclasses.replace(config or GateConfig(), **options)
+        self.room = room
+        self.spent = 0.0
+        self.decisions: list[GateDecision] = []
 
     def task_ids(self, pending: Pending, pool: Sequence[str]) -> list[str]:
         """The candidate's evidence tasks plus a held-out sample (deterministic per candidate)."""
         own = list(dict.fromkeys(t for t in pending.task_ids if t))
         rest = sorted(set(pool) - set(own))
         rng = random.Random(pending.proposal_hash or pending.skill.content_hash)
-        return own + rng.sample(rest, min(self.holdout, len(rest)))
+        return own + rng.sample(rest, min(self.config.holdout, len(rest)))
 
     def run(self, bank: Any, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
-        policy = resolve_policy(self.promote_policy)
+        policy = resolve_policy(self.config.promote_policy)
         for p in sorted(candidates, key=lambda c: -len(c.evidence)):
             if p.skill.status != SkillStatus.candidate:
                 self.decisions.append(GateDecision(p.skill.id, "waiting", "quarantined: needs a person"))
                 continue
             full = self.room(p) if self.room is not None else None
-            if full and (self.auto_promote or policy is not None):
+            if full and (self.config.auto_promote or policy is not None):
                 self.decisions.append(GateDecision(p.skill.id, "waiting", full))
                 continue
-            if self.auto_promote and self.validate is not None:
-                if self.eval_budget is not None and self.spent >= self.eval_budget:
+            if self.config.auto_promote and self.config.validate is not None:
+                if self.config.eval_budget is not None and self.spent >= self.config.eval_budget:
                     self.decisions.append(GateDecision(p.skill.id, "waiting", "evaluation budget spent"))
                     continue
                 tasks = self.task_ids(p, pool)
                 try:
-                    result = as_gate_result(self.validate(p.skill, tasks))
+                    result = as_gate_result(self.config.validate(p.skill, tasks))
                 except Exception as exc:  # a broken validator leaves the candidate for review
                     self.decisions.append(GateDecision(
                         p.skill.id, "waiting", f"validation failed: {type(exc).__name__}: {exc}"))
                     continue
                 self.spent += result.cost
-                if result.accepted(self.min_gain):
+                if result.accepted(self.config.min_gain):
                     active = promote(bank, p.skill.id, author="gate",
                                      reason=f"gate passed: {result.describe()} on {len(tasks)} task(s)")
                     self.decisions.append(GateDecision(p.skill.id, "promoted", result.describe(), result, active.id))
@@ -147,10 +172,10 @@ class Gate:
                     "person promotes it, never a policy alone"))
             elif policy is not None and policy(p):
                 active = promote(bank, p.skill.id, author="policy",
-                                 reason=f"promoted by policy {self.promote_policy!r}")
+                                 reason=f"promoted by policy {self.config.promote_policy!r}")
                 self.decisions.append(GateDecision(p.skill.id, "promoted", "by policy", None, active.id))
             else:
                 why = ("auto-promote needs a validation function or a promote policy"
-                       if self.auto_promote else "waiting for review")
+                       if self.config.auto_promote else "waiting for review")
                 self.decisions.append(GateDecision(p.skill.id, "waiting", why))
         return self.decisions

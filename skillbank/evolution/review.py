@@ -9,24 +9,34 @@ content as that next version (with the edit's provenance and reason) and retires
 a merge also retires the skills it absorbed. Rejecting remembers the proposed content hash so
 the same edit is not proposed again.
 
-What links a draft to its target lives in the bank's ``meta`` table under
-``evolution:pending:<candidate id>``; the draft used for a target under ``evolution:draft:<id>``.
+What promoting a candidate would do, and the draft used for each target, live in the store's
+:class:`~skillbank.store.drafts.DraftRepo`.
 """
 
 from __future__ import annotations
 
-import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from skillbank.errors import InvalidSkillError
 from skillbank.hashing import content_hash
 from skillbank.models import Skill, SkillContent, SkillStatus
+from skillbank.store.drafts import DraftRepo
 
-PENDING_PREFIX = "evolution:pending:"
-DRAFT_PREFIX = "evolution:draft:"
-_LOCK_TIMEOUT = 30.0
+# The meta keys drafts were kept under before they had a table (moved by the store's migration
+# 0003_drafts_and_rounds): nothing reads or writes them any more.
+_OLD_META_PREFIXES = {"PENDING_PREFIX": "evolution:pending:", "DRAFT_PREFIX": "evolution:draft:"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OLD_META_PREFIXES:
+        warnings.warn(f"skillbank.evolution.review.{name} is deprecated: drafts and pending "
+                      "candidates are no longer meta keys; use skillbank.store.drafts.DraftRepo",
+                      DeprecationWarning, stacklevel=2)
+        return _OLD_META_PREFIXES[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -86,28 +96,25 @@ def is_rejected(bank: Any, content: SkillContent) -> bool:
 
 
 def save_pending(bank: Any, skill_id: str, info: dict[str, Any]) -> None:
-    bank.store.set_meta(PENDING_PREFIX + skill_id, json.dumps(info, sort_keys=True))
-    if info.get("target"):
-        bank.store.set_meta(DRAFT_PREFIX + info["target"], skill_id)
+    DraftRepo(bank.store).save_pending(skill_id, info)
 
 
 def _drop_pending(bank: Any, skill_id: str) -> None:
-    bank.store.delete_meta(PENDING_PREFIX + skill_id)
+    DraftRepo(bank.store).drop_pending(skill_id)
 
 
 def pending_info(bank: Any, skill_id: str) -> dict[str, Any] | None:
-    raw = bank.store.get_meta(PENDING_PREFIX + skill_id)
-    return json.loads(raw) if raw else None
+    return DraftRepo(bank.store).pending(skill_id)
 
 
 def draft_ids(bank: Any) -> set[str]:
     """The rows that hold pending versions of active skills (every draft ever made)."""
-    return set(bank.store.meta_items(DRAFT_PREFIX).values())
+    return DraftRepo(bank.store).draft_ids()
 
 
 def draft_id_for(bank: Any, target_id: str) -> str | None:
     """The draft skill used for edits of ``target_id`` (it may be retired between edits)."""
-    return bank.store.get_meta(DRAFT_PREFIX + target_id)
+    return DraftRepo(bank.store).draft_for(target_id)
 
 
 def get_pending(bank: Any, skill_id: str) -> Pending:

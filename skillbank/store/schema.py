@@ -178,9 +178,45 @@ def _lessons(db: Database) -> None:
     db.executescript(LESSONS_AND_TOOLSET)
 
 
+# Candidates waiting for review, the draft row of each edited skill and the finished rounds
+# get tables of their own (they were prefixed ``meta`` keys); the keys of a bank written before
+# move into them, and leave ``meta``. Only reading the old last-run JSON differs by backend.
+DRAFTS_AND_ROUNDS = """
+        CREATE TABLE IF NOT EXISTS pending_candidates (skill_id TEXT PRIMARY KEY, info TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS drafts (target_id TEXT PRIMARY KEY, draft_id TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS evolution_rounds (
+            round_no INTEGER PRIMARY KEY,
+            finished_at TEXT,
+            trajectories INTEGER
+        );
+        INSERT INTO pending_candidates (skill_id, info)
+            SELECT substr(key, length('evolution:pending:') + 1), value FROM meta
+            WHERE key LIKE 'evolution:pending:%';
+        INSERT INTO drafts (target_id, draft_id)
+            SELECT substr(key, length('evolution:draft:') + 1), value FROM meta
+            WHERE key LIKE 'evolution:draft:%';
+        INSERT INTO evolution_rounds (round_no, finished_at, trajectories)
+            SELECT CAST(r.value AS INTEGER), {last_run_at}, {last_run_trajectories}
+            FROM meta r LEFT JOIN meta l ON l.key = 'evolution:last_run'
+            WHERE r.key = 'evolution:round';
+        DELETE FROM meta WHERE key LIKE 'evolution:pending:%' OR key LIKE 'evolution:draft:%'
+            OR key IN ('evolution:round', 'evolution:last_run');
+"""
+SQLITE_LAST_RUN = {"last_run_at": "json_extract(l.value, '$.at')",
+                   "last_run_trajectories": "json_extract(l.value, '$.trajectories')"}
+POSTGRES_LAST_RUN = {"last_run_at": "(l.value::json ->> 'at')",
+                     "last_run_trajectories": "(l.value::json ->> 'trajectories')::integer"}
+
+
+@migrations(name="0003_drafts_and_rounds")
+def _drafts_and_rounds(db: Database) -> None:
+    db.executescript(DRAFTS_AND_ROUNDS.format(**SQLITE_LAST_RUN))
+
+
 POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", INITIAL.format(**POSTGRES_TYPES)),
     ("0002_lessons_and_toolset", LESSONS_AND_TOOLSET),
+    ("0003_drafts_and_rounds", DRAFTS_AND_ROUNDS.format(**POSTGRES_LAST_RUN)),
 ]
 
 

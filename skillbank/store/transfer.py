@@ -2,8 +2,8 @@
 
 Every table of the schema is copied verbatim, in one transaction on the destination: skills,
 every version, the change log with its hashes (so ``verify`` passes on the copy), the embedding
-cache, rejected edits, meta (round counter, pending candidates), and trajectories with their
-steps, limit events and injections. The search index is not copied: it is derived, and the
+cache, rejected edits, candidates waiting for review with their drafts, the finished rounds,
+meta, and trajectories with their steps, limit events and injections. The search index is not copied: it is derived, and the
 destination builds its own on first search (from the copied embedding cache, without the model).
 """
 
@@ -28,6 +28,9 @@ TABLES: list[tuple[str, tuple[str, ...], str]] = [
     ("events", ("seq", "ts", "action", "skill_id", "version", "payload", "prev_hash", "hash"), "seq"),
     ("embeddings", ("content_hash", "embedder", "vector"), "content_hash, embedder"),
     ("rejected_edits", ("content_hash", "skill_id", "reason", "created_at"), "content_hash"),
+    ("pending_candidates", ("skill_id", "info"), "skill_id"),
+    ("drafts", ("target_id", "draft_id"), "target_id"),
+    ("evolution_rounds", ("round_no", "finished_at", "trajectories"), "round_no"),
     ("trajectories", ("id", "task", "task_id", "task_type", "labels", "model", "bank_snapshot",
                       "status", "error", "final_answer", "started_at", "ended_at", "success",
                       "score", "outcome", "input_tokens", "output_tokens", "n_steps",
