@@ -12,7 +12,7 @@ that fits by this count fits in practice.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from skillbank.queries import Candidate, SkillHit, filter_candidates  # noqa: F4
 
 USEFULNESS_WEIGHT = 0.2
 DUPLICATE_SIMILARITY = 0.92  # two skills this close say the same thing; inject one
+
+T = TypeVar("T")
 
 HEADER = (
     "<skills>\n"
@@ -84,6 +86,24 @@ class TokenBudget:
         self.used += self.cost(skill, block)
 
 
+def take_within(items: Iterable[T], k: int, token_budget: int | None, *,
+                skill_of: Callable[[T], Skill],
+                admit: Callable[[T, list[T]], bool] | None = None) -> list[T]:
+    """At most ``k`` of ``items``, in their order, that fit ``token_budget`` together: one that
+    would overflow is skipped and smaller ones after it may still fit. ``admit(item, taken)``
+    can refuse an item given those already taken (a near-duplicate of one)."""
+    taken: list[T] = []
+    budget = TokenBudget(token_budget)
+    for item in items:
+        if len(taken) >= k:
+            break
+        if admit is not None and not admit(item, taken):
+            continue
+        if budget.take(skill_of(item)):
+            taken.append(item)
+    return taken
+
+
 def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None,
            examples: ExampleChooser | None = None) -> str:
     """The block injected into the system message; empty when there is nothing to inject.
@@ -125,15 +145,10 @@ def select(
         key=lambda c: blended_score(c.skill, c.similarity, usefulness_weight),
         reverse=True,
     )
-    chosen: list[Candidate] = []
-    budget = TokenBudget(token_budget)
-    for cand in ranked:
-        if len(chosen) >= k:
-            break
-        if cand.vector is not None and any(
-            c.vector is not None and float(np.dot(c.vector, cand.vector)) >= dedupe for c in chosen
-        ):
-            continue
-        if budget.take(cand.skill):
-            chosen.append(cand)
+
+    def distinct(cand: Candidate, chosen: list[Candidate]) -> bool:
+        return cand.vector is None or not any(
+            c.vector is not None and float(np.dot(c.vector, cand.vector)) >= dedupe for c in chosen)
+
+    chosen = take_within(ranked, k, token_budget, skill_of=lambda c: c.skill, admit=distinct)
     return [SkillHit(c.skill, blended_score(c.skill, c.similarity, usefulness_weight)) for c in chosen]

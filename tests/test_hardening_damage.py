@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
+from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.errors import AlreadyMeasuredError, CorruptBankError
 from skillbank.evolution import evolve
 from test_evolution_support import refund, window
@@ -139,7 +140,7 @@ def test_evolve_skips_held_out_runs_unless_asked(tmp_path):
         evidence = {tid for skill in bank.list_skills(status=None) for v in bank.history(skill.id)
                     for tid in evidence_ids(v.provenance)}
         assert evidence and evidence <= set(train) and not evidence & set(held)
-        assert bank.trajectories.count(unconsumed=True, held_out=True) == 2  # left for measurement
+        assert bank.trajectories.count(unconsumed=True, splits=HELD_OUT_SPLITS) == 2  # left for measurement
 
     result = runner.invoke(app, ["evolve", "-d", str(path)])
     assert result.exit_code == 0, result.output
@@ -148,7 +149,7 @@ def test_evolve_skips_held_out_runs_unless_asked(tmp_path):
     result = runner.invoke(app, ["evolve", "-d", str(path), "--include-heldout", "--json"])
     assert result.exit_code == 0, result.output
     with SkillBank.open(path, embedder="hash") as bank:
-        assert bank.trajectories.count(unconsumed=True, held_out=True) == 0
+        assert bank.trajectories.count(unconsumed=True, splits=HELD_OUT_SPLITS) == 0
 
 
 def test_a_second_demo_on_the_same_bank_refuses_clearly(tmp_path):

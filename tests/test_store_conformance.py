@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from skillbank import SkillBank
+from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
 from skillbank.evolution.evidence import load_batch
@@ -216,8 +217,8 @@ def test_labels_filter_and_held_out_runs(any_bank):
     for t in (a, b, c):
         any_bank.trajectories.save(t)
     assert any_bank.trajectories.count(labels={"split": "train"}) == 1
-    assert any_bank.trajectories.count(held_out=True) == 1
-    assert any_bank.trajectories.count(held_out=False) == 2
+    assert any_bank.trajectories.count(splits=HELD_OUT_SPLITS) == 1
+    assert any_bank.trajectories.count(exclude_splits=HELD_OUT_SPLITS) == 2
     assert any_bank.trajectories.label_values("run") == {"r1": 2}
     assert {r.id for r in load_batch(any_bank).runs} == {a.id, c.id}
     assert {r.id for r in load_batch(any_bank, include_heldout=True).runs} == {a.id, b.id, c.id}

@@ -123,6 +123,7 @@ def evolve(
     embedder: EmbedderOption = None,
 ) -> None:
     """Run an evolution round: distil labelled runs into candidate skills."""
+    from skillbank.consistency.splits import HELD_OUT_SPLITS
     from skillbank.evolution import evolve as run_round
 
     validator = load_callable(validate) if validate else None
@@ -139,7 +140,7 @@ def evolve(
                            eval_budget=eval_budget, lock_timeout=lock_timeout, min_support=min_support,
                            include_heldout=include_heldout)
         held_out = 0 if include_heldout else bank.trajectories.count(
-            labelled=True, unconsumed=since_at is None, since=since_at, held_out=True)
+            labelled=True, unconsumed=since_at is None, since=since_at, splits=HELD_OUT_SPLITS)
     if as_json:
         print_json({**report.to_dict(), "held_out_skipped": held_out})
         return

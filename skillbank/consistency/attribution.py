@@ -17,6 +17,7 @@ honest held-out result; any ``held_out`` evidence is flagged.
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
@@ -27,9 +28,15 @@ from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
 
-__all__ = ["attribute", "skill_names", "skill_provenance", "HELD_OUT_NAMES", "ArmResults"]
+__all__ = ["attribute", "skill_names", "skill_provenance", "ArmResults"]
 
-HELD_OUT_NAMES = HELD_OUT_SPLITS  # the splits evolution never learns from
+
+def __getattr__(name: str) -> Any:
+    if name == "HELD_OUT_NAMES":
+        warnings.warn("skillbank.consistency.attribution.HELD_OUT_NAMES is deprecated: use "
+                      "skillbank.consistency.splits.HELD_OUT_SPLITS", DeprecationWarning, stacklevel=2)
+        return HELD_OUT_SPLITS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ArmResults(Protocol):
@@ -173,7 +180,7 @@ def skill_provenance(bank: "SkillBank", *, extra_ids: Iterable[str] = ()) -> lis
             "evidence": len(evidence),
             "evidence_splits": dict(sorted(counts.items())),
             "evidence_runs": sorted(runs),
-            "held_out_evidence": any(s in HELD_OUT_NAMES for s in counts),
+            "held_out_evidence": any(s in HELD_OUT_SPLITS for s in counts),
         })
     return rows
 

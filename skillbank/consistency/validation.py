@@ -27,7 +27,7 @@ from skillbank.consistency import metrics
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.retrieval import Candidate, SkillHit, TokenBudget
+from skillbank.retrieval import Candidate, SkillHit, take_within
 from skillbank.store.drafts import DraftRepo
 
 __all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
@@ -85,14 +85,7 @@ class CandidateView:
         if similarity >= filters.min_score and filters.allow([Candidate(self.candidate, similarity, None)]):
             hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
-        chosen: list[SkillHit] = []
-        budget = TokenBudget(filters.token_budget)
-        for hit in hits:
-            if len(chosen) >= k:
-                break
-            if budget.take(hit.skill):
-                chosen.append(hit)
-        return chosen
+        return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
 
 
 class InjectOnlyMiddleware:

@@ -27,6 +27,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
+from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.evolution.methods import instance_values, leaves, method_key, skeleton, word_tokens
 from skillbank.hashing import canonical_json
 from skillbank.models import LimitType, Trajectory
@@ -533,7 +534,7 @@ def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500,
     model validation: the rows were validated when written), so a 100,000-trajectory round
     stays in memory and in minutes.
     """
-    ids = bank.evidence.labelled_ids(since=since, held_out=None if include_heldout else False)
+    ids = bank.evidence.labelled_ids(since=since, exclude_splits=() if include_heldout else HELD_OUT_SPLITS)
     runs: list[Run] = []
     hidden = HiddenLiterals()
     for start in range(0, len(ids), chunk):

@@ -12,7 +12,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from skillbank.store.base import Store
 from skillbank.store.trajectories import where_clause
@@ -36,12 +36,11 @@ class EvidenceRepo:
     def __init__(self, store: Store):
         self.store = store
 
-    def labelled_ids(self, *, since: datetime | None = None, held_out: bool | None = None) -> list[str]:
-        """Finished, labelled runs not consumed by a round (or every one since ``since``).
-
-        ``held_out=False`` leaves out runs whose ``split`` label is a held-out split.
-        """
-        where, params = where_clause(self.store.sql, held_out=held_out)
+    def labelled_ids(self, *, since: datetime | None = None,
+                     exclude_splits: Collection[str] = ()) -> list[str]:
+        """Finished, labelled runs not consumed by a round (or every one since ``since``),
+        leaving out runs whose ``split`` label is one of ``exclude_splits``."""
+        where, params = where_clause(self.store.sql, exclude_splits=exclude_splits)
         sql = ("SELECT id FROM trajectories WHERE success IS NOT NULL AND status != 'running'"
                + (" AND started_at >= ?" if since is not None else " AND consumed_round IS NULL")
                + f" AND {where} ORDER BY started_at, id")

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from skillbank.errors import TrajectoryNotFoundError
 from skillbank.models import Injection, LimitEvent, Outcome, Step, Trajectory, utcnow
 from skillbank.store.base import Dialect, Store
 from skillbank.store.skills import SkillRepo
-
-# Split labels that mean "measured on, never learned from" (a run's ``labels["split"]``).
-HELD_OUT_SPLITS = frozenset({"held_out", "heldout", "held-out", "test", "eval"})
 
 # One huge tool output (a 10 MB page dump) must not bloat the log or every later prompt built
 # from it; keep the head and say how much was cut.
@@ -229,7 +226,8 @@ class TrajectoryRepo:
         return self._load([row])[0]
 
     def list(self, *, limit: int | None = 50, with_steps: bool = False, **filters: Any) -> list[Trajectory]:
-        """Newest first; ``filters`` as in :func:`where_clause` (status, labelled, unconsumed, since, labels, held_out)."""
+        """Newest first; ``filters`` as in :func:`where_clause` (status, labelled, unconsumed,
+        since, labels, splits, exclude_splits)."""
         where, params = self._where(**filters)
         sql = f"SELECT * FROM trajectories WHERE {where} ORDER BY started_at DESC"
         if limit is not None:
@@ -314,11 +312,14 @@ def where_clause(
     unconsumed: bool = False,
     since: datetime | None = None,
     labels: dict[str, str] | None = None,
-    held_out: bool | None = None,
+    splits: Collection[str] | None = None,
+    exclude_splits: Collection[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """A WHERE clause over ``trajectories`` and its parameters.
 
-    ``held_out`` True/False keeps only runs whose ``split`` label is / is not a held-out split.
+    ``splits`` keeps only runs whose ``split`` label is one of them; ``exclude_splits`` leaves
+    out runs whose ``split`` label is one of them (a run without one is kept). Which splits mean
+    what is the evaluation's vocabulary (:mod:`skillbank.consistency.splits`), not the store's.
     """
     clauses, params = ["1=1"], []
     if status:
@@ -334,9 +335,10 @@ def where_clause(
     for key, value in (labels or {}).items():
         clauses.append(f"{sql.json_field_param('labels')} = ?")
         params += [sql.json_key(key), value]
-    if held_out is not None:
-        marks = ",".join("?" * len(HELD_OUT_SPLITS))
-        clauses.append(f"coalesce({sql.json_text('labels', 'split')}, '')"
-                       f" {'' if held_out else 'NOT '}IN ({marks})")
-        params += sorted(HELD_OUT_SPLITS)
+    for names, negate in ((splits, False), (exclude_splits, True)):
+        if names:
+            marks = ",".join("?" * len(names))
+            clauses.append(f"coalesce({sql.json_text('labels', 'split')}, '')"
+                           f" {'NOT ' if negate else ''}IN ({marks})")
+            params += sorted(names)
     return " AND ".join(clauses), params
