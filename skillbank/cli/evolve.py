@@ -124,6 +124,7 @@ def evolve(
 ) -> None:
     """Run an evolution round: distil labelled runs into candidate skills."""
     from skillbank.consistency.splits import HELD_OUT_SPLITS
+    from skillbank.evolution import GateConfig
     from skillbank.evolution import evolve as run_round
 
     validator = load_callable(validate) if validate else None
@@ -134,10 +135,11 @@ def evolve(
 
         distiller = LLMDistiller(llm)
     with open_bank(dir, embedder) as bank:
-        report = run_round(bank, distiller, dry_run=dry_run, since=since_at,
-                           validate=validator, auto_promote=auto_promote,
-                           promote_policy=promote_policy.value if promote_policy else None,
-                           eval_budget=eval_budget, lock_timeout=lock_timeout, min_support=min_support,
+        gate = GateConfig(validate=validator, auto_promote=auto_promote,
+                          promote_policy=promote_policy.value if promote_policy else None,
+                          eval_budget=eval_budget)
+        report = run_round(bank, distiller, dry_run=dry_run, since=since_at, gate=gate,
+                           lock_timeout=lock_timeout, min_support=min_support,
                            include_heldout=include_heldout)
         held_out = 0 if include_heldout else bank.trajectories.count(
             labelled=True, unconsumed=since_at is None, since=since_at, splits=HELD_OUT_SPLITS)
