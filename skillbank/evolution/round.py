@@ -160,6 +160,9 @@ class _Clusters:
 
 
 class _Round:
+    """One round: :meth:`run` calls the stages of the module's docstring, one method each, in
+    that order; each takes what the stages before it returned."""
+
     def __init__(self, bank: Any, distiller: Distiller, config: EvolutionConfig, gate: Gate,
                  dry_run: bool, since: datetime | None):
         self.bank = bank
