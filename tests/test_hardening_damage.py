@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
-from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.errors import AlreadyMeasuredError, CorruptBankError
 from skillbank.evolution import evolve
+from skillbank.splits import HELD_OUT_SPLITS
 from test_evolution_support import refund, window
 
 runner = CliRunner()

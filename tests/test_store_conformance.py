@@ -15,12 +15,12 @@ import threading
 import pytest
 
 from skillbank import SkillBank
-from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
 from skillbank.evolution.evidence import load_batch
 from skillbank.evolution.watermark import current_round
 from skillbank.models import Outcome, Step, Trajectory, utcnow
+from skillbank.splits import HELD_OUT_SPLITS
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
 from test_evolution_support import refund, window
 

@@ -48,7 +48,7 @@ def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios
     except ValueError as exc:
         fail(str(exc))
     if split is not None:
-        from skillbank.consistency.splits import SPLITS
+        from skillbank.splits import SPLITS
 
         if split not in SPLITS:
             fail(f"unknown --split {split!r}: choose {' or '.join(SPLITS)}")

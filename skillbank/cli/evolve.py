@@ -123,7 +123,7 @@ def evolve(
     embedder: EmbedderOption = None,
 ) -> None:
     """Run an evolution round: distil labelled runs into candidate skills."""
-    from skillbank.consistency.splits import HELD_OUT_SPLITS
+    from skillbank.splits import HELD_OUT_SPLITS
     from skillbank.evolution import GateConfig
     from skillbank.evolution import evolve as run_round
 

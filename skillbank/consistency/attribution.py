@@ -22,8 +22,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from skillbank.consistency import metrics
-from skillbank.consistency.splits import ALL_SPLITS, HELD_OUT_SPLITS
 from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord
+from skillbank.splits import ALL_SPLITS, HELD_OUT_SPLITS
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank

@@ -17,9 +17,9 @@ import numpy as np
 
 from skillbank.consistency import metrics
 from skillbank.consistency.attribution import attribute
-from skillbank.consistency.splits import ALL_SPLITS
 from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord, key_k
 from skillbank.errors import MeasureError
+from skillbank.splits import ALL_SPLITS
 
 __all__ = ["MeasureResult"]
 

@@ -18,7 +18,7 @@ from skillbank.consistency.agents import logged_factory, measure_agent
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import AgentFactory, measure
 from skillbank.consistency.result import MeasureResult
-from skillbank.consistency.splits import ALL_SPLITS, assign_splits
+from skillbank.consistency.splits import assign_splits
 from skillbank.consistency.tasks import EvalTask, SimpleTask
 from skillbank.consistency.trials import (
     ARM_WITH,
@@ -32,6 +32,7 @@ from skillbank.consistency.trials import (
     trial_seed,
 )
 from skillbank.errors import MeasureError
+from skillbank.splits import ALL_SPLITS
 
 __all__ = [
     "ARM_WITHOUT",

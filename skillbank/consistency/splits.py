@@ -1,10 +1,6 @@
-"""The split vocabulary: which set a task belongs to, and which sets are measured on only.
+"""Which split each task of a measurement is in: the task's own, given, or assigned.
 
-A measurement splits its tasks into an evolution set (``train``) and a held-out set
-(``heldout``); a run's ``labels["split"]`` carries the name. Runs of a held-out split are what
-a bank is measured on, so evolution never learns from them. Every layer that needs these names
-(the runner, the report, the round, the command line) reads them here; the store only filters on
-the label values it is given.
+The vocabulary (split names, which are held out) is :mod:`skillbank.splits`'.
 """
 
 from __future__ import annotations
@@ -15,35 +11,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from skillbank.errors import MeasureError
+from skillbank.splits import SPLITS
 
-__all__ = ["ALL_SPLITS", "TRAIN", "HELD_OUT", "SPLITS", "HELD_OUT_SPLITS", "describe_split",
-           "task_split", "assign_splits"]
-
-ALL_SPLITS = "all"
-"""The pseudo-split that pools every task."""
-TRAIN = "train"
-HELD_OUT = "heldout"
-SPLITS = (TRAIN, HELD_OUT)
-"""The two sets :func:`assign_splits` makes (and ``skillbank eval --split`` takes)."""
-
-# Split labels that mean "measured on, never learned from" (a run's ``labels["split"]``):
-# the names other tools and older banks use as well as ours.
-HELD_OUT_SPLITS = frozenset({"held_out", HELD_OUT, "held-out", "test", "eval"})
-
-# split -> (its name in headings, its name in a narrow column)
-_NAMES = {
-    None: ("all tasks", "all"),
-    ALL_SPLITS: ("all tasks", "all"),
-    TRAIN: ("evolution set (train)", TRAIN),
-    HELD_OUT: ("held-out set", "held-out"),
-    "held_out": ("held-out set", "held-out"),
-}
-
-
-def describe_split(split: str | None, *, short: bool = False) -> str:
-    """A split's name for people: ``"held-out set"`` (``short``: ``"held-out"``)."""
-    names = _NAMES.get(split)
-    return str(split) if names is None else names[1 if short else 0]
+__all__ = ["task_split", "assign_splits"]
 
 
 def task_split(task: Any, splits: Mapping[str, str] | None) -> str | None:

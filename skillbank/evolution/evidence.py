@@ -27,10 +27,10 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
-from skillbank.consistency.splits import HELD_OUT_SPLITS
 from skillbank.evolution.methods import instance_values, leaves, method_key, skeleton, word_tokens
 from skillbank.hashing import canonical_json
 from skillbank.models import LimitType, Trajectory
+from skillbank.splits import HELD_OUT_SPLITS
 
 # -- task templates ------------------------------------------------------------------------------
 # Tasks that differ only in their values (an order number, a city, a person) share a template;
