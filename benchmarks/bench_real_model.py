@@ -47,10 +47,14 @@ LOOP_SECTION = "Real model: the loop on a local Qwen2.5-Coder"
 ARM_ORACLE = "oracle"
 
 
-def _model(size: str) -> Any:
+def _model(size: str, threads: int | None = None) -> Any:
     from skillbank.chat import resolve_chat_model
 
     model = resolve_chat_model(f"local:{size}")
+    if threads:
+        # One thread degrades gracefully on a machine other jobs share; two threads wait on each
+        # other whenever another process holds a core (4-5x slower per run, measured).
+        model = model.model_copy(update={"n_threads": threads})
     model.engine()  # load once, before anything is timed
     return model
 
@@ -108,15 +112,17 @@ def _tokens(messages: list) -> int:
                for m in messages if getattr(m, "usage_metadata", None))
 
 
-def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log: Path) -> list[dict]:
+def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log: Path,
+              threads: int | None = None) -> list[dict]:
     """Each small template ``runs`` times (fresh instances) in two arms, on the unguided model:
-    *without* (the task's system prompt only) and *oracle* (plus the template's hint, where the
-    bank would put it). Both arms of a run share the instance and the sampling seed."""
-    from oracle_hints import ORACLE
+    *without* (the task's system prompt only) and *oracle* (plus the template's skill, where the
+    bank would put it). Both arms of a run share the instance and the sampling seed. Runs
+    already in ``log`` (same task and arm) are not run again: a stopped calibration resumes."""
     from skillbank.consistency.runner import trial_seed
     from skillbank_harness import envs
 
-    model = _model(size)
+    done = ({(r["task"], r["arm"]) for r in map(json.loads, log.open())} if log.exists() else set())
+    model = _model(size, threads)
     oracle = OracleSkills()
     tasks = envs.generate_tasks([FAMILY], per_template=runs, seed=seed)
     by_template: dict[str, list] = {}
@@ -128,6 +134,8 @@ def calibrate(size: str, runs: int, seed: int, templates: list[str] | None, log:
         for template_id, group in sorted(by_template.items()):
             for task in group[:runs]:
                 for arm in ("without", ARM_ORACLE):
+                    if (task.id, arm) in done:
+                        continue
                     run_model = model.with_seed(trial_seed(task.id, 0, seed))
                     t0 = time.perf_counter()
                     result = (envs.run_task(task, run_model) if arm == "without"
@@ -531,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--templates", nargs="*", help="Only these templates.")
     parser.add_argument("--size", default="1.5b", help="Model: 1.5b or 0.5b.")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
     parser.add_argument("--log", type=Path, default=common.OUT_DIR / "real_model_calibration.jsonl")
     parser.add_argument("--quick", action="store_true", help="A small configuration (0.5B model).")
     parser.add_argument("--trials", type=int)
@@ -549,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         command = "python benchmarks/bench_real_model.py --calibrate " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:]) if a != "--calibrate")
         t0 = time.perf_counter()
-        rows = calibrate(args.size, args.runs, args.seed, args.templates, args.log)
+        rows = calibrate(args.size, args.runs, args.seed, args.templates, args.log, args.threads)
         minutes = (time.perf_counter() - t0) / 60
         print()
         text = calibration_markdown(rows, command.strip()) + f" ({minutes:.1f} min.)"
