@@ -33,6 +33,7 @@ from skillbank.scrub import resolve_scrubber
 from skillbank.skillmd import export_skills
 from skillbank.search import MAX_CANDIDATES, Searchable, SkillSearch
 from skillbank.store.base import Store
+from skillbank.store.drafts import DraftRepo
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
@@ -184,11 +185,7 @@ class SkillBank(Searchable):
         skills = self.skills.list(status=status, kind=kind, tag=tag)
         if drafts:
             return skills
-        # The bank's one import from a layer above it (ignored by the layers contract): drafts are
-        # kept in meta under evolution.review's key prefix until they get a repository in the store.
-        from skillbank.evolution.review import draft_ids
-
-        hidden = draft_ids(self)
+        hidden = DraftRepo(self.store).draft_ids()
         return [s for s in skills if s.id not in hidden]
 
     def history(self, skill_id: str) -> list[SkillVersion]:
