@@ -108,7 +108,9 @@ class Engine:
         return dict(self.llama.metadata)
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
+        # Not sorted: a grammar writes an object's properties in the schema's order, and that
+        # order is the schema's to choose (a reason before the verdict it supports).
+        key = json.dumps(schema)
         if key not in self._grammars:
             from llama_cpp import LlamaGrammar
 
