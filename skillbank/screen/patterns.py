@@ -13,50 +13,14 @@ with the checks that need evidence besides.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from skillbank.lessons import example_text
 from skillbank.models import SkillContent
+from skillbank.screen.findings import QUARANTINE, REJECT, Finding, LintResult
 
 __all__ = ["REJECT", "QUARANTINE", "Finding", "LintResult", "injection_findings", "detector_findings",
            "screen_findings", "lint_incoming", "added_text"]
-
-REJECT = "reject"
-QUARANTINE = "quarantine"
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    severity: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.rule}: {self.message}"
-
-
-@dataclass
-class LintResult:
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    @property
-    def rejected(self) -> bool:
-        return any(f.severity == REJECT for f in self.findings)
-
-    @property
-    def quarantined(self) -> bool:
-        return not self.rejected and any(f.severity == QUARANTINE for f in self.findings)
-
-    @property
-    def reason(self) -> str:
-        return "; ".join(str(f) for f in self.findings)
-
-
 
 _INJECTION = [
     (re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|"
