@@ -335,7 +335,7 @@ def heldout_secrets() -> tuple[dict, bool]:
 
 @contextlib.contextmanager
 def _detector_env(value: str):
-    from skillbank.screen.detector import ENV
+    from skillbank.screen.second_layer import ENV
 
     old = os.environ.get(ENV)
     os.environ[ENV] = value
