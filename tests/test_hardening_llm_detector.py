@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -173,9 +174,18 @@ def test_both_flags_when_either_flags_and_asks_the_llm_only_when_needed(fresh, m
     assert clean.status == SkillStatus.active and len(model.received) == 2
 
 
-def test_without_the_model_only_the_patterns_run_and_it_is_said_once(fresh, monkeypatch, tmp_path, caplog):
+@pytest.mark.parametrize("missing,why", [
+    ("model", "absent.gguf: give the path of one"),
+    ("extra", "needs the optional package 'llama-cpp-python': pip install 'skillbank[local]'"),
+])
+def test_without_the_model_only_the_patterns_run_and_it_is_said_once(fresh, monkeypatch, tmp_path, caplog,
+                                                                      missing, why):
+    model = tmp_path / "absent.gguf"
+    if missing == "extra":
+        model.write_bytes(b"GGUF")
+        monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp -> ImportError
     monkeypatch.setenv(second_layer.ENV, "llm")
-    monkeypatch.setenv(second_layer.MODEL_ENV, f"local:{tmp_path / 'absent.gguf'}")
+    monkeypatch.setenv(second_layer.MODEL_ENV, f"local:{model}")
     with caplog.at_level(logging.WARNING, logger="skillbank"):
         with SkillBank.open(tmp_path / "bank", embedder="hash") as bank:
             assert bank.add_skill("quiet", "Refund.", QUIET).status == SkillStatus.active
@@ -183,7 +193,7 @@ def test_without_the_model_only_the_patterns_run_and_it_is_said_once(fresh, monk
             assert bank.add_skill("more", "Refund.", PLAIN).status == SkillStatus.active
     said = [r.getMessage() for r in caplog.records if "injection screen" in r.getMessage()]
     assert len(said) == 1, said
-    assert "the LLM detector cannot run" in said[0] and "absent.gguf" in said[0]
+    assert "the LLM detector cannot run" in said[0] and why in said[0]
     assert "only the pattern layer is active" in said[0]
 
 

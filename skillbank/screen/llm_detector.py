@@ -71,12 +71,16 @@ def pieces(text: str, max_chars: int = MAX_CHARS) -> list[str]:
     return out
 
 
+def _is_local(model: Any) -> bool:
+    from skillbank.local.chat import LocalChatModel
+
+    return isinstance(model, LocalChatModel)
+
+
 def _held_to_schema(model: Any) -> Any:
     """``model`` decoding only replies that fit the verdict's schema where it can (the local
     model, with a llama.cpp grammar); another model is held to it by the prompt and the retry."""
-    from skillbank.local.chat import LocalChatModel
-
-    if isinstance(model, LocalChatModel):
+    if _is_local(model):
         return model.model_copy(update={"json_schema": VERDICT_SCHEMA, "tools": [], "tool_choice": None})
     return model
 
@@ -103,9 +107,8 @@ class LLMDetector:
         from skillbank.chat import resolve_chat_model
 
         model = resolve_chat_model(spec, temperature=0.0)
-        load = getattr(model, "engine", None)
-        if callable(load):
-            load()
+        if _is_local(model):
+            model.engine()
         return cls(model, label=spec)
 
     def findings(self, text: str) -> list[Finding]:
