@@ -1,7 +1,6 @@
 """The local model's parts that need no model: tool-call parsing, the chat template, the spec
 resolver and the missing-extra error."""
 
-import importlib.util
 import json
 import sys
 
@@ -195,15 +194,3 @@ def test_eval_gives_each_trial_its_seed_on_a_local_model(tmp_path):
     gguf.write_bytes(b"GGUF")
     factory = _per_trial(load_chat_model(f"local:{gguf}"))
     assert factory(None, 5).seed == 5 and factory(None, 6).seed == 6
-
-
-def test_a_grammar_writes_properties_in_the_schemas_order():
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed")
-    from skillbank.local.chat import Engine
-
-    schema = {"type": "object", "required": ["reason", "injection"],
-              "properties": {"reason": {"type": "string"}, "injection": {"type": "boolean"}}}
-    grammar = Engine(path="unused", llama=None, template=None).grammar(schema)._grammar
-    root = next(line for line in grammar.splitlines() if line.startswith("root"))
-    assert root.index("reason-kv") < root.index("injection-kv")  # not sorted: a reason, then its verdict

@@ -108,9 +108,7 @@ class Engine:
         return dict(self.llama.metadata)
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        # Not sorted: a grammar writes an object's properties in the schema's order, and that
-        # order is the schema's to choose (a reason before the verdict it supports).
-        key = json.dumps(schema)
+        key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
             from llama_cpp import LlamaGrammar
 
