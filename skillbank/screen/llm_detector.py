@@ -1,6 +1,7 @@
 """The LLM injection detector: a classifier prompt (:mod:`skillbank.screen.llm_prompt`) on a chat
 model, by default the local Qwen2.5-Coder 1.5B (``skillbank[local]``, in process, greedy), one
-call per incoming version, answering ``{"reason": ..., "injection": true|false}``.
+call per incoming version, answering ``{"asks": ..., "injection": true|false}``: what the text
+asks the assistant to do (the reason), then the verdict.
 
 It sits behind the patterns like the embedding detector (:mod:`skillbank.screen.second_layer`
 chooses which runs): it sees only what the patterns let through, and only a version's added
@@ -119,7 +120,7 @@ class LLMDetector:
                 unjudged.append(verdict)
             elif verdict.injection:
                 return [Finding("injection-llm", QUARANTINE,
-                                f"the {self.name} judged it an injection: {verdict.reason.strip()[:200]}")]
+                                f"the {self.name} judged it an injection: {verdict.asks.strip()[:200]}")]
         if unjudged:
             return [Finding("injection-llm-unjudged", QUARANTINE,
                             f"the {self.name} could not judge it ({unjudged[0][:200]}); held until a person "
