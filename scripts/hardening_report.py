@@ -16,6 +16,13 @@ if any check failed.
 
     HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only import-lint --lint-bank DIR
         # also lint every skill version stored in the bank at DIR (e.g. a full demo's)
+
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only heldout-injection
+        # the held-out injection and clean lines on every way in, for the patterns alone, with the
+        # embedding detector, with the LLM detector on the local model (--llm-model 1.5b|0.5b;
+        # skillbank[local] and a fetched model, else those layers say why they were not measured)
+        # and with both; --lines N for a quick look, --layers patterns,patterns+embedding to skip
+        # the model. The LLM layers make about two model calls per line the patterns let through.
 """
 
 from __future__ import annotations
@@ -232,69 +239,118 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
 # -- held-out corpora (issue 20): every way in, per layer ---------------------------------------
 
 WAYS_IN = ("add_skill", "update_skill", "skill_md_import", "distiller")
+LAYERS = {"patterns": "off", "patterns+embedding": "embedding", "patterns+llm": "llm", "patterns+both": "both"}
 
 
 def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
     """For each way in, whether each line was stopped (the skill carrying it is not active, or the
-    round's lint flags it): the real bank paths on a real SQLite bank."""
+    round's lint flags it): the real bank paths on real SQLite banks.
+
+    A line's skill has the same name, description and body on every way in that screens a whole
+    new version (add_skill, import, the distiller's lint), so the LLM detector judges that text
+    once and answers the others from its verdicts; update_skill screens only the added line."""
     from skillbank import SkillBank
     from skillbank.evolution.lint import LintContext, lint_content
     from skillbank.models import SkillContent
 
     lead, desc = "Look the order up first.", "Refund an order."
     stopped: dict[str, list[bool]] = {}
-    with SkillBank.open(tmp / f"ways-{tag}", embedder="hash") as bank:
+    started = time.perf_counter()
+
+    def done(way: str) -> None:
+        print(f"    {tag}: {way} done ({time.perf_counter() - started:.0f}s)", file=sys.stderr, flush=True)
+
+    with SkillBank.open(tmp / f"ways-{tag}" / "add", embedder="hash") as bank:
         t0 = time.perf_counter()
-        stopped["add_skill"] = [bank.add_skill(f"add-{i}", desc, f"{lead}\n{line}").status.value != "active"
+        stopped["add_skill"] = [bank.add_skill(f"s-{i}", desc, f"{lead}\n{line}").status.value != "active"
                                 for i, line in enumerate(lines)]
         stopped["ms per add_skill"] = [(time.perf_counter() - t0) * 1000 / len(lines)]
-        base = [bank.add_skill(f"upd-{i}", desc, lead) for i in range(len(lines))]
+    done("add_skill")
+    with SkillBank.open(tmp / f"ways-{tag}" / "update", embedder="hash") as bank:
+        with _detector_env("off"):  # the versions edited are the setup, not the measurement
+            base = [bank.add_skill(f"s-{i}", desc, lead) for i in range(len(lines))]
         stopped["update_skill"] = [bank.update_skill(s.id, reason="edit", body=f"{lead}\n{line}").status.value
                                    != "active" for s, line in zip(base, lines)]
-        files = tmp / f"files-{tag}"
-        for i, line in enumerate(lines):
-            (files / f"imp-{i}").mkdir(parents=True)
-            (files / f"imp-{i}" / "SKILL.md").write_text(
-                f"---\nname: imp-{i}\ndescription: {desc}\n---\n\n{lead}\n{line}\n", encoding="utf-8")
+    done("update_skill")
+    files = tmp / f"files-{tag}"
+    for i, line in enumerate(lines):
+        (files / f"s-{i}").mkdir(parents=True)
+        (files / f"s-{i}" / "SKILL.md").write_text(
+            f"---\nname: s-{i}\ndescription: {desc}\n---\n\n{lead}\n{line}\n", encoding="utf-8")
+    with SkillBank.open(tmp / f"ways-{tag}" / "import", embedder="hash") as bank:
         got = {s.name: s for s in bank.import_skills(files, trusted=True)}  # the lint, not the trust rule
-        stopped["skill_md_import"] = [got[f"imp-{i}"].status.value != "active" for i in range(len(lines))]
+    stopped["skill_md_import"] = [got[f"s-{i}"].status.value != "active" for i in range(len(lines))]
+    done("skill_md_import")
     # What an LLM distiller proposes meets the round's lint (and then add_skill's screen).
-    stopped["distiller"] = [not lint_content(SkillContent(name="d", description=desc, body=f"{lead}\n{line}"),
+    stopped["distiller"] = [not lint_content(SkillContent(name=f"s-{i}", description=desc, body=f"{lead}\n{line}"),
                                              LintContext()).ok or a
-                            for line, a in zip(lines, stopped["add_skill"])]
+                            for i, (line, a) in enumerate(zip(lines, stopped["add_skill"]))]
+    done("distiller")
     return stopped
 
 
-def heldout_injection(tmp: Path, layers: dict[str, Any]) -> tuple[dict, bool]:
-    """Held-out injection recall and clean false-positive rate, per way in and per layer."""
+def _spread(rows: list[Any], most: int | None) -> list[Any]:
+    """At most ``most`` of ``rows``, evenly spaced through them (every style of the file, not the first)."""
+    if most is None or most >= len(rows):
+        return rows
+    return [rows[i * len(rows) // most] for i in range(most)]
+
+
+def _llm_cost(before: Any, after: Any) -> str:
+    judged, calls = after.judged - before.judged, after.calls - before.calls
+    seconds = after.seconds - before.seconds
+    per = f"{seconds / judged:.2f} s per incoming version judged" if judged else "no version judged"
+    return (f"{per} ({judged} judged by the model, {after.cached - before.cached} from its verdicts, "
+            f"{calls} model calls, {after.retries - before.retries} retries, "
+            f"{after.unjudged - before.unjudged} could not be judged (held), {seconds:.0f} s in the model)")
+
+
+def heldout_injection(tmp: Path, layers: list[str], lines: int | None) -> tuple[dict, bool]:
+    """Held-out injection recall and clean false-positive rate, per way in and per layer, and the
+    LLM detector's cost per incoming version."""
+    from dataclasses import replace
+
     from heldout_corpus import clean_lines, injections
 
-    bad = [t for _, t in injections()]
-    good = [t for _, t in clean_lines()]
+    from skillbank.screen.second_layer import active_detector, unavailable
+
+    bad_rows, good_rows = _spread(injections(), lines), _spread(clean_lines(), lines)
+    bad, good = [t for _, t in bad_rows], [t for _, t in good_rows]
     fig: dict[str, Any] = {"injection_lines": len(bad), "clean_lines": len(good)}
-    ok = True
-    for layer, activate in layers.items():
-        with activate():
+    met: list[str] = []
+    for layer in layers:
+        mode = LAYERS[layer]
+        detector = active_detector(mode)  # built (a local model loaded) before anything is timed
+        if mode != "off" and (missing := unavailable(mode)):
+            fig[f"{layer}"] = "not measured: " + "; ".join(f"{k} cannot run: {v}" for k, v in missing.items())
+            continue
+        llm = getattr(detector, "detectors", (detector,))[-1]
+        before = replace(llm.stats) if hasattr(llm, "stats") else None
+        with _detector_env(mode):
             hit = _ways_in(tmp, bad, f"{layer}-bad")
             fp = _ways_in(tmp, good, f"{layer}-good")
+        meets = True
         for way in WAYS_IN:
             recall, fpr = sum(hit[way]) / len(bad), sum(fp[way]) / len(good)
             fig[f"{layer}/{way}"] = f"recall {recall:.1%} ({sum(hit[way])}/{len(bad)}), " \
                                     f"FP {fpr:.1%} ({sum(fp[way])}/{len(good)})"
-            if layer == list(layers)[-1]:
-                ok &= recall >= 0.9 and fpr <= 0.02
+            meets &= recall >= 0.9 and fpr <= 0.02
+        if meets:
+            met.append(layer)
         fig[f"{layer}/ms per add_skill (injection, clean lines)"] = \
             f"{hit['ms per add_skill'][0]:.1f}, {fp['ms per add_skill'][0]:.1f}"
-        missed = [(s, t) for (s, t), h in zip(injections(), hit["add_skill"]) if not h]
+        if before is not None:
+            fig[f"{layer}/LLM cost"] = _llm_cost(before, llm.stats)
         by_style: dict[str, list[int]] = {}
-        for (style, _), h in zip(injections(), hit["add_skill"]):
+        for (style, _), h in zip(bad_rows, hit["add_skill"]):
             by_style.setdefault(style.split(":")[0], [0, 0])
             by_style[style.split(":")[0]][0] += h
             by_style[style.split(":")[0]][1] += 1
         fig[f"{layer}/add_skill by style"] = ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(by_style.items()))
         fig[f"{layer}/flagged clean (add_skill)"] = [t[:70] for t, f in zip(good, fp["add_skill"]) if f][:12]
-        fig[f"{layer}/missed (add_skill)"] = len(missed)
-    return fig, ok
+        fig[f"{layer}/missed (add_skill)"] = sum(not h for h in hit["add_skill"])
+    fig["layers meeting recall >= 90% with FP <= 2% on every way in"] = met or "none"
+    return fig, bool(met)
 
 
 def heldout_secrets() -> tuple[dict, bool]:
@@ -335,7 +391,7 @@ def heldout_secrets() -> tuple[dict, bool]:
 
 @contextlib.contextmanager
 def _detector_env(value: str):
-    from skillbank.screen.detector import ENV
+    from skillbank.screen.second_layer import ENV
 
     old = os.environ.get(ENV)
     os.environ[ENV] = value
@@ -346,11 +402,6 @@ def _detector_env(value: str):
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = old
-
-
-def injection_layers() -> dict[str, Any]:
-    """The screening layers to measure, each a context manager that makes every way in use it."""
-    return {"patterns": lambda: _detector_env("off"), "patterns+detector": lambda: _detector_env("on")}
 
 
 CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint",
@@ -367,7 +418,20 @@ def main() -> int:
                     help=f"run only this check (repeatable): {', '.join(CHECKS)}")
     ap.add_argument("--lint-bank", type=Path, default=None,
                     help="import-lint: also lint every skill version stored in this bank")
+    ap.add_argument("--layers", default=",".join(LAYERS),
+                    help=f"heldout-injection: the layers to measure, comma-separated ({', '.join(LAYERS)}); "
+                         "the llm and both layers run the local model")
+    ap.add_argument("--llm-model", choices=("1.5b", "0.5b"), default="1.5b",
+                    help="heldout-injection: the local model size of the LLM detector")
+    ap.add_argument("--lines", type=int, default=None, metavar="N",
+                    help="heldout-injection: at most N injection and N clean lines, evenly spread (a quick look)")
     args = ap.parse_args()
+    layers = [x.strip() for x in args.layers.split(",") if x.strip()]
+    if unknown := [x for x in layers if x not in LAYERS]:
+        ap.error(f"--layers: unknown {', '.join(unknown)}; choose from {', '.join(LAYERS)}")
+    from skillbank.screen.second_layer import MODEL_ENV
+
+    os.environ[MODEL_ENV] = f"local:{args.llm_model}"
     only = set(args.only or CHECKS)
     per = args.per or (50 if args.quick else 400)
     write_kills, evolve_kills, examples = (5, 4, 50) if args.quick else (40, 30, 1000)
@@ -386,7 +450,7 @@ def main() -> int:
             ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
             ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
             ("heldout-injection", "held-out injection lines and clean lines, per way in and layer",
-             lambda: heldout_injection(tmp_path, injection_layers())),
+             lambda: heldout_injection(tmp_path, layers, args.lines)),
             ("heldout-secrets", "held-out secrets and look-alikes", heldout_secrets),
         ]:
             if check not in only:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -68,9 +69,19 @@ def import_(
                   "`skillbank candidates promote NAME --force` if it is safe.")
 
 
+class DetectorChoice(str, Enum):
+    embedding = "embedding"
+    llm = "llm"
+    both = "both"
+
+
 def lint(
+    detector_choice: Annotated[Optional[DetectorChoice], typer.Option(
+        "--detector", help="The detector behind the patterns: embedding (MiniLM), llm (a classifier "
+        "prompt on the local model: skillbank[local] and `skillbank model fetch`) or both. Default: "
+        "the one SKILLBANK_INJECTION_DETECTOR names, else embedding.")] = None,
     patterns_only: Annotated[bool, typer.Option(
-        "--patterns-only", help="Re-check with the pattern layer alone (skip the embedding detector).")] = False,
+        "--patterns-only", help="Re-check with the pattern layer alone (no detector behind it).")] = False,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -79,24 +90,29 @@ def lint(
     Versions stored before a screen existed (or with --allow-unsafe) get the same patterns and
     detector every new version meets. Quarantined versions are listed too: they were already held.
     """
-    from skillbank.evolution.detector import active_detector
     from skillbank.evolution.lint import lint_incoming
+    from skillbank.screen.second_layer import active_detector, configured_mode, unavailable
 
-    detector = False if patterns_only else active_detector(required=True)
+    mode = "off" if patterns_only else (detector_choice.value if detector_choice else
+                                        configured_mode(default="embedding"))
+    detector = active_detector(mode)
     out = console()
     flagged = checked = 0
     with open_bank(bank_dir, embedder) as bank:
         for skill in bank.list_skills():
             for version in bank.history(skill.id):
                 checked += 1
-                result = lint_incoming(version.content, detector=detector)
+                result = lint_incoming(version.content, detector=detector or False)
                 if not result.ok:
                     flagged += 1
                     out.print(Text(f"{skill.name} v{version.version} ({version.status.value}): {result.reason}",
                                    style="yellow"), soft_wrap=True)
-    layers = "patterns" if detector is False or detector is None else "patterns and the embedding detector"
-    if detector is None and not patterns_only:
-        layers += " (the detector is not available: only the pattern layer is active)"
-    out.print(f"Checked {checked} version{'s' if checked != 1 else ''} with {layers}: {flagged} flagged.")
+    layers = "patterns" if detector is None else f"patterns and the {detector.name}"
+    missing = unavailable(mode)
+    if missing:
+        layers += " (" + "; ".join(f"{label} cannot run: {why}" for label, why in missing.items()) + \
+            (": only the pattern layer is active)" if detector is None else ")")
+    out.print(f"Checked {checked} version{'s' if checked != 1 else ''} with {layers}: {flagged} flagged.",
+              soft_wrap=True)
     if flagged:
         raise typer.Exit(1)

@@ -1,6 +1,8 @@
-"""The embedding injection detector lives in :mod:`skillbank.screen.detector` (below the bank,
-which screens every incoming skill with it); its names are importable from here too."""
+"""The injection detectors live in :mod:`skillbank.screen` (below the bank, which screens every
+incoming skill with them); the embedding detector's names and the choice of detector are
+importable from here too."""
 
-from skillbank.screen.detector import ENV, WEIGHTS, InjectionDetector, Score, active_detector, chunks
+from skillbank.screen.detector import WEIGHTS, InjectionDetector, Score, chunks
+from skillbank.screen.second_layer import ENV, active_detector
 
 __all__ = ["InjectionDetector", "WEIGHTS", "ENV", "Score", "active_detector", "chunks"]

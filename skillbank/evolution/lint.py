@@ -20,7 +20,8 @@ lint for every other way in (``SkillBank.add_skill`` / ``update_skill`` / ``impo
 ``skillbank skills add|edit`` and ``skillbank import``): it has no evidence to hold a skill to, so it
 runs the checks that need none, the injection patterns, through the same
 :func:`injection_findings` the round uses. Behind the patterns, every way in also runs the
-embedding detector (:mod:`skillbank.screen.detector`) when it is available: :func:`screen_findings`.
+detector ``SKILLBANK_INJECTION_DETECTOR`` turns on (embedding, LLM or both;
+:mod:`skillbank.screen.second_layer`): :func:`screen_findings`.
 Those checks live below the bank, in :mod:`skillbank.screen` (the bank's default screen); this
 module imports them from there, so both speak of one patterns list.
 """
@@ -67,7 +68,7 @@ class LintContext:
     scrubber: Callable[[str], str] | None = None
     max_body_chars: int = 4000
     max_description_chars: int = 600
-    detector: Any = None  # the embedding detector: None = the shared one, False = patterns only
+    detector: Any = None  # behind the patterns: None = the one the environment names, False = none
 
     @classmethod
     def for_runs(cls, runs: Iterable[Run], hidden: HiddenLiterals, **kw) -> "LintContext":

@@ -14,34 +14,28 @@ Why this model: the local LLM is one process on a busy machine and minutes per c
 probe on the embedder the bank already loads costs one small embedding batch per new version
 (milliseconds) and its weights are 384 numbers a test can read.
 
-It is opt-in: ``SKILLBANK_INJECTION_DETECTOR=on`` turns it on for every way in (``skillbank lint``
-uses it unless told ``--patterns-only``). On the held-out corpora it raised injection recall from
-29% to 45% but doubled false positives on clean lines (2.1% to 4.2%) and costs 0.1-0.7 s per
-incoming version on a loaded 2-core machine (benchmarks/RESULTS.md), which does not pay for
-itself as a default. Without the MiniLM model or the weights file it cannot run, and the log says
-so once; so it does when it is off.
+It is opt-in: ``SKILLBANK_INJECTION_DETECTOR=on`` (or ``embedding``, or ``both`` with the LLM
+detector) turns it on for every way in (:mod:`skillbank.screen.second_layer`; ``skillbank lint``
+uses it unless told otherwise). On the held-out corpora it raised injection recall from 29% to
+45% but doubled false positives on clean lines (2.1% to 4.2%) and costs 0.1-0.7 s per incoming
+version on a loaded 2-core machine (benchmarks/RESULTS.md), which does not pay for itself as a
+default. Without the MiniLM model or the weights file it cannot run, and the log says so once.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["InjectionDetector", "WEIGHTS", "active_detector", "chunks"]
+from skillbank.screen.findings import QUARANTINE, Finding
 
-log = logging.getLogger(__name__)
+__all__ = ["InjectionDetector", "WEIGHTS", "Score", "chunks"]
 
 WEIGHTS = Path(__file__).with_name("injection_detector.npz")
-ENV = "SKILLBANK_INJECTION_DETECTOR"
-_OFF = {"0", "off", "false", "no"}
-_ON = {"1", "on", "true", "yes"}
 # A sentence ends at . ! ? ; (or their full-width forms) followed by space, or at a line end.
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？])\s+")
 _MIN_CHARS = 12
@@ -72,6 +66,8 @@ class InjectionDetector:
     """``scores(text)``: the probability that each chunk of ``text`` is an injection; a chunk at
     or above :attr:`threshold` is a finding."""
 
+    name = "embedding detector"
+
     def __init__(self, embedder: Any = None, weights: Path = WEIGHTS):
         data = np.load(weights, allow_pickle=False)
         self.coef = data["coef"].astype(np.float32)
@@ -100,31 +96,11 @@ class InjectionDetector:
     def flagged(self, text: str) -> list[Score]:
         return [s for s in self.scores(text) if s.probability >= self.threshold]
 
-
-_LOCK = threading.Lock()
-_DETECTOR: InjectionDetector | None = None
-_UNAVAILABLE: str | None = None
-_SAID_OFF = False
-
-
-def active_detector(*, required: bool = False) -> InjectionDetector | None:
-    """The shared detector when ``SKILLBANK_INJECTION_DETECTOR=on`` (or ``required``), else None;
-    None too when it cannot run (said once, in the log)."""
-    global _DETECTOR, _UNAVAILABLE, _SAID_OFF
-    setting = os.environ.get(ENV, "").strip().lower()
-    if setting in _OFF or (setting not in _ON and not required):
-        if not _SAID_OFF:
-            _SAID_OFF = True
-            log.info("injection screen: only the pattern layer is active (%s=on adds the embedding detector)", ENV)
-        return None
-    if _DETECTOR is not None or _UNAVAILABLE is not None:
-        return _DETECTOR
-    with _LOCK:
-        if _DETECTOR is None and _UNAVAILABLE is None:
-            try:
-                _DETECTOR = InjectionDetector()
-            except Exception as exc:  # no MiniLM model (the embed extra) or no weights file
-                _UNAVAILABLE = f"{type(exc).__name__}: {exc}"
-                log.warning("injection screen: only the pattern layer is active (the embedding detector "
-                            "cannot run: %s)", _UNAVAILABLE)
-    return _DETECTOR
+    def findings(self, text: str) -> list[Finding]:
+        """A quarantine finding, naming the chunk scored highest, when any chunk is flagged."""
+        flagged = self.flagged(text)
+        if not flagged:
+            return []
+        worst = max(flagged, key=lambda s: s.probability)
+        return [Finding("injection-detector", QUARANTINE,
+                        f"reads like an instruction to the model (p={worst.probability:.2f}): {worst.text[:60]!r}")]

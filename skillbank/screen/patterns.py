@@ -4,59 +4,25 @@ import``): text that looks like prompt injection quarantines the skill.
 
 Two layers: the patterns below (instructions to ignore or reveal the system prompt, to send
 data to an address, to skip a required check, claims of authority, announced policies, encoded
-payloads, role or delimiter spoofing), and behind them the embedding detector
-(:mod:`skillbank.screen.detector`) when it is on: :func:`screen_findings`. The evolution round's
-lint (:mod:`skillbank.evolution.lint`) runs the same two layers over what a distiller proposes,
-with the checks that need evidence besides.
+payloads, role or delimiter spoofing), the fast first layer, and behind them, on what they let
+through, the detector ``SKILLBANK_INJECTION_DETECTOR`` turns on (the embedding detector, the LLM
+detector or both; :mod:`skillbank.screen.second_layer`): :func:`screen_findings`. The evolution
+round's lint (:mod:`skillbank.evolution.lint`) runs the same two layers over what a distiller
+proposes, with the checks that need evidence besides.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from skillbank.lessons import example_text
 from skillbank.models import SkillContent
+from skillbank.screen.findings import QUARANTINE, REJECT, Finding, LintResult
+from skillbank.screen.second_layer import active_detector
 
 __all__ = ["REJECT", "QUARANTINE", "Finding", "LintResult", "injection_findings", "detector_findings",
            "screen_findings", "lint_incoming", "added_text"]
-
-REJECT = "reject"
-QUARANTINE = "quarantine"
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    severity: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.rule}: {self.message}"
-
-
-@dataclass
-class LintResult:
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    @property
-    def rejected(self) -> bool:
-        return any(f.severity == REJECT for f in self.findings)
-
-    @property
-    def quarantined(self) -> bool:
-        return not self.rejected and any(f.severity == QUARANTINE for f in self.findings)
-
-    @property
-    def reason(self) -> str:
-        return "; ".join(str(f) for f in self.findings)
-
-
 
 _INJECTION = [
     (re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|"
@@ -169,23 +135,15 @@ def added_text(content: SkillContent, previous: SkillContent | None) -> str:
 
 
 def detector_findings(text: str, detector: Any = None) -> list[Finding]:
-    """A quarantine finding when the embedding detector (:mod:`skillbank.screen.detector`)
-    scores any line or sentence of ``text`` as an injection; none when it is off. ``detector``:
-    None for the shared one, False for none, or an :class:`InjectionDetector`."""
+    """The second layer's findings on ``text`` (:mod:`skillbank.screen.second_layer`): the
+    embedding detector, the LLM detector or both. ``detector``: None for the one
+    ``SKILLBANK_INJECTION_DETECTOR`` names (none by default), False for none, or a detector (an
+    object with ``findings(text)``)."""
     if detector is False:
         return []
     if detector is None:
-        from skillbank.screen.detector import active_detector
-
         detector = active_detector()
-    if detector is None:
-        return []
-    flagged = detector.flagged(text)
-    if not flagged:
-        return []
-    worst = max(flagged, key=lambda s: s.probability)
-    return [Finding("injection-detector", QUARANTINE,
-                    f"reads like an instruction to the model (p={worst.probability:.2f}): {worst.text[:60]!r}")]
+    return detector.findings(text) if detector is not None else []
 
 
 def screen_findings(text: str, detector: Any = None) -> list[Finding]:
@@ -199,7 +157,7 @@ def lint_incoming(content: SkillContent, *, previous: SkillContent | None = None
     """The lint for a skill that enters from outside an evolution round (added, edited, imported).
 
     Such a skill has no evidence to hold it to, so only the injection screens apply (the patterns,
-    then the embedding detector when it runs; ``detector=False`` for the patterns alone); lines it
+    then the detector behind them when one is on; ``detector=False`` for the patterns alone); lines it
     shares with ``previous`` (the version it replaces) were already let in and are not re-checked.
     """
     return LintResult(screen_findings(added_text(content, previous), detector))
