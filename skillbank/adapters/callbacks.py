@@ -28,7 +28,7 @@ import logging
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -37,7 +37,8 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from skillbank.adapters.config import RecordingConfig, split_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import is_interrupt, limit_from_message
-from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text
+from skillbank.adapters.recorder import TrajectoryRecorder
+from skillbank.messages import first_human_text, last_message, message_text, messages_in, tool_result_message
 
 __all__ = ["SkillBankCallbackHandler"]
 
@@ -59,26 +60,6 @@ class _Root:
     def last_state(self) -> dict[str, Any]:
         """What a verifier gets when the graph raised before returning a final state."""
         return {**self.state, "messages": list(self.state.get("messages") or ()) + self.tail}
-
-
-def _messages_in(obj: Any, depth: int = 0) -> Iterable[Any]:
-    """Messages inside a run's input or output: a state dict, a list, a Command, a message."""
-    if depth > 3 or obj is None:
-        return
-    if isinstance(obj, BaseMessage):
-        yield obj
-    elif isinstance(obj, dict):
-        value = obj.get("messages")
-        if value is not None:
-            yield from _messages_in(value, depth + 1)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            if isinstance(item, BaseMessage):
-                yield item
-            elif isinstance(item, (dict, list, tuple)) or hasattr(item, "update"):
-                yield from _messages_in(item, depth + 1)
-    elif hasattr(obj, "update") and isinstance(getattr(obj, "update", None), dict):  # Command
-        yield from _messages_in(obj.update, depth + 1)
 
 
 def _task_from(inputs: Any) -> str:
@@ -265,7 +246,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                 root.seen_tool_calls.add(getattr(message, "tool_call_id", None))
 
     def _scan(self, root: _Root, outputs: Any) -> None:
-        for message in _messages_in(outputs):
+        for message in messages_in(outputs):
             if getattr(message, "id", None) in root.known_ids:
                 continue
             kind = getattr(message, "type", None)
@@ -300,14 +281,14 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         if root is None:
             if live is not None:
                 self._scan(live, outputs)
-                live.tail.extend(m for m in _messages_in(outputs) if getattr(m, "id", None) not in live.known_ids)
+                live.tail.extend(m for m in messages_in(outputs) if getattr(m, "id", None) not in live.known_ids)
             self._forget(run_id)
             return
         self._forget(run_id)
         # The final state holds the whole thread (earlier runs' messages too): only its last
         # answer can still announce a limit not seen in a node's output.
-        final_messages = list(_messages_in(outputs))
-        last_ai = next((m for m in reversed(final_messages) if getattr(m, "type", None) == "ai"), None)
+        final_messages = list(messages_in(outputs))
+        last_ai = last_message(final_messages, "ai")
         if last_ai is not None:
             self._scan(root, [last_ai])
         if root.interrupted or (isinstance(outputs, dict) and "__interrupt__" in outputs):
@@ -432,11 +413,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         with self._lock:
             turn = self._turns.pop(run_id, None)
         if root is not None and turn is not None:
-            message = output
-            update = getattr(output, "update", None)
-            if isinstance(update, dict):  # a tool that returned a Command
-                message = next((m for m in _messages_in(update) if getattr(m, "type", None) == "tool"), output)
-            root.recorder.end_tool(turn, result=message)
+            root.recorder.end_tool(turn, result=tool_result_message(output))
         self._close_tool_root(run_id, root)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

@@ -14,16 +14,17 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters._watch import watcher
 from skillbank.adapters.config import InjectionConfig, split_options
-from skillbank.adapters.recorder import first_human_text, message_text
 from skillbank.adapters.reminders import ToolReminders
+from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind
+from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
 from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
                                  render_one)
@@ -93,19 +94,6 @@ def _describe(message: Any, limit: int) -> str:
     if not text:
         return ""
     return f"{_role(message)}: {text}"[:limit]
-
-
-def tool_names(tools: Sequence[Any] | None) -> tuple[str, ...]:
-    """The names of the tools a model request carries (``BaseTool`` objects or JSON schemas)."""
-    names = []
-    for tool in tools or ():
-        if isinstance(tool, dict):
-            name = tool.get("name") or (tool.get("function") or {}).get("name")
-        else:
-            name = getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.append(name)
-    return tuple(names)
 
 
 def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:

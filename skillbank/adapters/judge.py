@@ -18,7 +18,8 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from skillbank.adapters.recorder import coerce_outcome, first_human_text, message_text
+from skillbank.adapters.recorder import coerce_outcome
+from skillbank.messages import first_human_text, last_message, message_text
 from skillbank.models import Outcome, Trajectory
 
 __all__ = ["LLMJudge", "Verdict", "JUDGE_PROMPT"]
@@ -125,7 +126,7 @@ class LLMJudge:
     @staticmethod
     def _from_state(state: Any) -> tuple[str, str | None, str]:
         messages = state.get("messages", []) if isinstance(state, dict) else list(state or [])
-        final = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
+        final = last_message(messages, "ai")
         return (first_human_text(messages, last=True),
                 message_text(final) if final is not None else None,
                 transcript_from_messages(messages))

@@ -46,7 +46,8 @@ from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import InjectionConfig, RecordingConfig, split_options
 from skillbank.adapters.injection import Block, SkillInjector, merge_system_message, tool_names
 from skillbank.adapters.limits import LimitSignal, is_interrupt, limit_from_message, unknown_parameters
-from skillbank.adapters.recorder import TrajectoryRecorder, first_human_text, message_text, model_name_of
+from skillbank.adapters.recorder import TrajectoryRecorder, model_name_of
+from skillbank.messages import first_human_text, last_message, message_text, response_message, tool_result_message
 from skillbank.models import LimitType
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
@@ -85,40 +86,6 @@ class _Run:
         graph raised before returning a final state."""
         messages = list(self.state.get("messages") or ())
         return {**self.state, "messages": messages + self.tail, TRAJECTORY_KEY: self.recorder.id}
-
-
-def _last_ai(messages: Sequence[Any]) -> Any:
-    for message in reversed(messages):
-        if getattr(message, "type", None) == "ai":
-            return message
-    return None
-
-
-def _response_message(response: Any) -> Any:
-    """The AIMessage inside whatever a model handler returned."""
-    for _ in range(3):
-        if isinstance(response, AIMessage):
-            return response
-        inner = getattr(response, "model_response", None)
-        if inner is not None:
-            response = inner
-            continue
-        result = getattr(response, "result", None)
-        if isinstance(result, list):
-            return _last_ai(result)
-        return None
-    return None
-
-
-def _tool_message(result: Any) -> Any:
-    if isinstance(result, ToolMessage):
-        return result
-    update = getattr(result, "update", None)  # a Command from a tool
-    if isinstance(update, dict):
-        for message in update.get("messages") or ():
-            if isinstance(message, ToolMessage):
-                return message
-    return result
 
 
 def _paused(state: dict[str, Any]) -> bool:
@@ -202,7 +169,7 @@ class SkillBankMiddleware(AgentMiddleware):
         if not tid:
             return None
         messages = state.get("messages", [])
-        newest = _newest_human(messages)
+        newest = last_message(messages, "human")
         with self._lock:
             run = self._runs.get(tid)
         if run is not None:
@@ -231,7 +198,7 @@ class SkillBankMiddleware(AgentMiddleware):
         metadata = _metadata()
         labels = {**cfg.labels, **{str(k): str(v) for k, v in (metadata.get("skillbank_labels") or {}).items()}}
         # On a thread with history the newest human message is what this run is about.
-        newest = _newest_human(messages)
+        newest = last_message(messages, "human")
         recorder = TrajectoryRecorder(
             self.bank, task=first_human_text(messages, last=True), model=cfg.model_name,
             task_id=metadata.get("skillbank_task_id") or cfg.task_id,
@@ -313,7 +280,7 @@ class SkillBankMiddleware(AgentMiddleware):
     def _finish(self, run: _Run, state: dict[str, Any]) -> None:
         messages = state.get("messages", [])
         self._scan(run, messages)
-        last = _last_ai(messages)
+        last = last_message(messages, "ai")
         answer = message_text(last) if last is not None else None
         if not answer and state.get("structured_response") is not None:  # response_format runs
             answer = _as_text(state["structured_response"])
@@ -406,7 +373,7 @@ class SkillBankMiddleware(AgentMiddleware):
     def _respond(self, run: _Run, response: Any) -> Any:
         """The wrapper's answer: the model's response, and on the run's first answer the state
         update that puts the trajectory id into the graph state (no node of its own needed)."""
-        message = _response_message(response)
+        message = response_message(response)
         if message is not None:
             run.tail.append(message)
         if run.keyed:
@@ -447,7 +414,7 @@ class SkillBankMiddleware(AgentMiddleware):
 
     def _tool_done(self, run: _Run, turn: Any, request: Any, result: Any) -> None:
         self._ran(run, request)
-        message = _tool_message(result)
+        message = tool_result_message(result)
         if isinstance(message, ToolMessage):
             run.tail.append(message)
         if request.tool is None:
@@ -481,7 +448,7 @@ class SkillBankMiddleware(AgentMiddleware):
         except BaseException as exc:
             self._model_failed(run, turn, exc)
             raise
-        run.recorder.end_model(turn, _response_message(response))
+        run.recorder.end_model(turn, response_message(response))
         return self._respond(run, response)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -518,7 +485,7 @@ class SkillBankMiddleware(AgentMiddleware):
         except BaseException as exc:
             self._model_failed(run, turn, exc)
             raise
-        run.recorder.end_model(turn, _response_message(response))
+        run.recorder.end_model(turn, response_message(response))
         return self._respond(run, response)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -536,13 +503,6 @@ class SkillBankMiddleware(AgentMiddleware):
             raise
         self._tool_done(run, turn, request, result)
         return result
-
-
-def _newest_human(messages: Sequence[Any]) -> Any:
-    for message in reversed(messages):
-        if getattr(message, "type", None) == "human":
-            return message
-    return None
 
 
 def _config() -> dict[str, Any]:

@@ -28,16 +28,13 @@ from langchain_core.messages import BaseMessage
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
+from skillbank.messages import state_messages
 
 __all__ = ["skillbank_prompt", "skillbank_hook", "inject_skills", "SkillBankCallbackHandler"]
 
 # create_react_agent's node names: the prompt runs inside "agent", a pre-model hook is its own node.
 _AGENT_NODE = "agent"
 _HOOK_NODE = "pre_model_hook"
-
-
-def _messages(state: Any) -> list[Any]:
-    return state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
 
 
 def skillbank_prompt(bank: Any, *, system_prompt: str | None = None,
@@ -54,7 +51,7 @@ def skillbank_prompt(bank: Any, *, system_prompt: str | None = None,
     blocks = RunBlocks(_AGENT_NODE)
 
     def skillbank_react_prompt(state: Any) -> list[BaseMessage]:
-        return injector.inject_messages(_messages(state), system_prompt=system_prompt, block=blocks.current())
+        return injector.inject_messages(state_messages(state), system_prompt=system_prompt, block=blocks.current())
 
     skillbank_react_prompt.injector = injector  # type: ignore[attr-defined]
     return skillbank_react_prompt
@@ -76,7 +73,7 @@ def skillbank_hook(bank: Any, *, system_prompt: str | None = None,
     blocks = RunBlocks(_HOOK_NODE)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:
-        messages = injector.inject_messages(_messages(state), system_prompt=system_prompt, block=blocks.current())
+        messages = injector.inject_messages(state_messages(state), system_prompt=system_prompt, block=blocks.current())
         return {"llm_input_messages": messages}
 
     skillbank_pre_model_hook.injector = injector  # type: ignore[attr-defined]

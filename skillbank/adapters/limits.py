@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from langchain_core.messages import BaseMessage
-
+from skillbank.messages import message_text
 from skillbank.models import LimitType
 
 __all__ = [
@@ -185,16 +184,19 @@ def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
 def limit_from_message(message: Any) -> LimitSignal | None:
     """A message another component appended when a limit ended or cut the run short."""
     kind = getattr(message, "type", None)
-    text = str(message.text) if isinstance(message, BaseMessage) else str(getattr(message, "content", "") or "")
-    if kind == "ai" and not getattr(message, "tool_calls", None):
-        if text.strip() == NEED_MORE_STEPS:
-            return LimitSignal(LimitType.step_limit, text)
-        if _MODEL_LIMIT_RE.match(text):
-            return LimitSignal(LimitType.model_call_limit, text)
-        if _TOOL_LIMIT_AI_RE.search(text):
-            return LimitSignal(LimitType.tool_call_limit, text)
-    elif kind == "tool" and _TOOL_LIMIT_TOOL_RE.match(text):
-        return LimitSignal(LimitType.tool_call_limit, text, getattr(message, "name", None))
+    if kind == "tool":
+        text = message_text(message)
+        return LimitSignal(LimitType.tool_call_limit, text, getattr(message, "name", None)) \
+            if _TOOL_LIMIT_TOOL_RE.match(text) else None
+    if kind != "ai" or getattr(message, "tool_calls", None):  # a tool call: the run goes on
+        return None
+    text = message_text(message)
+    if text.strip() == NEED_MORE_STEPS:
+        return LimitSignal(LimitType.step_limit, text)
+    if _MODEL_LIMIT_RE.match(text):
+        return LimitSignal(LimitType.model_call_limit, text)
+    if _TOOL_LIMIT_AI_RE.search(text):
+        return LimitSignal(LimitType.tool_call_limit, text)
     return None
 
 

@@ -20,9 +20,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Sequence
-
-from langchain_core.messages import BaseMessage
+from typing import Any, Callable, Sequence
 
 from skillbank.adapters.limits import (
     Detectors,
@@ -34,6 +32,7 @@ from skillbank.adapters.limits import (
     is_interrupt,
     limit_from_message,
 )
+from skillbank.messages import last_message, message_text, state_messages
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
@@ -44,13 +43,6 @@ log = logging.getLogger("skillbank.adapters")
 # The kind of step a tool call answered with a lesson instead of run is stored as: not a
 # "tool" step, so the evolution loop never reads it as a call the agent made.
 REMINDER_STEP = "reminder"
-
-
-def message_text(message: Any) -> str:
-    """Plain text of a message (``BaseMessage.text``); a plain string or ``None`` passes through."""
-    if isinstance(message, BaseMessage):
-        return str(message.text)
-    return "" if message is None else str(message)
 
 
 def model_name_of(model: Any) -> str | None:
@@ -379,7 +371,7 @@ class TrajectoryRecorder:
             status = status or getattr(result, "status", None)
             text = message_text(result)
         elif result is not None:
-            text = result if isinstance(result, str) else message_text(getattr(result, "content", result))
+            text = message_text(result)
         else:
             text = None
         if error is not None and is_interrupt(error):
@@ -568,8 +560,7 @@ class TrajectoryRecorder:
             return LimitType(last) if last in _TOOL_ENDINGS else None
         if stop is not None:
             return stop.type
-        messages = (state or {}).get("messages") or []
-        last_ai = next((m for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
+        last_ai = last_message(state_messages(state), "ai")
         signal = limit_from_message(last_ai) if last_ai is not None else None
         return signal.type if signal is not None else None
 
@@ -625,13 +616,3 @@ def call_verifier(fn: Callable[[Any], Any], state: Any) -> Any:
 async def _awaited(value: Any) -> Any:
     return await value
 
-
-def first_human_text(messages: Iterable[Any], *, last: bool = False) -> str:
-    """Text of the first (or last) human message."""
-    found = ""
-    for message in messages:
-        if getattr(message, "type", None) == "human":
-            found = message_text(message)
-            if not last:
-                return found
-    return found

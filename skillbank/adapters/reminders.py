@@ -30,13 +30,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from langchain_core.messages import ToolMessage
-
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
+from skillbank.adapters.tools import declared_parameters, tool_name
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.messages import state_messages
 from skillbank.retrieval import SkillHit
 
 __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text"]
@@ -287,11 +287,11 @@ class ToolReminders:
         """The tools a model call offers (``BaseTool`` objects or JSON schemas): which
         parameters each declares, so a reminder can fill a check's arguments. Read again only
         when the offered names change."""
-        names = tuple(_tool_name(t) for t in tools or ())
+        names = tuple(tool_name(t) for t in tools or ())
         if names == self._offered:
             return
         self._offered = names
-        self.params = {name: _declared(t) for name, t in zip(names, tools or ()) if name}
+        self.params = {name: declared_parameters(t) for name, t in zip(names, tools or ()) if name}
 
     def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
         """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
@@ -302,8 +302,7 @@ class ToolReminders:
             self.rules = ReminderRules.from_hits(hits)
         call = request.tool_call
         name = call.get("name") or "?"
-        messages = (request.state or {}).get("messages", ()) if isinstance(request.state, dict) else \
-            getattr(request.state, "messages", ())
+        messages = state_messages(request.state)
         reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages)
         if reminder is None:
             return None
@@ -316,19 +315,3 @@ class ToolReminders:
         call = request.tool_call
         self.calls.ran(call.get("name") or "?", call.get("args"))
 
-
-def _tool_name(tool: Any) -> str:
-    if isinstance(tool, dict):
-        return tool.get("name") or (tool.get("function") or {}).get("name") or ""
-    return getattr(tool, "name", "") or ""
-
-
-def _declared(tool: Any) -> frozenset[str]:
-    """The parameter names a tool declares (a ``BaseTool`` or an OpenAI-style JSON schema)."""
-    if isinstance(tool, dict):
-        schema = (tool.get("function") or tool).get("parameters") or {}
-        return frozenset((schema.get("properties") or {}).keys())
-    try:
-        return frozenset((getattr(tool, "args", None) or {}).keys())
-    except Exception:  # a tool whose schema cannot be read: fill no arguments from it
-        return frozenset()

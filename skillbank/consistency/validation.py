@@ -98,7 +98,7 @@ class InjectOnlyMiddleware:
         from langchain.agents.middleware import AgentMiddleware
 
         from skillbank.adapters.injection import RunBlocks, SkillInjector, merge_system_message, tool_names
-        from skillbank.adapters.recorder import first_human_text
+        from skillbank.messages import first_human_text
 
         class _InjectOnly(AgentMiddleware):
             def __init__(self) -> None:

@@ -33,6 +33,7 @@ from skillbank.evolution.guards import situation_lessons
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.messages import message_text
 from skillbank.models import SkillContent, SkillKind
 from skillbank.replies import reply_json
 
@@ -341,9 +342,7 @@ class LLMDistiller(Distiller):
             else:
                 reply = self.model.invoke(messages)
             self._count(messages, reply)
-            text = reply.content if hasattr(reply, "content") else str(reply)
-            if isinstance(text, list):  # content blocks
-                text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in text)
+            text = message_text(reply)
             try:
                 if parsed is None:
                     parsed = schema.model_validate(reply_json(text))
