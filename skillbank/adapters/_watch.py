@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import Any, Hashable, Protocol
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -29,9 +29,9 @@ __all__ = ["GraphListener", "GraphWatcher", "watcher"]
 
 
 class GraphListener(Protocol):
-    def graph_ended(self, key: str, outputs: Any) -> None: ...
+    def graph_ended(self, key: Hashable, outputs: Any) -> None: ...
 
-    def graph_failed(self, key: str, error: BaseException) -> None: ...
+    def graph_failed(self, key: Hashable, error: BaseException) -> None: ...
 
 
 class GraphWatcher(BaseCallbackHandler):
@@ -51,7 +51,7 @@ class GraphWatcher(BaseCallbackHandler):
         # function nested a few runnables deep) can find the graph run it belongs to.
         self._parent: dict[UUID, UUID] = {}
         self._node_graph: dict[UUID, UUID] = {}
-        self._watched: dict[UUID, list[tuple[GraphListener, str]]] = {}
+        self._watched: dict[UUID, list[tuple[GraphListener, Hashable]]] = {}
         self._lock = threading.Lock()
 
     def add_node_names(self, *names: str) -> None:
@@ -107,7 +107,7 @@ class GraphWatcher(BaseCallbackHandler):
             run = self._parent.get(run)
         return None
 
-    def watch(self, graph_run: UUID, listener: GraphListener, key: str) -> None:
+    def watch(self, graph_run: UUID, listener: GraphListener, key: Hashable) -> None:
         with self._lock:
             self._watched.setdefault(graph_run, []).append((listener, key))
 

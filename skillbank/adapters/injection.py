@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from skillbank.adapters._watch import watcher
+from skillbank.adapters.agent_runs import AgentRuns
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
@@ -143,7 +143,7 @@ class Block:
         return min(scores) if scores and len(scores) >= k else None
 
 
-class RunBlocks:
+class RunBlocks(AgentRuns[Block]):
     """One stable :class:`Block` per graph run, for injectors that keep no per-run record of
     their own (``skillbank_prompt``, ``skillbank_hook``, the gate's inject-only middleware):
     the block of the graph run the calling node belongs to, dropped when that run ends.
@@ -154,35 +154,7 @@ class RunBlocks:
     """
 
     def __init__(self, *node_names: str):
-        self._watcher = watcher()
-        if self._watcher is not None:
-            self._watcher.add_node_names(*node_names)
-        self._blocks: dict[str, Block] = {}
-        self._lock = threading.Lock()
-
-    def current(self) -> Block | None:
-        graph_run = self._watcher.current_graph_run() if self._watcher is not None else None
-        if graph_run is None:
-            return None
-        key = str(graph_run)
-        with self._lock:
-            block = self._blocks.get(key)
-            fresh = block is None
-            if fresh:
-                block = self._blocks[key] = Block()
-        if fresh:
-            self._watcher.watch(graph_run, self, key)
-        return block
-
-    def __len__(self) -> int:
-        return len(self._blocks)
-
-    # GraphListener
-    def graph_ended(self, key: str, outputs: Any) -> None:
-        with self._lock:
-            self._blocks.pop(key, None)
-
-    graph_failed = graph_ended
+        super().__init__(lambda state: Block(), node_names=node_names)
 
 
 class SkillInjector:
