@@ -2,7 +2,8 @@
 
 A caller types its argument as the protocol it uses, not as the class that happens to provide
 it today: the skill injector reads a :class:`SkillSource`, the recorder writes to a
-:class:`TrajectorySink` (a :class:`~skillbank.bank.SkillBank` is both), the bank's search reads a
+:class:`TrajectorySink` (a :class:`~skillbank.bank.SkillBank` is both: an :class:`AgentBank`, as
+the middleware that does both takes it), the bank's search reads a
 :class:`VectorIndex`, and the bank takes an :class:`Embedder`, a :class:`Scrubber` and a
 :class:`Screen`. These are structural: anything with the right attributes fits, a test double
 included.
@@ -20,7 +21,7 @@ from skillbank.models import Injection, LimitEvent, Outcome, Skill, SkillContent
 from skillbank.queries import FilterOptions, IndexHit, IndexState, SearchFilters, SkillHit
 
 __all__ = ["Embedder", "QueryEmbedder", "Scrubber", "Verifier", "Screen", "ScreenResult", "VectorIndex",
-           "ChangeLog", "SkillReader", "SkillSource", "TrajectoryLog", "TrajectorySink"]
+           "ChangeLog", "SkillReader", "SkillSource", "TrajectoryLog", "TrajectorySink", "AgentBank"]
 
 
 @runtime_checkable
@@ -154,3 +155,12 @@ class TrajectorySink(Protocol):
     def scrubber(self) -> Scrubber: ...
 
     def snapshot_id(self) -> str: ...
+
+
+@runtime_checkable
+class AgentBank(SkillSource, TrajectorySink, Protocol):
+    """Both sides of a bank an agent's middleware uses (``SkillBankMiddleware``): the skills it
+    injects and the runs it records."""
+
+    @property
+    def skills(self) -> SkillReader: ...

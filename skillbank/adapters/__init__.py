@@ -1,6 +1,11 @@
 """Adapters that connect skillbank to agents.
 
-- :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``.
+- :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``: the three
+  middlewares below in one.
+- :mod:`skillbank.adapters.injection_middleware`, :mod:`~skillbank.adapters.recording_middleware`,
+  :mod:`~skillbank.adapters.budget_middleware` -- ``SkillInjectionMiddleware`` (skills into each
+  model call), ``SkillRecordingMiddleware`` (the run as a trajectory), ``RunBudgetMiddleware``
+  (token and time budgets per run).
 - :mod:`skillbank.adapters.langgraph` -- ``skillbank_prompt`` for ``create_react_agent`` and
   ``inject_skills`` for a custom graph's model node.
 - :mod:`skillbank.adapters.config` -- ``InjectionConfig`` and ``RecordingConfig``, shared by all.
@@ -20,6 +25,9 @@ from typing import Any
 _EXPORTS = {
     "SkillBankMiddleware": "skillbank.adapters.langchain",
     "SkillBankState": "skillbank.adapters.langchain",
+    "SkillInjectionMiddleware": "skillbank.adapters.injection_middleware",
+    "SkillRecordingMiddleware": "skillbank.adapters.recording_middleware",
+    "RunBudgetMiddleware": "skillbank.adapters.budget_middleware",
     "skillbank_prompt": "skillbank.adapters.langgraph",
     "skillbank_hook": "skillbank.adapters.langgraph",
     "InjectionConfig": "skillbank.adapters.config",

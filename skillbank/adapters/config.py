@@ -122,9 +122,10 @@ class RecordingConfig:
     with source ``limit:<type>``. Other runs without a verifier stay unlabelled; label them
     later with ``bank.record_outcome(trajectory_id, ...)``.
 
-    Budgets (middleware only): ``max_tokens_per_run`` (input + output tokens the model
-    reported) and ``max_seconds_per_run`` end the run before the next model call with a final
-    message saying so, and record a ``token_budget`` / ``time_budget`` limit event. ``clock``
+    Budgets (``SkillBankMiddleware`` only, which hands them to its ``RunBudgetMiddleware``):
+    ``max_tokens_per_run`` (input + output tokens the model reported) and ``max_seconds_per_run``
+    end the run before the next model call with a final message saying so, and record a
+    ``token_budget`` / ``time_budget`` limit event. ``clock``
     (default ``time.monotonic``) is what the time budget and step latencies are measured with.
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from operator import itemgetter
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -29,13 +30,15 @@ from skillbank.models import Skill, SkillStatus
 from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
                                  render_one)
 
-__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names", "merge_system_message",
-           "inject_skills",
-           "INJECTION_METADATA_KEY", "injections_from_messages"]
+__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names",
+           "merge_system_message", "skills_system_message", "inject_skills", "INJECTION_METADATA_KEY",
+           "injections_from_messages"]
 
-# Where an injected system message carries its record, for a callback handler to pick up.
-# response_metadata is never sent to a provider, unlike additional_kwargs for some integrations.
+# Where an injected system message carries its record, for whoever records the model call (a
+# callback handler, the recording middleware). response_metadata is never sent to a provider,
+# unlike additional_kwargs for some integrations.
 INJECTION_METADATA_KEY = "skillbank_injections"
+_RANK = itemgetter("rank")
 
 # A turn's retrieval has a budget of a few milliseconds, and a MiniLM forward pass costs several
 # milliseconds however short the text (it reads all 40 MB of weights), more for long texts. So the query is not one
@@ -62,8 +65,10 @@ class InjectionResult:
         return [(h.skill.id, h.skill.version, float(h.score)) for h in self.hits]
 
     def as_metadata(self) -> list[dict[str, Any]]:
-        return [{"skill_id": sid, "version": v, "rank": r, "score": s, "name": h.skill.name}
-                for r, ((sid, v, s), h) in enumerate(zip(self.records, self.hits))]
+        """The record a system message carries (see :func:`injections_from_messages`). Built on
+        every injected model call, so straight from the hits."""
+        return [{"skill_id": h.skill.id, "version": h.skill.version, "rank": rank, "score": float(h.score),
+                 "name": h.skill.content.name} for rank, h in enumerate(self.hits)]
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -419,10 +424,7 @@ class SkillInjector:
             base = existing
         if not result:
             return ([base] if base is not None else []) + rest
-        merged = merge_system_message(base, result.text)
-        merged.response_metadata = {**merged.response_metadata,
-                                    INJECTION_METADATA_KEY: result.as_metadata()}
-        return [merged, *rest]
+        return [skills_system_message(base, result), *rest]
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -443,6 +445,14 @@ def merge_system_message(system: SystemMessage | None, block: str) -> SystemMess
                                      "response_metadata": dict(system.response_metadata)})
 
 
+def skills_system_message(system: SystemMessage | None, result: InjectionResult) -> SystemMessage:
+    """The system message with ``result``'s block appended and its record attached (see
+    :func:`injections_from_messages`): what the model call is made with."""
+    merged = merge_system_message(system, result.text)
+    merged.response_metadata[INJECTION_METADATA_KEY] = result.as_metadata()  # the copy's own dict
+    return merged
+
+
 def injections_from_messages(messages: Sequence[Any]) -> list[tuple[str, int, float]]:
     """The injection record a :class:`SkillInjector` left on a system message, if any."""
     for message in messages:
@@ -450,8 +460,7 @@ def injections_from_messages(messages: Sequence[Any]) -> list[tuple[str, int, fl
             continue
         meta = (getattr(message, "response_metadata", None) or {}).get(INJECTION_METADATA_KEY)
         if meta:
-            return [(m["skill_id"], int(m["version"]), float(m["score"]))
-                    for m in sorted(meta, key=lambda m: m.get("rank", 0))]
+            return [(m["skill_id"], int(m["version"]), float(m["score"])) for m in sorted(meta, key=_RANK)]
     return []
 
 

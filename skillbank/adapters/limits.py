@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from langchain_core.messages import AIMessage
+
 from skillbank.messages import message_text
 from skillbank.models import LimitType
 
@@ -25,6 +27,8 @@ __all__ = [
     "classify_tool_exception",
     "classify_tool_message",
     "limit_from_message",
+    "budget_stop_message",
+    "BUDGET_STOP_KEY",
     "find_unknown_fields",
     "detect_refusal",
     "find_result_error",
@@ -35,6 +39,11 @@ __all__ = [
 
 # LangGraph's create_react_agent answers with exactly this when its step budget runs out.
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
+
+# Where the final message a run budget answers with instead of calling the model carries its
+# limit (type, detail, data), for whoever records the run (response_metadata is never sent to a
+# provider). See budget_stop_message and limit_from_message.
+BUDGET_STOP_KEY = "skillbank_stop"
 
 # ToolNode's error templates (langgraph.prebuilt.tool_node); matched by prefix/infix so a
 # small wording change upstream degrades to "tool_error", never to a crash.
@@ -181,14 +190,26 @@ def classify_tool_message(content: str, tool: str | None = None) -> LimitSignal:
     return _refusal_or_error(content, tool)
 
 
+def budget_stop_message(signal: LimitSignal, text: str) -> AIMessage:
+    """The final answer of a run a budget ended: ``text`` for the user, ``signal`` for the record."""
+    stop = {"type": signal.type.value, "detail": signal.detail, "data": signal.data}
+    return AIMessage(content=text, response_metadata={BUDGET_STOP_KEY: stop})
+
+
 def limit_from_message(message: Any) -> LimitSignal | None:
-    """A message another component appended when a limit ended or cut the run short."""
+    """A message another component appended when a limit ended or cut the run short: a limit
+    middleware's, ``create_react_agent``'s "need more steps", a run budget's stop."""
     kind = getattr(message, "type", None)
     if kind == "tool":
         text = message_text(message)
         return LimitSignal(LimitType.tool_call_limit, text, getattr(message, "name", None)) \
             if _TOOL_LIMIT_TOOL_RE.match(text) else None
-    if kind != "ai" or getattr(message, "tool_calls", None):  # a tool call: the run goes on
+    if kind != "ai":
+        return None
+    stop = (getattr(message, "response_metadata", None) or {}).get(BUDGET_STOP_KEY)
+    if isinstance(stop, dict):
+        return LimitSignal(LimitType(stop["type"]), str(stop["detail"]), None, stop.get("data"))
+    if getattr(message, "tool_calls", None):  # the run goes on: nothing ended it
         return None
     text = message_text(message)
     if text.strip() == NEED_MORE_STEPS:

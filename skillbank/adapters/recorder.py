@@ -547,19 +547,17 @@ class TrajectoryRecorder:
                 text = str(error)
             self.finish(final_answer, status="incomplete", error=text)
 
-    def ended_at_limit(self, state: dict[str, Any] | None, *, error: BaseException | None = None,
-                       stop: LimitSignal | None = None) -> LimitType | None:
+    def ended_at_limit(self, state: dict[str, Any] | None, *,
+                       error: BaseException | None = None) -> LimitType | None:
         """The limit this run ended at, if it did: the error that ended it (a tool that raised
-        ends it at that tool), a budget an adapter enforced (``stop``), or the final message a
-        limit middleware or ``create_react_agent`` answered with."""
+        ends it at that tool), or the final message a limit middleware, a run budget or
+        ``create_react_agent`` answered with."""
         if error is not None:
             signal = classify_exception(error)
             if signal is not None:
                 return signal.type
             last = self.limit_types[-1] if self.limit_types else None
             return LimitType(last) if last in _TOOL_ENDINGS else None
-        if stop is not None:
-            return stop.type
         last_ai = last_message(state_messages(state), "ai")
         signal = limit_from_message(last_ai) if last_ai is not None else None
         return signal.type if signal is not None else None

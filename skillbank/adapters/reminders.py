@@ -39,7 +39,12 @@ from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.retrieval import SkillHit
 
-__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text"]
+__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "reminded_by",
+           "REMINDER_METADATA_KEY"]
+
+# Where a call's answer says which lesson answered it (its skill id and version), for whoever
+# records the run: ``response_metadata`` is never sent to a provider.
+REMINDER_METADATA_KEY = "skillbank_reminder"
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
 _WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
@@ -295,7 +300,8 @@ class ToolReminders:
 
     def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
         """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
-        lesson, and the message to answer the call with instead of running it."""
+        lesson, and the message to answer the call with instead of running it (see
+        :func:`reminded_by`)."""
         if not hits:
             return None
         if self.rules.size != len(hits):  # the block grew: index its lessons again
@@ -308,10 +314,20 @@ class ToolReminders:
             return None
         self.calls.reminded.add(reminder.key)
         text = reminder_text(name, reminder, call.get("args"), self.params)
-        return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name)
+        marker = {"skill_id": reminder.skill_id, "version": reminder.version}
+        return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
+                                     response_metadata={REMINDER_METADATA_KEY: marker})
 
     def ran(self, request: Any) -> None:
         """A ``ToolCallRequest``'s call ran (whatever its outcome)."""
         call = request.tool_call
         self.calls.ran(call.get("name") or "?", call.get("args"))
 
+
+def reminded_by(message: object) -> tuple[str, int] | None:
+    """``(skill_id, version)`` of the lesson a tool call was answered with instead of being run,
+    or ``None`` for any other answer."""
+    marker = (getattr(message, "response_metadata", None) or {}).get(REMINDER_METADATA_KEY)
+    if not isinstance(marker, dict):
+        return None
+    return str(marker["skill_id"]), int(marker["version"])
