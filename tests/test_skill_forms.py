@@ -190,12 +190,12 @@ def test_reminders_in_the_async_twin(bank):
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 def test_the_gate_s_inject_only_middleware_gives_the_same_reminders(bank, mode):
-    from skillbank.consistency.validation import InjectOnlyMiddleware
+    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 
     _refund_skill(bank)
     for reminders, expected in ((True, ["get_order", "refund"]), (False, ["refund", "get_order", "refund"])):
         RAN.clear()
-        mw = InjectOnlyMiddleware(bank, k=3, reminders=reminders)
+        mw = SkillInjectionMiddleware(bank, k=3, reminders=reminders)
         agent = create_agent(ScriptedChatModel(CHECK_SKIPPED), [get_order, refund], middleware=[mw])
         task = {"messages": [("user", "refund my order A1")]}
         result = agent.invoke(task) if mode == "invoke" else asyncio.run(agent.ainvoke(task))

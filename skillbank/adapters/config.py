@@ -62,7 +62,7 @@ class InjectionConfig:
     smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
     to measure another cap, set those two instead.
 
-    ``reminders`` (``SkillBankMiddleware`` and the gate's ``InjectOnlyMiddleware``): a tool
+    ``reminders`` (``SkillBankMiddleware`` and ``SkillInjectionMiddleware``, which the gate uses): a tool
     call that breaks a lesson of the run's block where it can be checked at the call (a check
     that has not run, a call shape a pitfall warns about, an argument the schema does not
     declare, a repeated call under a budget) is answered with the lesson's sentence instead of

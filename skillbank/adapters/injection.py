@@ -150,11 +150,11 @@ class Block:
 
 class RunBlocks(AgentRuns[Block]):
     """One stable :class:`Block` per graph run, for injectors that keep no per-run record of
-    their own (``skillbank_prompt``, ``skillbank_hook``, the gate's inject-only middleware):
-    the block of the graph run the calling node belongs to, dropped when that run ends.
+    their own (``skillbank_prompt``, ``skillbank_hook``): the block of the graph run the calling
+    node belongs to, dropped when that run ends.
 
     ``node_names`` are the nodes the injector runs inside (``"agent"`` for
-    ``create_react_agent``'s prompt, ``"model"`` for ``create_agent``); outside them, or when the
+    ``create_react_agent``'s prompt, ``"pre_model_hook"`` for its hook); outside them, or when the
     graph run cannot be seen, :meth:`current` is ``None`` and each turn selects afresh.
     """
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -88,74 +88,22 @@ class CandidateView:
         return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
 
 
-class InjectOnlyMiddleware:
-    """Injects skills into each model call like ``SkillBankMiddleware`` (and, with
+if TYPE_CHECKING:  # imported where it is used: langchain.agents is slow to import
+    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+
+
+def InjectOnlyMiddleware(bank: Any, **options: Any) -> "SkillInjectionMiddleware":
+    """Deprecated: the gate's trials run with
+    :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware` (this returns
+    one), which injects skills into each model call as ``SkillBankMiddleware`` does (and, with
     ``reminders=True``, answers a tool call that breaks a lesson of the run's block with it) and
-    records nothing (but ``injected``: how many model calls each skill went into). One instance
-    may serve many runs at once."""
+    records nothing; its ``injected`` counts how many model calls each skill went into. One
+    instance may serve many runs at once."""
+    warnings.warn("InjectOnlyMiddleware is deprecated: use "
+                  "skillbank.adapters.injection_middleware.SkillInjectionMiddleware", DeprecationWarning, stacklevel=2)
+    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 
-    def __new__(cls, bank: Any, **options: Any) -> Any:
-        from langchain.agents.middleware import AgentMiddleware
-
-        from skillbank.adapters.injection import RunBlocks, SkillInjector, merge_system_message, tool_names
-        from skillbank.messages import first_human_text
-
-        class _InjectOnly(AgentMiddleware):
-            def __init__(self) -> None:
-                super().__init__()
-                self.injector = SkillInjector(bank, **options)
-                # Stable blocks per run, as SkillBankMiddleware keeps them: the gate measures
-                # what the agent will actually be shown.
-                self.blocks = RunBlocks("model", "tools")
-                self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
-
-            def _request(self, request: Any) -> Any:
-                task = first_human_text(request.messages, last=True)
-                block = self.blocks.current()
-                if block is not None and self.injector.config.reminders:
-                    block.reminders.know_tools(request.tools)
-                result = self.injector.inject(request.messages, task=task, block=block,
-                                              tools=tool_names(request.tools))
-                if not result:
-                    return request
-                self.injected.update(h.skill.id for h in result.hits)
-                return request.override(system_message=merge_system_message(
-                    request.system_message, result.text))
-
-            def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-                return handler(self._request(request))
-
-            async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-                return await handler(self._request(request))
-
-            # Reminders at the tool (InjectionConfig.reminders), as SkillBankMiddleware gives them.
-            def _reminder(self, request: Any) -> tuple[Any, Any]:
-                block = self.blocks.current() if self.injector.config.reminders else None
-                found = block.reminders.intercept(block.hits, request) if block is not None else None
-                return block, found[1] if found else None
-
-            def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-                block, answer = self._reminder(request)
-                if answer is not None:
-                    return answer
-                try:
-                    return handler(request)
-                finally:
-                    if block is not None:
-                        block.reminders.ran(request)
-
-            async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-                block, answer = self._reminder(request)
-                if answer is not None:
-                    return answer
-                try:
-                    return await handler(request)
-                finally:
-                    if block is not None:
-                        block.reminders.ran(request)
-
-        _InjectOnly.__name__ = "InjectOnlyMiddleware"
-        return _InjectOnly()
+    return SkillInjectionMiddleware(bank, **options)
 
 
 @dataclass
