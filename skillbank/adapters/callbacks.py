@@ -39,6 +39,7 @@ from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import is_interrupt, limit_from_message
 from skillbank.adapters.recorder import TrajectoryRecorder
 from skillbank.messages import first_human_text, last_message, message_text, messages_in, tool_result_message
+from skillbank.protocols import TrajectorySink
 
 __all__ = ["SkillBankCallbackHandler"]
 
@@ -109,7 +110,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     ignore_retriever = True
     ignore_custom_event = True
 
-    def __init__(self, bank: Any, *, recording: RecordingConfig | None = None, **options: Any):
+    def __init__(self, bank: TrajectorySink, *, recording: RecordingConfig | None = None, **options: Any):
         self.bank = bank
         _, self.recording = split_options(options, recording=recording, accept=("recording",),
                                           owner="SkillBankCallbackHandler")

@@ -27,6 +27,7 @@ from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
+from skillbank.protocols import SkillSource
 from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
                                  render_one)
 
@@ -74,12 +75,12 @@ class InjectionResult:
         return bool(self.text)
 
 
-def _role(message: Any) -> str:
+def _role(message: BaseMessage) -> str:
     return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(
         getattr(message, "type", ""), getattr(message, "type", "message"))
 
 
-def _describe(message: Any, limit: int) -> str:
+def _describe(message: BaseMessage, limit: int) -> str:
     """A message's gist in at most ``limit`` characters, or "" if it adds nothing.
 
     An assistant message that only calls tools adds nothing of its own: each call shows up in
@@ -172,7 +173,7 @@ class SkillInjector:
     with score 1.0.
     """
 
-    def __init__(self, bank: Any, config: InjectionConfig | None = None, **options: Any):
+    def __init__(self, bank: SkillSource, config: InjectionConfig | None = None, **options: Any):
         self.bank = bank
         self.config, _ = split_options(options, injection=config, accept=("injection",),
                                        owner="SkillInjector")
@@ -185,7 +186,7 @@ class SkillInjector:
 
     # -- query -------------------------------------------------------------------------------
 
-    def query_parts(self, messages: Sequence[Any], task: str | None = None) -> list[str]:
+    def query_parts(self, messages: Sequence[BaseMessage], task: str | None = None) -> list[str]:
         """The texts a turn's query is made of: the task, then the gist of each of the last
         ``history`` non-system messages (at most ``message_chars`` each; tool-call-only assistant
         messages have none), oldest first."""
@@ -204,11 +205,11 @@ class SkillInjector:
         return parts
 
     @staticmethod
-    def _task_text(convo: Sequence[Any], task: str | None) -> str:
+    def _task_text(convo: Sequence[BaseMessage], task: str | None) -> str:
         task = task if task is not None else first_human_text(convo)
         return " ".join((task or "").split())[:_TASK_CHARS]
 
-    def build_query(self, messages: Sequence[Any], task: str | None = None) -> str:
+    def build_query(self, messages: Sequence[BaseMessage], task: str | None = None) -> str:
         """The query as one text (what :meth:`query_parts` embeds, for display and debugging)."""
         return "\n".join(self.query_parts(messages, task))
 
@@ -359,7 +360,7 @@ class SkillInjector:
             return self.bank.search(query, cfg.k, **options)
         return self.bank.search_vector(query, cfg.k, **options)
 
-    def inject(self, messages: Sequence[Any], task: str | None = None, *,
+    def inject(self, messages: Sequence[BaseMessage], task: str | None = None, *,
                block: Block | None = None, tools: Sequence[str] | None = None) -> InjectionResult:
         """The rendered block for a turn with ``messages``; ``block`` keeps it stable over a run,
         ``tools`` (the agent's tool names) keeps out skills learned with other tools."""
@@ -453,7 +454,7 @@ def skills_system_message(system: SystemMessage | None, result: InjectionResult)
     return merged
 
 
-def injections_from_messages(messages: Sequence[Any]) -> list[tuple[str, int, float]]:
+def injections_from_messages(messages: Sequence[BaseMessage]) -> list[tuple[str, int, float]]:
     """The injection record a :class:`SkillInjector` left on a system message, if any."""
     for message in messages:
         if getattr(message, "type", None) != "system":
@@ -464,7 +465,7 @@ def injections_from_messages(messages: Sequence[Any]) -> list[tuple[str, int, fl
     return []
 
 
-def inject_skills(bank: Any, messages: Sequence[BaseMessage], *, task: str | None = None,
+def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMessage], *, task: str | None = None,
                   system_prompt: str | None = None, block: Block | None = None,
                   injection: InjectionConfig | None = None, **options: Any) -> list[BaseMessage]:
     """Skills for this turn put into ``messages``' system message: for a custom graph's model node.

@@ -13,14 +13,21 @@ records are marked ``source="judge"``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from skillbank.adapters.recorder import coerce_outcome
 from skillbank.messages import first_human_text, last_message, message_text
 from skillbank.models import Outcome, Trajectory
+from skillbank.protocols import TrajectorySink
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+# What a verifier is called with: the run's final state, or just its messages.
+FinalState = Mapping[str, Any] | Sequence[BaseMessage]
 
 __all__ = ["LLMJudge", "Verdict", "JUDGE_PROMPT"]
 
@@ -48,7 +55,7 @@ def _clip_middle(text: str, limit: int) -> str:
     return f"{text[:half]}\n…[{len(text) - limit} characters cut]…\n{text[-half:]}"
 
 
-def transcript_from_messages(messages: Sequence[Any], per_message: int = 800) -> str:
+def transcript_from_messages(messages: Sequence[BaseMessage], per_message: int = 800) -> str:
     lines = []
     for m in messages:
         kind = getattr(m, "type", "")
@@ -88,7 +95,7 @@ class LLMJudge:
 
     source = "judge"
 
-    def __init__(self, model: Any, *, criteria: str | None = None, max_transcript_chars: int = 8000,
+    def __init__(self, model: BaseChatModel | str, *, criteria: str | None = None, max_transcript_chars: int = 8000,
                  scrubber: Callable[[str], str] | None = None, prompt: str = JUDGE_PROMPT):
         from skillbank.chat import resolve_chat_model
         from skillbank.scrub import resolve_scrubber
@@ -124,20 +131,20 @@ class LLMJudge:
         return self._verdict(await self._structured.ainvoke(self.messages(task, final_answer, transcript)))
 
     @staticmethod
-    def _from_state(state: Any) -> tuple[str, str | None, str]:
+    def _from_state(state: FinalState) -> tuple[str, str | None, str]:
         messages = state.get("messages", []) if isinstance(state, dict) else list(state or [])
         final = last_message(messages, "ai")
         return (first_human_text(messages, last=True),
                 message_text(final) if final is not None else None,
                 transcript_from_messages(messages))
 
-    def __call__(self, final_state: Any) -> Verdict:
+    def __call__(self, final_state: FinalState) -> Verdict:
         return self.judge(*self._from_state(final_state))
 
-    async def acall(self, final_state: Any) -> Verdict:
+    async def acall(self, final_state: FinalState) -> Verdict:
         return await self.ajudge(*self._from_state(final_state))
 
-    def label(self, bank: Any, trajectory_id: str) -> Outcome:
+    def label(self, bank: TrajectorySink, trajectory_id: str) -> Outcome:
         """Judge a stored trajectory and record the outcome (``source="judge"``)."""
         traj = bank.trajectories.get(trajectory_id)
         verdict = self.judge(traj.task, traj.final_answer, transcript_from_trajectory(traj))

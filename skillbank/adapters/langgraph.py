@@ -29,6 +29,7 @@ from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 from skillbank.messages import state_messages
+from skillbank.protocols import SkillSource
 
 __all__ = ["skillbank_prompt", "skillbank_hook", "inject_skills", "SkillBankCallbackHandler"]
 
@@ -37,7 +38,7 @@ _AGENT_NODE = "agent"
 _HOOK_NODE = "pre_model_hook"
 
 
-def skillbank_prompt(bank: Any, *, system_prompt: str | None = None,
+def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
                      injection: InjectionConfig | None = None,
                      **options: Any) -> Callable[[Any], list[BaseMessage]]:
     """A ``prompt`` for ``create_react_agent`` that puts the skills into each model call.
@@ -57,7 +58,7 @@ def skillbank_prompt(bank: Any, *, system_prompt: str | None = None,
     return skillbank_react_prompt
 
 
-def skillbank_hook(bank: Any, *, system_prompt: str | None = None,
+def skillbank_hook(bank: SkillSource, *, system_prompt: str | None = None,
                    injection: InjectionConfig | None = None,
                    **options: Any) -> Callable[[Any], dict[str, Any]]:
     """A ``pre_model_hook`` for ``create_react_agent`` that injects skills for each model call.

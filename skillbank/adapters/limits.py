@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from skillbank.messages import message_text
 from skillbank.models import LimitType
+
+if TYPE_CHECKING:  # langchain_core.tools is slow to import; it only annotates
+    from langchain_core.tools import BaseTool
 
 __all__ = [
     "LimitSignal",
@@ -156,7 +159,7 @@ def _refusal_or_error(text: str, tool: str | None) -> LimitSignal:
     return LimitSignal(kind, text, tool)
 
 
-def unknown_parameters(args: Any, tool: Any) -> list[LimitSignal]:
+def unknown_parameters(args: Any, tool: BaseTool) -> list[LimitSignal]:
     """Arguments the tool's schema has no parameter for.
 
     A tool's validation drops them without an error, so the part of the request they carried
@@ -196,7 +199,7 @@ def budget_stop_message(signal: LimitSignal, text: str) -> AIMessage:
     return AIMessage(content=text, response_metadata={BUDGET_STOP_KEY: stop})
 
 
-def limit_from_message(message: Any) -> LimitSignal | None:
+def limit_from_message(message: BaseMessage) -> LimitSignal | None:
     """A message another component appended when a limit ended or cut the run short: a limit
     middleware's, ``create_react_agent``'s "need more steps", a run budget's stop."""
     kind = getattr(message, "type", None)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
+from langchain_core.messages import BaseMessage
+
 from skillbank.adapters.limits import (
     Detectors,
     LimitSignal,
@@ -34,6 +36,7 @@ from skillbank.adapters.limits import (
 )
 from skillbank.messages import last_message, message_text, state_messages
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
+from skillbank.protocols import TrajectorySink
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
            "snapshot_id", "coerce_outcome", "call_verifier", "REMINDER_STEP"]
@@ -65,11 +68,11 @@ def model_name_of(model: Any) -> str | None:
 
 # The snapshot hashes every active skill: cheap, but not free with thousands of skills, and it
 # only changes when the change log does.
-_SNAPSHOTS: "weakref.WeakKeyDictionary[Any, tuple[int, str]]" = weakref.WeakKeyDictionary()
+_SNAPSHOTS: "weakref.WeakKeyDictionary[TrajectorySink, tuple[int, str]]" = weakref.WeakKeyDictionary()
 _SNAPSHOT_LOCK = threading.Lock()
 
 
-def snapshot_id(bank: Any) -> str | None:
+def snapshot_id(bank: TrajectorySink) -> str | None:
     try:
         seq = bank.skills.last_event_seq()
         with _SNAPSHOT_LOCK:
@@ -191,7 +194,7 @@ class TrajectoryRecorder:
 
     def __init__(
         self,
-        bank: Any,
+        bank: TrajectorySink,
         *,
         task: str = "",
         trajectory_id: str | None = None,
@@ -308,7 +311,7 @@ class TrajectoryRecorder:
         return ModelTurn(index, utcnow(), self.clock(), input_messages,
                          list(tools) if tools is not None else None)
 
-    def end_model(self, turn: ModelTurn, message: Any = None, *, error: BaseException | None = None,
+    def end_model(self, turn: ModelTurn, message: BaseMessage | None = None, *, error: BaseException | None = None,
                   detect_refusal: bool = True) -> None:
         latency = (self.clock() - turn.t0) * 1000
         step = Step(index=turn.index, kind="model", started_at=turn.started_at,
@@ -418,7 +421,7 @@ class TrajectoryRecorder:
                                                       rank=0, score=1.0))
         self._maybe_flush()
 
-    def record_tool_message(self, message: Any, tool: str | None = None) -> None:
+    def record_tool_message(self, message: BaseMessage, tool: str | None = None) -> None:
         """A tool result that no tool run produced (e.g. ``ToolNode``'s unknown-tool error)."""
         turn = self.begin_tool(tool or getattr(message, "name", None) or "unknown", None,
                                getattr(message, "tool_call_id", None))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
@@ -38,6 +38,12 @@ from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.retrieval import SkillHit
+
+if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to import; the CLI's search needs neither
+    from langchain.agents.middleware import ToolCallRequest
+    from langchain_core.tools import BaseTool
+
+    from skillbank.adapters.tools import OfferedTool
 
 __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "reminded_by",
            "REMINDER_METADATA_KEY"]
@@ -189,7 +195,7 @@ class ReminderRules:
                     any_tool.append(reminder)
         return cls(len(hits), by_tool, any_tool, unknown_tool, frozenset(checks))
 
-    def broken(self, tool: str, args: Any, tool_obj: Any, history: CallHistory,
+    def broken(self, tool: str, args: Any, tool_obj: BaseTool | None, history: CallHistory,
                messages: Sequence[Any] = ()) -> Reminder | None:
         """The first lesson this call breaks that has not been reminded of in this run.
         ``tool_obj`` is the agent's tool of that name (``None``: the agent has none);
@@ -207,7 +213,8 @@ class ReminderRules:
 class _Call:
     """One call, with what the checks derive from it computed at most once."""
 
-    def __init__(self, tool: str, args: Any, tool_obj: Any, declared: dict, messages: Sequence[Any] = ()):
+    def __init__(self, tool: str, args: Any, tool_obj: BaseTool | None, declared: dict,
+                 messages: Sequence[BaseMessage] = ()):
         self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
         self._messages = messages
         self._key: tuple[str, str] | None = None
@@ -288,7 +295,7 @@ class ToolReminders:
         self.params: dict[str, frozenset[str]] = {}  # each offered tool's declared parameters
         self._offered: tuple[str, ...] = ()
 
-    def know_tools(self, tools: Sequence[Any] | None) -> None:
+    def know_tools(self, tools: Sequence[OfferedTool] | None) -> None:
         """The tools a model call offers (``BaseTool`` objects or JSON schemas): which
         parameters each declares, so a reminder can fill a check's arguments. Read again only
         when the offered names change."""
@@ -298,10 +305,9 @@ class ToolReminders:
         self._offered = names
         self.params = {name: declared_parameters(t) for name, t in zip(names, tools or ()) if name}
 
-    def intercept(self, hits: Sequence[SkillHit], request: Any) -> tuple[Reminder, ToolMessage] | None:
-        """For a ``ToolCallRequest`` that breaks a lesson of ``hits`` (the run's block): the
-        lesson, and the message to answer the call with instead of running it (see
-        :func:`reminded_by`)."""
+    def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest) -> tuple[Reminder, ToolMessage] | None:
+        """For a call that breaks a lesson of ``hits`` (the run's block): the lesson, and the
+        message to answer the call with instead of running it (see :func:`reminded_by`)."""
         if not hits:
             return None
         if self.rules.size != len(hits):  # the block grew: index its lessons again
@@ -318,8 +324,8 @@ class ToolReminders:
         return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
                                      response_metadata={REMINDER_METADATA_KEY: marker})
 
-    def ran(self, request: Any) -> None:
-        """A ``ToolCallRequest``'s call ran (whatever its outcome)."""
+    def ran(self, request: ToolCallRequest) -> None:
+        """The request's call ran (whatever its outcome)."""
         call = request.tool_call
         self.calls.ran(call.get("name") or "?", call.get("args"))
 
