@@ -7,9 +7,10 @@ task ``trials`` times against the bank as it is (``current``) and against the ba
 with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
 reports the gain in pass^k and the tasks that got worse.
 
-Nothing a validation runs is stored: trials use :class:`InjectOnlyMiddleware`, which injects
-skills exactly as :class:`~skillbank.adapters.langchain.SkillBankMiddleware` does but records
-nothing, so validation neither feeds the next evolution round nor moves the skills' statistics.
+Nothing a validation runs is stored: trials use
+:class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware`, the injection part of
+:class:`~skillbank.adapters.langchain.SkillBankMiddleware`, which records nothing, so validation
+neither feeds the next evolution round nor moves the skills' statistics.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class CandidateView:
         return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
 
 
-if TYPE_CHECKING:  # imported where it is used: langchain.agents is slow to import
+if TYPE_CHECKING:  # imported where it is used (here and make_validator): langchain.agents is slow to import
     from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 
 
@@ -119,7 +120,7 @@ class ValidationLog:
 
 TrialFn = Callable[[Any, Any, int], bool]
 """``trial_fn(task, middleware, seed) -> success``: one trial of ``task`` with ``middleware``
-(an :class:`InjectOnlyMiddleware`) in the agent, seeded with ``seed``."""
+(a ``SkillInjectionMiddleware``) in the agent, seeded with ``seed``."""
 
 
 @dataclass
@@ -209,11 +210,13 @@ def make_validator(
     ``SkillBankMiddleware(bank, k=k, **middleware_options)`` would; one middleware serves all
     trials of an arm, so its query-embedding cache is shared.
     """
+    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+
     by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     cache: dict[tuple[str, str], list[bool]] = {}
     log = log if log is not None else ValidationLog()
     options = {"k": k, **dict(middleware_options or {})}
-    current_middleware = InjectOnlyMiddleware(bank, **options)
+    current_middleware = SkillInjectionMiddleware(bank, **options)
     # Each arm is its own measurement (the current arm's results are cached), all alike.
     arm_config = MeasureConfig(trials=trials, concurrency=concurrency, progress=False, seed=seed)
 
@@ -228,7 +231,7 @@ def make_validator(
             return {"gain": 0.0, "passed": False, "cost": 0.0,
                     "detail": "no runnable task to validate on"}
         view = CandidateView.for_pending(bank, candidate)
-        candidate_middleware = InjectOnlyMiddleware(view, **options)
+        candidate_middleware = SkillInjectionMiddleware(view, **options)
         snapshot = bank.snapshot_id()
 
         def factory(arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
