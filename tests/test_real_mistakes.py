@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.evolution import evolve
-from skillbank.evolution.toolnames import fitting_tool, is_skill_name
+from skillbank.toolnames import fitting_tool, is_skill_name
 from skillbank.lessons import LessonKind
 from skillbank.models import LimitType
 

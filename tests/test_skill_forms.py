@@ -283,6 +283,7 @@ def test_a_wrong_name_lesson_reminds_a_look_alike_name_only(bank):
     assert broke is not None and broke.text == sentence(_lesson("wrong_tool_name", tool="create_event"))
     assert "add_event" not in broke.text  # the invented name is never stored in the lesson
     assert rules.broken("turn_light", {}, None, history) is None  # shares no word with create_event
+    assert rules.broken("delete_event", {}, None, history) is None  # another kind of verb: not a look-alike
     assert rules.broken("create_event", {"title": "x"}, refund, history) is None
 
 

@@ -15,8 +15,8 @@ running it, at most once per lesson per run, so the rule arrives where the mista
   value but a yes/no when it names none) of which the user's messages hold not one word or
   number: a guess;
 - ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
-  general form); ``wrong_tool_name``: a call to a name the agent does not have that shares a
-  word with the lesson's tool (``add_event`` for ``create_event``).
+  general form); ``wrong_tool_name``: a call to a name the agent does not have that the
+  lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`).
 
 A check itself is never held back (it is read-only, and holding it back would break the very
 lesson that names it). Everything here is data already at hand: the per-call cost is a dict
@@ -38,6 +38,7 @@ from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.retrieval import SkillHit
+from skillbank.toolnames import fits
 
 if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to import; the CLI's search needs neither
     from langchain.agents.middleware import ToolCallRequest
@@ -218,7 +219,7 @@ class _Call:
         self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
         self._messages = messages
         self._key: tuple[str, str] | None = None
-        self._user_words: set[str] | None = None
+        self._said: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -247,15 +248,16 @@ class _Call:
             values = [self.args[parameter]] if self.args.get(parameter) is not None else []
         if not values:
             return False
-        if self._user_words is None:
-            said = " ".join(m.text for m in self._messages
-                            if isinstance(m, BaseMessage) and m.type == "human")
-            self._user_words = set(_WORD.findall(said.lower()))
-        return any(not (set(_WORD.findall(str(v).lower())) & self._user_words) for v in values)
+        user_words = set(_WORD.findall(self.said.lower()))
+        return any(not (set(_WORD.findall(str(v).lower())) & user_words) for v in values)
 
-
-def _shares_a_word(name: str, other: str) -> bool:
-    return bool(set(name.lower().split("_")) & set(other.lower().split("_")) - {""})
+    @property
+    def said(self) -> str:
+        """Everything the user said in the run so far."""
+        if self._said is None:
+            self._said = " ".join(m.text for m in self._messages
+                                  if isinstance(m, BaseMessage) and m.type == "human")
+        return self._said
 
 
 def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
@@ -265,7 +267,8 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
     if kind == LessonKind.missing_tool:  # by name (the specific form) or any (general): the agent lacks it
         return call.tool_obj is None
     if kind == LessonKind.wrong_tool_name:
-        return call.tool_obj is None and call.tool != lesson.tool and _shares_a_word(call.tool, lesson.tool or "")
+        # The round's own test of which tool a wrong name meant (skillbank.toolnames).
+        return call.tool_obj is None and fits(call.tool, lesson.tool or "", call.said)
     if kind == LessonKind.ask_for:
         return call.guessed(lesson.parameter)
     if kind == LessonKind.pitfall and lesson.avoid == "call":

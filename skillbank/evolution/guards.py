@@ -32,7 +32,7 @@ from typing import Iterable
 
 from skillbank.evolution.evidence import Run, common_pattern, describable
 from skillbank.evolution.naming import fit_name
-from skillbank.evolution.toolnames import fitting_tool, is_skill_name
+from skillbank.toolnames import fitting_tool, is_skill_name
 from skillbank.lessons import Lesson, LessonKind
 from skillbank.models import LimitType, SkillContent, SkillKind
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping
 
-__all__ = ["name_words", "fitting_tool", "is_skill_name"]
+__all__ = ["name_words", "fitting_tool", "fits", "is_skill_name"]
 
 # Verbs that say only what kind of thing a tool does; two names whose verbs fall in different
 # classes do different things.
@@ -63,6 +63,15 @@ def _fit(called: str, tool: str, request_words: set[str]) -> float:
     return len(shared) / len(words_a | words_b)
 
 
+def request_words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z0-9]+", (text or "").lower())}
+
+
+def fits(called: str, tool: str, request: str) -> bool:
+    """Whether ``tool`` could be what a call to ``called`` (not among the tools) meant."""
+    return called != tool and _fit(called, tool, request_words(request)) > 0
+
+
 def fitting_tool(called: str, request: str, toolset: Iterable[str],
                  known_args: Mapping[str, set[str]] | None = None, args: Iterable[str] = ()) -> str | None:
     """The tool of ``toolset`` that a call to ``called`` (not among them) meant, or ``None``.
@@ -70,13 +79,13 @@ def fitting_tool(called: str, request: str, toolset: Iterable[str],
     ``known_args`` maps a tool to the argument names its calls took (anywhere in the batch), and
     ``args`` are the argument names of the call to ``called``: they break a tie between names.
     """
-    request_words = {_stem(w) for w in re.findall(r"[a-z0-9]+", (request or "").lower())}
+    words = request_words(request)
     arg_names = set(args)
     scored = []
     for tool in dict.fromkeys(toolset):
         if tool == called:
             continue
-        score = _fit(called, tool, request_words)
+        score = _fit(called, tool, words)
         if score > 0:
             overlap = len(arg_names & (known_args or {}).get(tool, set()))
             scored.append(((score, overlap), tool))
