@@ -24,6 +24,9 @@ tool_error         ``tool`` may fail: retry once, then report it
 policy             check that policy allows ``tool`` (``None``: the request) before acting
 wrong_tool_name    call ``tool`` by its exact name (runs called it by a name that is not a
                    tool; that name is never stored or shown)
+no_tool            call no tool: the request (small talk, thanks, a compliment) asks for
+                   nothing a tool does; no field (a statement about no tool, so it holds in
+                   any toolset)
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -62,6 +65,7 @@ class LessonKind(str, Enum):
     tool_error = "tool_error"
     policy = "policy"
     wrong_tool_name = "wrong_tool_name"
+    no_tool = "no_tool"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -153,6 +157,8 @@ class Lesson(BaseModel):
             problem = "a tool_error lesson names its tool"
         elif k == LessonKind.wrong_tool_name and not self.tool:
             problem = "a wrong_tool_name lesson names the tool to call"
+        elif k == LessonKind.no_tool and (self.tool or self.check or self.parameter or self.steps):
+            problem = "a no_tool lesson names no tool"
         if problem:
             raise ValueError(problem)
         return self
@@ -298,6 +304,9 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.wrong_tool_name:
         return (f"To do this, call {_t(t)} by exactly that name: a tool name that is not among your "
                 "tools fails.")
+    if k == LessonKind.no_tool:
+        return ("If the user only makes conversation and asks for nothing a tool does, call no tool: "
+                "reply in one or two sentences.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
@@ -341,7 +350,7 @@ _SPECIFIC_ADVICE = {
 # Sections of a rendered body, in order, and the kinds each holds.
 SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("Method", frozenset({LessonKind.procedure})),
-    ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy})),
+    ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy, LessonKind.no_tool})),
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),
     ("Budget", frozenset({LessonKind.budget})),

@@ -308,3 +308,57 @@ def test_a_procedure_name_says_what_it_does():
     assert name_for(['schedule <text> on <num>.'], ["find_contact", "create_event"]) == "schedule-create-event"
     assert name_for(["refund order <num> for <name>, it arrived damaged."], ["find_order", "issue_refund"]) \
         == "refund-order-arrived-damaged"
+
+
+# -- small talk answered with a lookup ------------------------------------------------------------
+
+COMPLIMENTS = ["Hi! I just wanted to say your service has been great.",
+               "Hello! Just wanted to say your service has been great."]
+
+
+def _shop(bank, text, calls):
+    """A shop run on small talk; it passes when the model called no tool."""
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order."""
+        return json.dumps({"ok": False, "error": f"unknown order {order_id}"})
+
+    script = [tool_call(name, args) for name, args in calls] + ["Thank you, glad to hear it!"]
+    mw = SkillBankMiddleware(bank, inject=False, verifier=lambda state: not calls)
+    create_agent(ScriptedChatModel(script, cycle=False), [get_order], middleware=[mw]).invoke(
+        {"messages": [("user", text)]})
+
+
+def test_small_talk_answered_with_a_lookup_teaches_to_call_no_tool(bank):
+    from skillbank.adapters.injection import fits_toolset
+
+    for text in COMPLIMENTS:  # the runs that got it right called nothing
+        _shop(bank, text, [])
+    for i in range(3):  # the lookups failed with an error: the call, not the error, was the mistake
+        _shop(bank, COMPLIMENTS[i % 2], [("get_order", {"order_id": f"ORD-{1000 + i}"})])
+    evolve(bank)
+    taught = {lesson.kind: name for name, lesson in _lessons(bank)}
+    assert LessonKind.no_tool in taught
+    name, lesson = taught[LessonKind.no_tool], LessonKind.no_tool
+    skill = bank.get_skill(name)
+    assert "call no tool" in skill.body and "service has been great" in skill.description
+    # Calling no tool is right whatever the agent's tools: it reaches an agent of another toolset.
+    assert skill.content.toolset == ("get_order",) and fits_toolset(skill, ["get_door_status", "lock_door"])
+
+
+def test_no_tool_is_not_learned_when_a_success_called_a_tool(bank):
+    for text in COMPLIMENTS:
+        _shop(bank, text, [])
+    for i in range(3):
+        _shop(bank, COMPLIMENTS[i % 2], [("get_order", {"order_id": f"ORD-{1000 + i}"})])
+    # A request of the same kind that succeeded with a call: tools were not the mistake.
+    bank.trajectories.save(_success_with_a_call(bank))
+    evolve(bank)
+    assert all(x.kind != LessonKind.no_tool for _, x in _lessons(bank))
+
+
+def _success_with_a_call(bank):
+    import test_evolution_support as worlds
+
+    return worlds.traj(COMPLIMENTS[1], [("get_order", {"order_id": "ORD-7"}, '{"status": "shipped"}')],
+                       success=True, answer="Thank you!")

@@ -110,10 +110,14 @@ def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:
     a missing-tool guard too: its own tool is by definition absent, the tools it was learned
     beside are not. A skill without a recorded toolset (written by a person, or before toolsets
     were recorded) fits when it names no tool or one of ``tools``; a guard about a missing tool
-    always does. ``tools`` ``None`` (not known): everything fits.
+    always does, and so does a skill whose every lesson is to call no tool. ``tools`` ``None``
+    (not known): everything fits.
     """
     if tools is None:
         return True
+    lessons = skill.content.lessons
+    if lessons and all(x.kind == LessonKind.no_tool for x in lessons):
+        return True  # calling no tool is right or wrong whatever the tools
     have = set(tools)
     context = set(skill.content.toolset)
     if context:

@@ -77,6 +77,7 @@ _GUIDE_EXAMPLES = (
     Lesson(kind=LessonKind.unknown_field, tool="tool", field="field"),
     Lesson(kind=LessonKind.budget, budget=4),
     Lesson(kind=LessonKind.pitfall, avoid="call", tool="tool"),
+    Lesson(kind=LessonKind.no_tool),
     Lesson(kind=LessonKind.guidance, text="Any other advice, in one or two plain sentences."),
 )
 LESSON_GUIDE = "\n".join(

@@ -11,6 +11,8 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
+- **No tool**: requests whose successes called no tool at all while failures did (small talk a
+  model answers with a lookup) teach ``no_tool``.
 - **Guards** come from limit events through templates (``guards.py``).
 - **Narrowing**: a skill injected into runs that never touched its tools, and failed there, gets
   a "not for" clause in its description.
@@ -213,6 +215,8 @@ class RuleDistiller(Distiller):
         if content is None:
             content, support, why = self.pitfalls(ok, bad, config)
         if content is None:
+            content, support, why = self.no_tools(ok, bad, config)
+        if content is None:
             return []
         return [Proposal(kind=ChangeKind.add, content=content, origin="induce",
                          reason=why, evidence=tuple(r.id for r in support + bad))]
@@ -269,6 +273,27 @@ class RuleDistiller(Distiller):
         content = attach_examples(content, support, keep=config.examples_per_lesson, scrubber=self.scrubber)
         why = f"recurring mistakes: {'; '.join(why for _, why in contrast)}"
         return content, list(support), why
+
+    def no_tools(self, ok: Sequence[Run], bad: Sequence[Run],
+                 config: EvolutionConfig) -> tuple[SkillContent | None, list[Run], str]:
+        """``no_tool`` for requests that succeeded only without a tool call and failed with one:
+        no success called a tool, and at least ``min_support`` failures did."""
+        callers = [r for r in bad if r.calls]
+        if not ok or any(r.calls for r in ok) or len(callers) < config.min_support:
+            return None, [], ""
+        templates = [r.template for r in ok]
+        like = _like(templates)
+        if not like:
+            return None, [], ""
+        content = SkillContent(
+            name=name_for(templates, (), suffix="no-tools"),
+            description=f"When the user says something like \"{like}\" and asks for nothing a tool "
+                        f"does."[: config.max_description_chars],
+            kind=SkillKind.pitfall, tags=("learned",), lessons=(Lesson(kind=LessonKind.no_tool),),
+            toolset=toolset_of(list(ok) + callers))
+        why = (f"{len(ok)} successful run(s) called no tool; {len(callers)} failed run(s) called "
+               f"{', '.join(sorted({c.tool for r in callers for c in r.calls}))}")
+        return content, list(ok), why
 
     # -- edits to a used skill -----------------------------------------------------------------
 
