@@ -164,10 +164,9 @@ def test_the_round_lock_of_a_killed_process_is_released_by_the_server(pg_url):
                 evolve(bank, lock_timeout=0.3)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-            start = time.monotonic()
+            # The server let the dead process's lock go: taking it does not time out (LockedError).
             with evolution_lock(bank, timeout=10):
                 pass
-            assert time.monotonic() - start < 10
             assert evolve(bank, lock_timeout=5).trajectories == 1
     finally:
         if proc.poll() is None:

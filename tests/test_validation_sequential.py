@@ -101,3 +101,49 @@ def test_sequential_verdict_equals_running_every_task(bank, case):
         assert a["gain"] == b["gain"] and a["regressions"] == b["regressions"]
     # paired seeds: a trial has the same seed however the tasks were grouped
     assert {c for c in seq_calls if c[0] == "candidate"} <= {c for c in full_calls if c[0] == "candidate"}
+
+
+def test_a_task_the_candidate_never_reaches_counts_for_nothing(bank):
+    """Real agents: the candidate is a guard for a tool only one task's agent has; on the other
+    task the toolset keeps it out of every prompt, so its arms differ by sampling noise only."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from skillbank.adapters.testing import ScriptedChatModel
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """An order's status."""
+        return "shipped"
+
+    tools = {"weather": [get_weather], "shop": [get_order]}
+    cand = bank.add_skill(name="no-alerts", description="weather alerts cannot be set",
+                          body="Say that alerts cannot be set.", kind="guard", status="candidate",
+                          toolset=["get_weather"])
+    tasks = [SimpleTask(id="weather", type="x", input="weather alerts for Oslo"),
+             SimpleTask(id="shop", type="x", input="weather alerts for my order")]
+    # The shop task "regresses" by chance: without the reach rule that rejects the candidate.
+    outcomes = {("current", "shop"): [True, True], ("candidate", "shop"): [False, False],
+                ("current", "weather"): [False, False], ("candidate", "weather"): [True, True]}
+    seen = []
+
+    def trial_fn(task, middleware, seed):
+        arm = "candidate" if isinstance(middleware.injector.bank, CandidateView) else "current"
+        agent = create_agent(ScriptedChatModel(["ok"]), tools[task.id], middleware=[middleware])
+        agent.invoke({"messages": [("user", task.input)]})
+        done = sum(1 for a, t in seen if (a, t) == (arm, task.id))
+        seen.append((arm, task.id))
+        return outcomes[(arm, task.id)][done % TRIALS]
+
+    validate = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)
+    out = validate(cand, ["weather", "shop"])
+    assert out["checked"] == ["weather"] and out["regressions"] == [] and verdict(out)
+    assert "1 task(s) not reached" in out["detail"]
+    # Reaching no task measures nothing: not promoted.
+    out = validate(cand, ["shop"])
+    assert out["checked"] == [] and not verdict(out) and "reached no task" in out["detail"]

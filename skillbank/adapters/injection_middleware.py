@@ -67,6 +67,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         self.config: InjectionConfig = self.injector.config
         self.runs: AgentRuns[_RunSkills] = AgentRuns(_RunSkills.start)
         self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
+        self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
         self._lock = threading.Lock()
 
@@ -85,6 +86,8 @@ class SkillInjectionMiddleware(AgentMiddleware):
             return None
 
     def _with_skills(self, request: ModelRequest, result: InjectionResult | None) -> ModelRequest:
+        with self._lock:
+            self.model_calls += 1
         if result is None:
             return request
         with self._lock:

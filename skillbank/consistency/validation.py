@@ -205,6 +205,12 @@ def make_validator(
     it. A stopped validation reports the bound that decided as ``gain`` and says so in
     ``detail``. ``sequential=False`` runs every task.
 
+    A task whose candidate-arm trials made model calls but never put the candidate into a
+    prompt (retrieval or the toolset kept it out) is *not reached*: both arms ran the same prompts, so any difference
+    there is sampling noise, and the task counts neither for the gain nor as a regression
+    (``detail`` says how many were not reached). A candidate that reaches no task is not
+    promoted: nothing was measured.
+
     ``current`` results are cached per bank snapshot, so candidates of one round share them.
     ``seed`` keeps validation seeds apart from the measurement's. Trials inject like
     ``SkillBankMiddleware(bank, k=k, **middleware_options)`` would; one middleware serves all
@@ -252,21 +258,37 @@ def make_validator(
 
         tally = _Tally(trials, regression_margin, min_gain, len(chosen))
         runs: dict[str, dict[str, list[bool]]] = {"current": {}, "candidate": {}}
+        unreached: list[str] = []
         cost, verdict = 0, None
         groups = [[t] for t in chosen] if sequential else [chosen]
         for i, group in enumerate(groups):
+            shown_before = candidate_middleware.injected[candidate.id]
+            calls_before = candidate_middleware.model_calls
             new, spent = run(group)
             cost += spent
-            for task in group:
-                runs["current"][task.id] = cache[(snapshot, task.id)]
-                runs["candidate"][task.id] = new[task.id]
-                tally.add(task.id, runs["current"][task.id], new[task.id])
+            # (a trial_fn that never calls the model through the middleware tells nothing of reach)
+            if candidate_middleware.model_calls > calls_before and \
+                    candidate_middleware.injected[candidate.id] == shown_before:
+                unreached.extend(t.id for t in group)  # the same prompts in both arms: noise only
+                tally.planned -= len(group)
+            else:
+                for task in group:
+                    runs["current"][task.id] = cache[(snapshot, task.id)]
+                    runs["candidate"][task.id] = new[task.id]
+                    tally.add(task.id, runs["current"][task.id], new[task.id])
             left = [t for g in groups[i + 1:] for t in g]
             verdict = tally.decided([cache.get((snapshot, t.id)) for t in left])
             if verdict is not None:
                 break
 
         ran = [t for t in chosen if t.id in runs["candidate"]]
+        not_reached = f"; {len(unreached)} task(s) not reached" if unreached else ""
+        if not ran:
+            with log.lock:
+                log.trials += cost
+                log.seconds += time.perf_counter() - t0
+            return {"gain": 0.0, "passed": False, "cost": float(cost), "checked": [],
+                    "detail": f"the candidate reached no task's prompt ({len(unreached)} run): nothing measured"}
         k = trials
         hat_deltas = [metrics.pass_hat_k(sum(runs["candidate"][t.id]), len(runs["candidate"][t.id]), k)
                       - metrics.pass_hat_k(sum(runs["current"][t.id]), len(runs["current"][t.id]), k) for t in ran]
@@ -280,21 +302,22 @@ def make_validator(
         rate_cur = sum(sum(runs["current"][t.id]) for t in ran) / (len(ran) * trials)
         rate_new = sum(sum(runs["candidate"][t.id]) for t in ran) / (len(ran) * trials)
         detail = (f"pass^{k} {d_hat:+.2f}, success {rate_cur:.0%} -> {rate_new:.0%} on "
-                  f"{len(ran)} task(s)")
-        stopped = len(ran) < len(chosen)
+                  f"{len(ran)} task(s){not_reached}")
+        stopped = len(ran) + len(unreached) < len(chosen)
         if stopped and not regressions:
             # The verdict is settled by a bound over the tasks not run: report that bound, so the
             # gate decides as it would have with every task run.
-            left = [cache.get((snapshot, t.id)) for t in chosen[len(ran):]]
+            tried = {t.id for t in ran} | set(unreached)
+            left = [cache.get((snapshot, t.id)) for t in chosen if t.id not in tried]
             all_pass, all_fail = [True] * trials, [False] * trials
             bound = math.fsum(tally.deltas) + math.fsum(
                 (1.0 if c is None else tally.task_delta(c, all_pass)) if verdict == "rejected"
                 else tally.task_delta(c, all_fail) for c in left)
-            gain = bound / len(chosen)
-            detail += (f"; stopped after {len(ran)} of {len(chosen)} task(s): gain at "
+            gain = bound / tally.planned
+            detail += (f"; stopped after {len(tried)} of {len(chosen)} task(s): gain at "
                        f"{'most' if verdict == 'rejected' else 'least'} {gain:+.3f} whatever the rest do")
         elif stopped:
-            detail += f"; stopped after {len(ran)} of {len(chosen)} task(s): a regression"
+            detail += f"; stopped after {len(ran) + len(unreached)} of {len(chosen)} task(s): a regression"
         with log.lock:
             log.trials += cost
             log.seconds += time.perf_counter() - t0
@@ -302,7 +325,8 @@ def make_validator(
                                 "tasks": [t.id for t in ran], "planned_tasks": [t.id for t in chosen],
                                 "gain": gain, "pass_hat_k_change": d_hat, "success_change": d_rate,
                                 "regressions": regressions, "success_current": rate_cur,
-                                "success_candidate": rate_new, "trials": cost, "stopped_early": stopped})
+                                "success_candidate": rate_new, "trials": cost, "stopped_early": stopped,
+                                "not_reached": unreached})
         if log.listener is not None:
             log.listener(log.entries[-1])
         return {"gain": gain, "regressions": regressions, "cost": float(cost), "detail": detail,
