@@ -149,9 +149,10 @@ def test_a_call_that_skips_its_check_is_answered_with_the_lesson_and_not_run(ban
     assert "[1] reminder at tool refund" in shown.output and "skill injected: refund-orders" in shown.output
 
 
-def test_without_the_switch_every_call_runs(bank):
+def test_reminders_are_on_by_default_and_off_with_the_switch(bank):
+    assert SkillBankMiddleware(bank).injection.reminders  # the real model's winning form
     _refund_skill(bank)
-    agent, _, _ = _agent(bank, CHECK_SKIPPED)
+    agent, _, _ = _agent(bank, CHECK_SKIPPED, reminders=False)
     result = agent.invoke({"messages": [("user", "refund my order A1")]})
     assert [name for name, _ in RAN] == ["refund", "get_order", "refund"]
     traj = bank.trajectories.get(result["skillbank_trajectory_id"])
@@ -222,16 +223,18 @@ def test_which_calls_break_which_lessons(bank):
     # The call shape a pitfall warns about: its literal values, any value for a placeholder.
     assert rules.broken("refund", {"order_id": "B2", "mode": "full"}, refund, history).lesson.avoid == "call"
     assert rules.broken("refund", {"order_id": "B2", "mode": "partial"}, refund, history) is None
-    # A repeated identical call under a budget; then a call past the budget.
+    # A repeated identical call under a budget breaks it; a new call, even past the budget, does
+    # not (it may be the action the user asked for, and its answer is not above).
     history.ran("get_order", {"order_id": "A1"})
     assert rules.broken("get_order", {"order_id": "B2"}, get_order, history) is None
     assert rules.broken("get_order", {"order_id": "A1"}, get_order, history).lesson.kind.value == "budget"
     history.ran("get_order", {"order_id": "B2"})
     history.ran("get_order", {"order_id": "C3"})
-    assert rules.broken("get_order", {"order_id": "D4"}, get_order, history).lesson.kind.value == "budget"
-    # Once reminded of, a lesson stays quiet for the run.
-    history.reminded.add(rules.broken("get_order", {"order_id": "D4"}, get_order, history).key)
+    assert rules.broken("refund", {"order_id": "D4"}, refund, history) is None
     assert rules.broken("get_order", {"order_id": "D4"}, get_order, history) is None
+    # Once reminded of, a lesson stays quiet for the run.
+    history.reminded.add(rules.broken("get_order", {"order_id": "C3"}, get_order, history).key)
+    assert rules.broken("get_order", {"order_id": "C3"}, get_order, history) is None
 
 
 def test_the_general_missing_parameter_lesson_covers_any_undeclared_argument(bank):

@@ -9,8 +9,8 @@ running it, at most once per lesson per run, so the rule arrives where the mista
 - ``pitfall`` ``call``: a call of the shape the lesson warns about (its step's literal values);
 - ``missing_parameter``: an argument the tool's schema does not declare (the lesson's own
   parameter, or any for the general form);
-- ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run, and (``budget``)
-  a call past the budget or a third call of the tool the lesson names;
+- ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run (its answer is
+  above; a new call, even past the budget, runs);
 - ``ask_for``: a call of the lesson's tool passes a value (for the lesson's parameter, or any
   value but a yes/no when it names none) of which the user's messages hold not one word or
   number: a guess;
@@ -119,15 +119,11 @@ class CallHistory:
 
     tools: set[str] = field(default_factory=set)  # tools that have run
     calls: Counter = field(default_factory=Counter)  # (tool, canonical args) -> times run
-    per_tool: Counter = field(default_factory=Counter)
-    total: int = 0
     reminded: set[tuple[str, str]] = field(default_factory=set)  # (skill id, lesson key)
 
     def ran(self, tool: str, args: Any) -> None:
         self.tools.add(tool)
         self.calls[_call_key(tool, args)] += 1
-        self.per_tool[tool] += 1
-        self.total += 1
 
 
 def _call_key(tool: str, args: Any) -> tuple[str, str]:
@@ -278,13 +274,11 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
             return False
         extra = call.undeclared()  # a tool the agent lacks has none: ToolNode answers that call
         return bool(extra) if lesson.parameter is None else lesson.parameter in extra
-    repeated = history.calls[call.key] > 0
-    if kind == LessonKind.pitfall:  # avoid == "repeat"
-        return repeated
-    if kind == LessonKind.budget:
-        over = lesson.budget is not None and history.total >= lesson.budget
-        kept_calling = lesson.tool == call.tool and history.per_tool[call.tool] >= 2
-        return repeated or over or kept_calling
+    if kind in (LessonKind.pitfall, LessonKind.budget):  # pitfall: avoid == "repeat"
+        # Only a call identical to one already run: its answer is truly at hand. A new call past
+        # a budget is not held back: it may be the very action the user asked for (in the demo a
+        # general budget lesson held back refunds and events on tasks with no budget of their own).
+        return history.calls[call.key] > 0
     return False
 
 
