@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
 class BundledEnvironments:
     """Entry point ``skillbank.environments``: the bundled families and BFCL multi-turn."""
 
-    help = ("demo (car, retail, calendar), car, retail, calendar, simple (for small real "
+    help = ("demo (car, retail, calendar), car, retail, calendar, simple, small (tiers for small real "
             "models), all, or bfcl (BFCL multi-turn; needs --model)")
 
     @property
