@@ -7,8 +7,8 @@ engines compute the same vectors; a test compares both with sentence-transformer
 once, in about a second, and kept in skillbank's cache folder (``~/.cache/skillbank/models``,
 ``$SKILLBANK_MODELS`` to move it); later processes only load it.
 
-Optional: ``pip install 'skillbank[onnx]'``. Without onnxruntime the numpy engine serves (see
-:func:`available`).
+onnxruntime and onnx are core dependencies; where either cannot be imported the numpy engine
+serves (see :func:`available`).
 """
 
 from __future__ import annotations
