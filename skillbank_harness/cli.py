@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
 class BundledEnvironments:
     """Entry point ``skillbank.environments``: the bundled families and BFCL multi-turn."""
 
-    help = ("demo (car, retail, calendar), car, retail, calendar, simple, small (tiers for small real "
-            "models), all, or bfcl (BFCL multi-turn; needs --model)")
+    help = ("demo (car, retail, calendar), car, retail, calendar, simple, small (tiers for "
+            "small real models), all, or bfcl (BFCL multi-turn; needs --model)")
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -14,10 +14,10 @@ pytestmark = pytest.mark.model
 
 
 def needs_onnx() -> None:
-    """The ONNX engine needs onnxruntime and onnx (the onnx extra); under CI, fail without them."""
+    """The ONNX engine needs onnxruntime and onnx (core dependencies); under CI, fail without them."""
     missing = [m for m in ("onnxruntime", "onnx") if importlib.util.find_spec(m) is None]
     if missing:
-        unavailable(f"{' and '.join(missing)} not installed: pip install 'skillbank[onnx]'")
+        unavailable(f"{' and '.join(missing)} not installed: reinstall skillbank, which requires them")
 
 TEXTS = [
     "the window tool is gone, user wants fresh air",

@@ -276,8 +276,8 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
         return bool(extra) if lesson.parameter is None else lesson.parameter in extra
     if kind in (LessonKind.pitfall, LessonKind.budget):  # pitfall: avoid == "repeat"
         # Only a call identical to one already run: its answer is truly at hand. A new call past
-        # a budget is not held back: it may be the very action the user asked for (in the demo a
-        # general budget lesson held back refunds and events on tasks with no budget of their own).
+        # a budget is not held back: it may be the very action the user asked for, and a general
+        # budget lesson rides on tasks that have no budget of their own.
         return history.calls[call.key] > 0
     return False
 
