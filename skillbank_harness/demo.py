@@ -31,6 +31,7 @@ from skillbank.consistency.precision import InjectionPrecision, injection_precis
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
 from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT, MeasureResult
 from skillbank_harness.envs.measure import measure_env
+from skillbank_harness.envs.workers import TaskRecipe, TrialWorkers
 
 __all__ = ["DemoConfig", "DemoResult", "run_demo", "QUICK", "FULL"]
 
@@ -56,6 +57,9 @@ class DemoConfig:
     # False is the ablation where retrieval alone decides.
     match_toolset: bool = True
     concurrency: int = 2
+    # Worker processes for the measurements' simulated trials (0: threads of this process).
+    # The gate's re-runs stay on threads here: it reads each run's injections as they happen.
+    processes: int = 2
     max_train_tasks: int | None = None  # cap on evolution-set tasks (quick mode)
     max_heldout_tasks: int | None = None
 
@@ -160,7 +164,7 @@ def run_demo(
     def phase(name: str, t0: float) -> None:
         phases[name] = round(time.perf_counter() - t0, 2)
         now = time.process_time()
-        cpu[name] = round(now - cpu_mark[0], 2)  # CPU seconds of every thread of this process
+        cpu[name] = round(now - cpu_mark[0], 2)  # CPU seconds of this process (not its workers)
         cpu_mark[0] = now
 
     bank_path = Path(bank_dir) if bank_dir is not None else Path(tempfile.mkdtemp(prefix="skillbank-demo-")) / "bank"
@@ -181,6 +185,11 @@ def run_demo(
     t0 = time.perf_counter()
     bank = SkillBank.open(bank_path, embedder=embedder)
     _refuse_rerun(bank)
+    workers = None
+    if config.processes > 0:
+        recipe = TaskRecipe(config.families, config.per_template, seed)
+        workers = TrialWorkers(bank.location, recipe, config.processes, embedder)
+        workers.warm_up()  # the workers start while this process loads its own model
     blas = _one_blas_thread_each()
     try:
         bank.embedder.embed_query("warm up the embedding model")
@@ -192,10 +201,12 @@ def run_demo(
         out.print("\n[bold]1. Baseline[/] on the evolution set: without the bank and with the "
                   "empty bank")
         baseline = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
-                               run_id=f"{run_tag}-baseline", concurrency=config.concurrency,
+                               run_id=f"{run_tag}-baseline", concurrency=config.concurrency, workers=workers,
                                progress=progress, seed=seed, description="baseline")
         phase("baseline", t0)
         _print_line(out, "baseline", baseline, None)
+        # Which baseline failures a lesson could fix: the workers re-run them during evolution.
+        mass = workers.failure_mass(baseline.records) if workers is not None else None
 
         # -- 2. evolution rounds ---------------------------------------------------------------
         out.print(f"\n[bold]2. Evolution[/]: {config.rounds} round(s) of the rule-based "
@@ -254,7 +265,7 @@ def run_demo(
                 t0 = time.perf_counter()
                 run = measure_env(train, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
                                   arms=(ARM_WITH,), run_id=f"{run_tag}-round{round_no}",
-                                  concurrency=config.concurrency, progress=progress, seed=seed,
+                                  concurrency=config.concurrency, workers=workers, progress=progress, seed=seed,
                                   description=f"evolution set with the bank (round {round_no})")
                 phase(f"trials after round {round_no}", t0)
                 head = run.headline()[ARM_WITH]
@@ -270,7 +281,7 @@ def run_demo(
         t0 = time.perf_counter()
         out.print("\n[bold]3. Final[/]: every task of both sets, without and with the bank")
         final = measure_env(train + heldout, trials=config.trials, bank=bank, k=config.k, middleware_options=_injection_options(config),
-                            run_id=f"{run_tag}-final", concurrency=config.concurrency,
+                            run_id=f"{run_tag}-final", concurrency=config.concurrency, workers=workers,
                             progress=progress, seed=seed, description="final")
         phase("final", t0)
         last = config.rounds
@@ -316,8 +327,11 @@ def run_demo(
                             "cpu_seconds": cpu, "bank": str(bank_path),
                             "injection_precision": precision.as_dict()}})
         phase("report", t0)
+        mass = mass.result() if mass is not None else None  # long done: it ran during evolution
     finally:
         blas.__exit__(None, None, None)
+        if workers is not None:
+            workers.close()
         bank.close()
 
     seconds = time.perf_counter() - started
@@ -325,7 +339,7 @@ def run_demo(
     out.print(rich_table(final, title=f"Final: pass^k without and with the bank "
                                       f"({config.trials} trials per task and arm)"))
     _print_verdict(out, final)
-    out.print(escape(_failure_mass(baseline, train).summary()))
+    out.print(escape((mass or _failure_mass(baseline, train)).summary()))
     out.print(escape(general_note))
     out.print(escape(_precision_note(precision)))
     out.print(f"[yellow]{escape(SIMULATED_NOTE)}[/]")

@@ -490,3 +490,39 @@ def test_the_middleware_learns_each_tool_s_parameters_from_the_model_call(bank):
     result = agent.invoke({"messages": [("user", "cancel my yoga class on 2027-03-09")]})
     [(_, text)] = _tool_results(result["messages"])
     assert RAN == [] and 'Call `list_events` now with {"date":"2027-03-09"}' in text
+
+
+def test_declared_parameters_are_read_only_for_the_tool_asked_for(monkeypatch):
+    import skillbank.adapters.tools as tools_module
+    from skillbank.adapters.tools import DeclaredParameters
+
+    @tool
+    def list_events(date: str) -> str:
+        """List the events on a date."""
+        return "[]"
+
+    @tool
+    def cancel_event(title: str, date: str) -> str:
+        """Cancel an event."""
+        return "cancelled"
+
+    read: list[str] = []
+    real = tools_module.declared_parameters
+    monkeypatch.setattr(tools_module, "declared_parameters",
+                        lambda t: read.append(tools_module.tool_name(t)) or real(t))
+    params = DeclaredParameters()
+    schema = {"function": {"name": "get_order", "parameters": {"properties": {"order_id": {}}}}}
+    params.offer([list_events, cancel_event, schema])
+    assert read == [] and sorted(params) == ["cancel_event", "get_order", "list_events"]
+    assert params["list_events"] == {"date"} and params.get("get_order") == {"order_id"}
+    assert params.get("no_such_tool") is None
+    params.offer([list_events, cancel_event])  # the same objects: nothing is read again
+    assert params["list_events"] == {"date"} and read == ["list_events", "get_order"]
+
+    @tool("list_events")
+    def list_events_v2(date: str, calendar: str) -> str:
+        """List the events on a date in one calendar."""
+        return "[]"
+
+    params.offer([list_events_v2])  # a new tool under the old name is read anew
+    assert params["list_events"] == {"date", "calendar"} and read[-1] == "list_events"

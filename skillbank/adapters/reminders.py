@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from langchain_core.messages import BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
-from skillbank.adapters.tools import declared_parameters, tool_name
+from skillbank.adapters.tools import DeclaredParameters
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
@@ -289,18 +289,12 @@ class ToolReminders:
     def __init__(self) -> None:
         self.calls = CallHistory()
         self.rules = ReminderRules()
-        self.params: dict[str, frozenset[str]] = {}  # each offered tool's declared parameters
-        self._offered: tuple[str, ...] = ()
+        self.params = DeclaredParameters()  # each offered tool's declared parameters
 
     def know_tools(self, tools: Sequence[OfferedTool] | None) -> None:
-        """The tools a model call offers (``BaseTool`` objects or JSON schemas): which
-        parameters each declares, so a reminder can fill a check's arguments. Read again only
-        when the offered names change."""
-        names = tuple(tool_name(t) for t in tools or ())
-        if names == self._offered:
-            return
-        self._offered = names
-        self.params = {name: declared_parameters(t) for name, t in zip(names, tools or ()) if name}
+        """The tools a model call offers (``BaseTool`` objects or JSON schemas), so a reminder
+        can fill a check's arguments from the parameters the check declares."""
+        self.params.offer(tools)
 
     def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest) -> tuple[Reminder, ToolMessage] | None:
         """For a call that breaks a lesson of ``hits`` (the run's block): the lesson, and the

@@ -6,14 +6,15 @@ A model request carries ``BaseTool`` objects or OpenAI-style JSON schemas (``{"n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 if TYPE_CHECKING:  # langchain_core.tools is slow to import; these only annotate
     from langchain_core.tools import BaseTool
 
     OfferedTool = BaseTool | dict[str, Any]
 
-__all__ = ["tool_name", "tool_names", "declared_parameters"]
+__all__ = ["tool_name", "tool_names", "declared_parameters", "DeclaredParameters"]
 
 
 def tool_name(tool: OfferedTool) -> str:
@@ -43,3 +44,32 @@ def declared_parameters(tool: OfferedTool) -> frozenset[str]:
         return frozenset((getattr(tool, "args", None) or {}).keys())
     except Exception:  # a tool whose schema cannot be read: it declares nothing we can use
         return frozenset()
+
+
+class DeclaredParameters(Mapping[str, frozenset[str]]):
+    """Tool name -> the parameters it declares, for the tools a model call offers, each read
+    only when first asked for: reading a ``BaseTool``'s parameters builds its JSON schema
+    (about a millisecond a tool), and a run asks for one tool's at most, when a reminder
+    fills a check's arguments."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, OfferedTool] = {}
+        self._read: dict[str, frozenset[str]] = {}
+
+    def offer(self, tools: Sequence[OfferedTool] | None) -> None:
+        """The tools the latest model call offers; what was read stays while a tool of that
+        name is the same object."""
+        offered = {name: tool for tool in tools or () if (name := tool_name(tool))}
+        self._read = {n: p for n, p in self._read.items() if offered.get(n) is self._tools.get(n)}
+        self._tools = offered
+
+    def __getitem__(self, name: str) -> frozenset[str]:
+        if name not in self._read:
+            self._read[name] = declared_parameters(self._tools[name])
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)

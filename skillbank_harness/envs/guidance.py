@@ -29,6 +29,8 @@ sentence is read as its nearest intent only; a tool named only by a paraphrase o
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import threading
 from dataclasses import dataclass
@@ -437,6 +439,19 @@ def read(text: str, tools: Sequence[dict[str, Any]] = (), fields: Iterable[str] 
     result fields it has seen, recognised when a unit mentions them in words. Without schemas
     every spelled name is unknown and roles go by position.
     """
+    # The policy reads the same system prompt on every turn of every trial that injects the
+    # same skills; reading is a pure function of its inputs (the directives are frozen), so a
+    # reading is remembered, not redone.
+    key = (text, json.dumps(list(tools), sort_keys=True, default=str), tuple(fields))
+    return list(_read_once(*key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_once(text: str, tools_json: str, fields: tuple[str, ...]) -> tuple[Directive, ...]:
+    return tuple(_read(text, json.loads(tools_json), fields))
+
+
+def _read(text: str, tools: Sequence[dict[str, Any]], fields: Iterable[str]) -> list[Directive]:
     known = _Tools(tools)
     pieces = units(text)
     if not pieces:

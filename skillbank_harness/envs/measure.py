@@ -20,6 +20,7 @@ from skillbank.consistency.runner import (
 )
 from skillbank_harness.envs.policy import SimulatedPolicy
 from skillbank_harness.envs.runner import run_task
+from skillbank_harness.envs.workers import TrialWorkers
 
 __all__ = ["measure_env", "ARM_WITH", "ARM_WITHOUT"]
 
@@ -35,6 +36,7 @@ def measure_env(
     middleware_options: Mapping[str, Any] | None = None,
     model: str | None = None,
     simulated: bool | None = None,
+    workers: TrialWorkers | None = None,
     **kwargs: Any,
 ) -> MeasureResult:
     """:func:`~skillbank.consistency.runner.measure` for the bundled environments' tasks.
@@ -51,23 +53,40 @@ def measure_env(
         middleware_options: Extra keyword arguments for ``SkillBankMiddleware``.
         model: A label for the model; default ``"simulated-policy"`` when the default policy is used.
         simulated: Stated in reports; default: True exactly when the default policy is used.
+        workers: Run the (simulated) trials in these worker processes, as many at a time as
+            it has processes, instead of on threads of this one.
         **kwargs: Passed to ``measure`` (``concurrency``, ``run_id``, ``progress``, ...).
     """
     if bank is None:
         raise MeasureError("measure_env needs a bank: every trial is logged in it")
     if model_factory is None:
-        model_factory = _simulated
         simulated = True if simulated is None else simulated
         model = model or "simulated-policy"
-
-    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
-        outcome = run_task(task, model_factory(task, spec.seed), middleware=[middleware], config=config)
-        return outcome.state, bool(outcome.success)
-
-    factory = logged_factory(bank, arms, k, middleware_options, run_trial)
+    if workers is not None:
+        if model_factory is not None:
+            raise MeasureError("worker processes run the simulated policy only; a model_factory "
+                               "runs in this process (drop workers=)")
+        factory = workers.factory(arms, k, middleware_options)
+        kwargs["concurrency"] = workers.processes
+    else:
+        run_trial = simulated_trial if model_factory is None else trial_with(model_factory)
+        factory = logged_factory(bank, arms, k, middleware_options, run_trial)
     return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
                    simulated=simulated, **kwargs)
 
 
+def trial_with(model_factory: Callable[[Any, int], Any]) -> Callable[..., tuple[Any, bool]]:
+    """``run_trial(task, middleware, spec, config)`` for ``logged_factory``: one run of the task
+    with ``model_factory(task, trial seed)``, returning ``(final state or None, success)``."""
+    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> tuple[Any, bool]:
+        outcome = run_task(task, model_factory(task, spec.seed), middleware=[middleware], config=config)
+        return outcome.state, bool(outcome.success)
+    return run_trial
+
+
 def _simulated(task: Any, seed: int) -> SimulatedPolicy:
     return SimulatedPolicy(seed=seed)
+
+
+# The default trial, importable by name: worker processes run it too.
+simulated_trial = trial_with(_simulated)

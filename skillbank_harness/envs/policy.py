@@ -17,7 +17,6 @@ import hashlib
 import json
 import re
 import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -165,29 +164,28 @@ class SimulatedPolicy(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-# create_agent binds tools on every model call; converting schemas dominated a run's cost. The
-# cache is keyed by object id and holds only a weak reference to the tool, checked on lookup.
-_SCHEMAS: dict[int, tuple[weakref.ref, str]] = {}
+# create_agent binds tools on every model call, and every trial builds its tools anew;
+# converting schemas dominated a run's cost. A tool's JSON schema follows from its name,
+# description and argument model (a class shared by every environment of a family, or a JSON
+# schema), so those are the cache key.
+_SCHEMAS: dict[tuple[Any, ...], str] = {}
 _SCHEMAS_LOCK = threading.Lock()  # trials run concurrently (consistency runner)
 
 
 def _schema(tool: Any) -> dict[str, Any]:
     """The tool's JSON function schema, as a fresh plain dict (no object reference survives)."""
-    try:
-        ref = weakref.ref(tool)
-    except TypeError:
-        ref = None
+    args = getattr(tool, "args_schema", None)
+    if not isinstance(args, type):
+        args = json.dumps(args, sort_keys=True, default=str)
+    key = (type(tool), getattr(tool, "name", None), getattr(tool, "description", None), args)
     with _SCHEMAS_LOCK:
-        hit = _SCHEMAS.get(id(tool))
-    if ref is not None and hit is not None and hit[0]() is tool:
-        return json.loads(hit[1])
-    text = json.dumps(convert_to_openai_tool(tool)["function"], default=str)
-    if ref is not None:
+        text = _SCHEMAS.get(key)
+    if text is None:
+        text = json.dumps(convert_to_openai_tool(tool)["function"], default=str)
         with _SCHEMAS_LOCK:
-            if len(_SCHEMAS) > 4096:
-                for key in [k for k, (r, _) in _SCHEMAS.items() if r() is None]:
-                    del _SCHEMAS[key]
-            _SCHEMAS[id(tool)] = (ref, text)
+            if len(_SCHEMAS) > 4096:  # tasks that remove a parameter make a model each
+                _SCHEMAS.clear()
+            _SCHEMAS[key] = text
     return json.loads(text)
 
 
