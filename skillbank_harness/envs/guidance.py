@@ -251,6 +251,11 @@ def _word_stems(text: str) -> list[tuple[int, str]]:
 def _names(unit: str, vocabulary: Iterable[str]) -> list[_Name]:
     """Identifiers the unit spells, and names from ``vocabulary`` whose every word it uses
     (``create_event`` in "create an event"), in order of first mention."""
+    return list(_names_once(unit, tuple(vocabulary)))
+
+
+@functools.lru_cache(maxsize=65536)  # a pure function of two strings; units recur every turn
+def _names_once(unit: str, vocabulary: tuple[str, ...]) -> tuple[_Name, ...]:
     found: dict[str, _Name] = {}
     for m in _IDENT.finditer(unit):
         name = m.group(1) or m.group(2)
@@ -263,7 +268,7 @@ def _names(unit: str, vocabulary: Iterable[str]) -> list[_Name]:
         if name in found or not parts or not parts <= present:
             continue
         found[name] = _Name(name, min(pos for pos, s in words if s in parts), False)
-    return sorted(found.values(), key=lambda n: n.at)
+    return tuple(sorted(found.values(), key=lambda n: n.at))
 
 
 class _Tools:
@@ -399,6 +404,7 @@ def _spelled(unit: str) -> list[str]:
     return [m.group(1) or m.group(2) for m in _IDENT.finditer(unit)]
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of two strings; units recur every turn
 def _cue_hits(unit: str, intent: str) -> int:
     bare = " " + re.sub(r"[^a-z' ]+", " ", _IDENT.sub(" ", unit).lower()) + " "
     return sum(1 for c in CUES[intent] if re.search(rf"(?<![a-z']){re.escape(c)}", bare))
