@@ -34,6 +34,9 @@ def demo(
     toolset: Annotated[bool, typer.Option(
         "--toolset-match/--no-toolset-match", help="Inject only skills learned with the agent's own "
         "tools; --no-toolset-match lets retrieval alone decide (an ablation).")] = True,
+    processes: Annotated[Optional[int], typer.Option(
+        "--processes", min=0, help="Worker processes for the simulated trials (default 2, "
+        "--quick 0); 0 runs them on threads of this process.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bars.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -54,6 +57,8 @@ def demo(
         config = replace(config, trials=trials)
     if rounds is not None:
         config = replace(config, rounds=rounds)
+    if processes is not None:
+        config = replace(config, processes=processes)
     run_demo(bank_dir, seed=seed, config=config, report_path=report, embedder=embedder or None,
              console=console(), progress=not no_progress)
 

@@ -49,6 +49,20 @@ def test_demo_quick_smoke(tmp_path: Path) -> None:
         assert held and all(t.labels["run"] == "demo-0-final" for t in held)
 
 
+def test_demo_trials_in_worker_processes_give_the_same_figures(tmp_path: Path) -> None:
+    def final(processes: str) -> dict:
+        out = tmp_path / processes
+        result = runner.invoke(app, ["demo", "--quick", "-d", str(out / "bank"), "--processes",
+                                     processes, "--no-progress"])
+        assert result.exit_code == 0, (result.output, result.exception)
+        data = json.loads((out / "bank" / "demo-report.json").read_text())
+        records = next(v["records"] for k, v in data["results"].items() if k.startswith("Final"))
+        return {(r["task_id"], r["arm"], r["trial"]): (r["success"], r["steps"]) for r in records}
+
+    in_workers, on_threads = final("2"), final("0")
+    assert in_workers == on_threads and len(in_workers) > 20
+
+
 # -- the demo's figures ----------------------------------------------------------------------------
 #
 # The README's table comes from the full demo (MiniLM, every family). This test runs the same
