@@ -57,8 +57,9 @@ class DemoConfig:
     # False is the ablation where retrieval alone decides.
     match_toolset: bool = True
     concurrency: int = 2
-    # Worker processes for the measurements' simulated trials (0: threads of this process).
-    # The gate's re-runs stay on threads here: it reads each run's injections as they happen.
+    # Worker processes for the measurements' simulated trials and the failure-mass re-runs
+    # (0: threads of this process). The gate's re-runs stay on threads: it counts each run's
+    # injections in its own middleware (RESULTS.md: in workers they gained nothing measurable).
     processes: int = 2
     max_train_tasks: int | None = None  # cap on evolution-set tasks (quick mode)
     max_heldout_tasks: int | None = None

@@ -62,7 +62,8 @@ class TrialWorkers:
     def warm_up(self) -> None:
         """Start every worker now (imports, the bank, the embedding model: a few seconds),
         while the caller does something else; the first trials then start at once."""
-        self._futures = [self._pool.submit(_ready) for _ in range(self.processes)]
+        for _ in range(self.processes):  # a busy pool starts a process for each job
+            self._pool.submit(_ready)
 
     def factory(self, arms: Sequence[str], k: int,
                 middleware_options: Mapping[str, Any] | None) -> Callable[[str, Any, Any], Any]:
