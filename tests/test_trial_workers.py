@@ -59,6 +59,8 @@ def test_workers_refuse_a_model_factory_and_a_bank_that_is_not_there(bank, tasks
                         bank=bank, workers=workers, progress=False)
     with pytest.raises(ValueError, match="at least 1"):
         TrialWorkers(bank.location, RECIPE, processes=0)
+    with pytest.raises(ValueError, match="pass it by name"):
+        TrialWorkers(bank.location, RECIPE, processes=1, embedder=lambda texts: texts)
     with TrialWorkers(str(tmp_path / "no-bank-here"), RECIPE, processes=1, embedder="hash") as workers:
         with pytest.raises(Exception, match="no-bank-here"):
             measure_env(tasks, trials=1, bank=bank, progress=False, workers=workers)

@@ -17,6 +17,7 @@ open SQLite connections is not safe.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import uuid
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -54,6 +55,12 @@ class TrialWorkers:
     def __init__(self, location: str, recipe: TaskRecipe, processes: int, embedder: Any = None):
         if processes < 1:
             raise ValueError(f"processes must be at least 1, not {processes}")
+        try:
+            pickle.dumps(embedder)
+        except Exception as exc:  # a loaded model object cannot go to another process
+            raise ValueError(f"the embedder {embedder!r} cannot be sent to worker processes "
+                             f"({exc}); pass it by name (e.g. 'minilm', 'hash') or run the "
+                             "trials on threads (processes=0)") from None
         self.processes = processes
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
