@@ -146,7 +146,7 @@ def bench_size(n: int, args: Any, base_embedder: Any, queries: list[str], qvecs:
         bank.search(q, k=K)
     truth = exact_topk(vectors, qvecs)
 
-    bank.embedder._cache.items.clear()
+    bank.embedder._cache.clear()
     misses_before = embedder.misses
     t, res = run_queries(lambda q: bank.search(q, k=K), queries, None)
     row["sb_incl"] = common.summarize_ms(t)

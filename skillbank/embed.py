@@ -13,13 +13,13 @@ import hashlib
 import os
 import re
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from skillbank.errors import EmbedderError, MissingExtraError
+from skillbank.lru import LRU
 from skillbank.protocols import Embedder  # the protocol lives with the other seams
 
 __all__ = [
@@ -42,35 +42,14 @@ def _normalise(vectors: Any, n: int, who: str) -> np.ndarray:
     return array / norms
 
 
-class _QueryCache:
-    """A small LRU over single-text embeddings: agents re-ask the same task text every run."""
-
-    def __init__(self, size: int = 512):
-        self.size = size
-        self.items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, text: str) -> np.ndarray | None:
-        with self.lock:
-            vector = self.items.get(text)
-            if vector is not None:
-                self.items.move_to_end(text)
-            return vector
-
-    def put(self, text: str, vector: np.ndarray) -> None:
-        with self.lock:
-            self.items[text] = vector
-            if len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
 class BaseEmbedder:
     """Normalisation, a query cache and a lock; subclasses implement ``_embed``."""
 
     name = "base"
 
     def __init__(self) -> None:
-        self._cache = _QueryCache()
+        # Single-text embeddings: agents re-ask the same task text every run.
+        self._cache: LRU[str, np.ndarray] = LRU(512)
 
     def _embed(self, texts: list[str]) -> Any:
         raise NotImplementedError

@@ -212,6 +212,8 @@ class SkillContent(BaseModel):
 class SkillStats(BaseModel):
     """Usage counted from labelled trajectories in which the skill was injected."""
 
+    model_config = ConfigDict(frozen=True)
+
     uses: int = 0
     successes: int = 0
     failures: int = 0
@@ -229,7 +231,13 @@ class SkillStats(BaseModel):
 
 
 class Skill(BaseModel):
-    """The current state of a skill: its latest version's content plus status and statistics."""
+    """The current state of a skill: its latest version's content plus status and statistics.
+
+    A snapshot, frozen: the bank changes a skill (``update``, ``retire``, ...) and a later read
+    shows the change; reads share one object per state.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     content: SkillContent

@@ -196,6 +196,25 @@ def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
     assert totals == {"total": 2, "labelled": 2, "successes": 2, "incomplete": 0}
 
 
+def test_reading_many_skills_shows_every_change_and_shares_what_did_not_change(any_bank):
+    one = _add(any_bank, "refund-orders", "Refund an order", tools=["find_order"])
+    two = _add(any_bank, "cancel-orders", "Cancel an order")
+    first = any_bank.skills.get_many([one.id, two.id, one.id, "no-such-id"])
+    assert sorted(first) == sorted([one.id, two.id])
+    assert any_bank.skills.get_many([one.id])[one.id] is first[one.id]  # unchanged: the same snapshot
+    with pytest.raises(Exception, match="frozen"):
+        first[one.id].status = "retired"  # a shared snapshot cannot be changed behind the bank's back
+
+    any_bank.trajectories.save(refund(0, skill=one))  # usage counts change without a version
+    any_bank.update_skill(two.id, body="Cancel it, then say so.", reason="clearer")
+    any_bank.retire(one.id, reason="superseded")
+    now = any_bank.skills.get_many([one.id, two.id])
+    assert now[one.id].stats.uses == 1 and now[one.id].status == "retired"
+    assert now[two.id].body == "Cancel it, then say so." and now[two.id].version == 2
+    assert first[one.id].stats.uses == 0 and first[two.id].version == 1  # old snapshots stay as read
+    assert now == {i: any_bank.get_skill(i) for i in (one.id, two.id)}
+
+
 def test_an_unfinished_run_keeps_its_steps_and_its_model(any_bank):
     t = Trajectory(task="open the sunroof", labels={"arm": "with"})
     any_bank.trajectories.start(t)

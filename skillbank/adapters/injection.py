@@ -13,7 +13,6 @@ import re
 import threading
 import time
 from operator import itemgetter
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -25,6 +24,7 @@ from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind
+from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
 from skillbank.protocols import SkillSource
@@ -183,7 +183,7 @@ class SkillInjector:
                                        owner="SkillInjector")
         self._standing_cache: tuple[int, tuple[list[Skill], list[Skill]]] | None = None
         self._lock = threading.Lock()
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> embedding, LRU
+        self._vectors: LRU[str, np.ndarray] = LRU(_VECTOR_CACHE)  # text -> embedding
         self.cache_hits = 0
         self.cache_misses = 0
         self.embed_batches = 0
@@ -223,11 +223,7 @@ class SkillInjector:
         One batch, because a MiniLM forward pass on a short text is bound by reading the
         weights, not by the text: two texts in one pass cost about what one costs.
         """
-        with self._lock:
-            found = {t: self._vectors.get(t) for t in parts}
-            for t, v in found.items():
-                if v is not None:
-                    self._vectors.move_to_end(t)
+        found = {t: self._vectors.get(t) for t in parts}
         missing = [t for t, v in found.items() if v is None]
         self.cache_hits += len(parts) - len(missing)
         if missing:
@@ -237,12 +233,9 @@ class SkillInjector:
             # keyed by the raw text so a cached text is not scrubbed again every turn.
             vectors = np.asarray(self.bank.embedder.embed([self.bank.scrubber(t) for t in missing]),
                                  dtype=np.float32)
-            with self._lock:
-                for t, v in zip(missing, vectors):
-                    found[t] = v
-                    self._vectors[t] = v
-                while len(self._vectors) > _VECTOR_CACHE:
-                    self._vectors.popitem(last=False)
+            for t, v in zip(missing, vectors):
+                found[t] = v
+                self._vectors.put(t, v)
         return [found[t] for t in parts]
 
     def query_vector(self, parts: Sequence[str], *, task_first: bool = True) -> np.ndarray | None:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from skillbank.lru import LRU
 from skillbank.replies import reply_json
 from skillbank.screen.findings import QUARANTINE, Finding
 from skillbank.screen.llm_prompt import VERDICT_SCHEMA, Verdict, messages, retry_messages
@@ -96,7 +96,7 @@ class LLMDetector:
         self.name = f"LLM detector ({self.label})"
         self.max_chars = max_chars
         self.stats = LLMStats()
-        self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+        self._verdicts: LRU[str, Verdict] = LRU(_CACHE_SIZE)
         self._lock = threading.Lock()
 
     @classmethod
@@ -129,11 +129,11 @@ class LLMDetector:
 
     def verdict(self, text: str) -> Verdict | str:
         """The model's verdict on ``text``, or why there is none after :data:`ATTEMPTS` asks."""
-        with self._lock:
-            if text in self._verdicts:
-                self._verdicts.move_to_end(text)
+        cached = self._verdicts.get(text)
+        if cached is not None:
+            with self._lock:
                 self.stats.cached += 1
-                return self._verdicts[text]
+            return cached
         asked = messages(text)
         error = "no reply"
         for attempt in range(ATTEMPTS):
@@ -152,7 +152,7 @@ class LLMDetector:
                 error = f"unreadable verdict: {' '.join(str(exc).split())[:200]}"
                 asked = retry_messages(asked, reply, error)
                 continue
-            self._keep(text, verdict)
+            self._verdicts.put(text, verdict)
             return verdict
         with self._lock:
             self.stats.unjudged += 1
@@ -165,8 +165,3 @@ class LLMDetector:
             self.stats.retries += retry
             self.stats.seconds += seconds
 
-    def _keep(self, text: str, verdict: Verdict) -> None:
-        with self._lock:
-            self._verdicts[text] = verdict
-            if len(self._verdicts) > _CACHE_SIZE:
-                self._verdicts.popitem(last=False)

@@ -8,13 +8,12 @@ covers the previous event's hash. Nothing here ever updates or deletes a version
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from skillbank.errors import DuplicateSkillError, SkillNotFoundError, VersionNotFoundError
 from skillbank.hashing import content_hash
+from skillbank.lru import LRU
 from skillbank.models import (
     Skill,
     SkillContent,
@@ -40,25 +39,28 @@ def _content_row(content: SkillContent) -> dict[str, Any]:
 # Parsed contents by their stored text. Validating a SkillContent (its lessons above all) costs
 # far more than reading the row, and a search reads dozens of rows per model turn. The key is
 # the row's own text, so a changed row is parsed afresh; contents are frozen, so sharing is safe.
-_PARSED: OrderedDict[tuple[Any, ...], SkillContent] = OrderedDict()
-_PARSED_MAX = 4096
-_PARSED_LOCK = threading.Lock()
+_PARSED: LRU[tuple[Any, ...], SkillContent] = LRU(4096)
 
 
 def _content_from_row(row: dict[str, Any]) -> SkillContent:
     key = tuple(row[k] for k in _CONTENT_COLUMNS)
-    with _PARSED_LOCK:
-        content = _PARSED.get(key)
-        if content is not None:
-            _PARSED.move_to_end(key)
-            return content
-    content = SkillContent.stored({k: json.loads(row[k]) if k in _JSON_COLUMNS else row[k]
-                                   for k in _CONTENT_COLUMNS})
-    with _PARSED_LOCK:
-        _PARSED[key] = content
-        if len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
+    content = _PARSED.get(key)
+    if content is None:
+        content = SkillContent.stored({k: json.loads(row[k]) if k in _JSON_COLUMNS else row[k]
+                                       for k in _CONTENT_COLUMNS})
+        _PARSED.put(key, content)
     return content
+
+
+# The columns that tell one state of a skill from another: its content is fixed by its version
+# and hash; status, note and usage counts change without a new version.
+_STATE_COLUMNS = ("id", "version", "content_hash", "status", "pinned", "note", "created_at", "updated_at",
+                  "uses", "successes", "failures", "last_used_at")
+_STATE_SELECT = ", ".join(_STATE_COLUMNS)
+
+
+def _state(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[k] for k in _STATE_COLUMNS)
 
 
 def skill_from_row(row: dict[str, Any]) -> Skill:
@@ -105,6 +107,10 @@ def event_hash(event: dict[str, Any]) -> str:
 class SkillRepo:
     def __init__(self, store: Store):
         self.store = store
+        # Skills built from rows, by the row's state: a search reads ~20-40 skills per model
+        # turn, and reading their state alone then building only the changed ones is several
+        # times cheaper than reading and building every row (Skill is frozen, so sharing is safe).
+        self._built: LRU[tuple[Any, ...], Skill] = LRU(4096)
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -120,14 +126,26 @@ class SkillRepo:
         return skill_from_row(row)
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Skill]:
-        ids = list(ids)
+        """The current skills of ``ids`` that exist, by id."""
         out: dict[str, Skill] = {}
+        unbuilt = []
+        for row in self._rows(_STATE_SELECT, list(dict.fromkeys(ids))):
+            skill = self._built.get(_state(row))
+            if skill is None:
+                unbuilt.append(row["id"])
+            else:
+                out[row["id"]] = skill
+        # A row that changed between the two reads is built as it is now, under its new state.
+        for row in self._rows("*", unbuilt):
+            out[row["id"]] = skill = skill_from_row(row)
+            self._built.put(_state(row), skill)
+        return out
+
+    def _rows(self, columns: str, ids: list[str]) -> Iterator[dict[str, Any]]:
         for start in range(0, len(ids), 500):  # stay under SQLite's variable limit
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.store.query(f"SELECT * FROM skills WHERE id IN ({marks})", chunk):
-                out[row["id"]] = skill_from_row(row)
-        return out
+            yield from self.store.query(f"SELECT {columns} FROM skills WHERE id IN ({marks})", chunk)
 
     def list(
         self,
