@@ -43,7 +43,7 @@ def _normalise(vectors: Any, n: int, who: str) -> np.ndarray:
 
 
 class BaseEmbedder:
-    """Normalisation, a query cache and a lock; subclasses implement ``_embed``."""
+    """Normalisation and a query cache; subclasses implement ``_embed``."""
 
     name = "base"
 

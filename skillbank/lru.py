@@ -15,7 +15,7 @@ V = TypeVar("V")
 
 class LRU(Generic[K, V]):
     """At most ``size`` entries; reading one makes it the newest, adding one past ``size`` drops
-    the oldest."""
+    the oldest. ``get`` answers ``None`` for a missing key, so values are never ``None``."""
 
     def __init__(self, size: int):
         if size < 1:
