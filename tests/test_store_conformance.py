@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import threading
 
+import pydantic
 import pytest
 
 from skillbank import SkillBank
@@ -22,6 +23,7 @@ from skillbank.evolution.watermark import current_round
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.splits import HELD_OUT_SPLITS
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
+from skillbank.store.skills import _CONTENT_COLUMNS, _STATE_COLUMNS
 from test_evolution_support import refund, window
 
 
@@ -202,8 +204,12 @@ def test_reading_many_skills_shows_every_change_and_shares_what_did_not_change(a
     first = any_bank.skills.get_many([one.id, two.id, one.id, "no-such-id"])
     assert sorted(first) == sorted([one.id, two.id])
     assert any_bank.skills.get_many([one.id])[one.id] is first[one.id]  # unchanged: the same snapshot
-    with pytest.raises(Exception, match="frozen"):
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
         first[one.id].status = "retired"  # a shared snapshot cannot be changed behind the bank's back
+    # A read is rebuilt when its state columns change and its content is keyed by the content
+    # columns: every column of the table must be one or the other, or a change goes unseen.
+    columns = set(any_bank.store.query("SELECT * FROM skills")[0])
+    assert columns == set(_STATE_COLUMNS) | set(_CONTENT_COLUMNS)
 
     any_bank.trajectories.save(refund(0, skill=one))  # usage counts change without a version
     any_bank.update_skill(two.id, body="Cancel it, then say so.", reason="clearer")
