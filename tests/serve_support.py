@@ -45,3 +45,48 @@ def csrf_and_version(html: str, action: str) -> dict[str, str]:
     form = html[html.index(f'action="{action}"'):]
     form = form[:form.index("</form>")]
     return dict(re.findall(r'name="(csrf|drawn_version|to_version|pinned)" value="([^"]*)"', form))
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class LiveServer:
+    """The app under uvicorn on a free loopback port, in a thread (a real HTTP server, so the
+    browser meets the same headers and cookies a person's would)."""
+
+    def __init__(self, bank, *, read_only: bool = False) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        from skillbank.web import create_app
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        config = uvicorn.Config(create_app(bank, token=TOKEN, read_only=read_only), host="127.0.0.1",
+                                port=self.port, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "LiveServer":
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
