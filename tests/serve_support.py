@@ -40,6 +40,26 @@ def fill(bank):
     return {"plain": plain.id, "evil": evil.id, "cand": cand.id, "odd": odd.id}
 
 
+def add_run(bank, skill_id: str, *, success: bool = False, payload: str = PAYLOADS[0]):
+    """A finished run with a model turn, a tool call whose result carries ``payload``, a limit
+    event and ``skill_id`` injected at the first turn."""
+    from datetime import datetime, timezone
+
+    from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory
+
+    now = datetime.now(timezone.utc)
+    run = Trajectory(task=f"refund order 7 {payload}", status="complete", final_answer=payload)
+    run.steps = [Step(index=0, kind="model", started_at=now, content=f"I will look. {payload}",
+                      tool_calls=[{"name": "get_order", "args": {"id": payload}, "id": "c1"}]),
+                 Step(index=1, kind="tool", started_at=now, tool="get_order", args={"id": "7"},
+                      result=f"order 7: {payload}")]
+    run.injections = [Injection(step=0, skill_id=skill_id, version=1, rank=0, score=0.8)]
+    run.limit_events = [LimitEvent(type=LimitType.missing_tool, step=1, detail=f"no refund tool {payload}")]
+    run.outcome = Outcome(success=success, note=payload)
+    bank.trajectories.save(run)
+    return run.id
+
+
 def csrf_and_version(html: str, action: str) -> dict[str, str]:
     """The hidden fields of the form posting to ``action`` on a page."""
     form = html[html.index(f'action="{action}"'):]

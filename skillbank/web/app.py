@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
 from skillbank.store.history import diff_versions
-from skillbank.web import forms, views
+from skillbank.web import forms, runs, views
 from skillbank.web.security import TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
@@ -53,7 +53,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
             skill = bank.get_skill(skill_id)
             drawn = forms.integer(form, "drawn_version")
             if drawn != skill.version:
-                raise forms.StaleForm(skill.name, drawn, views.changes_since(bank, skill_id, drawn))
+                raise forms.StaleForm(f"{skill.name} (drawn at v{drawn})", views.changes_since(bank, skill_id, drawn))
         return form
 
     async def index(request: Request) -> Response:
@@ -181,6 +181,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         Route("/skills/{skill_id}", skill),
         Route("/candidates", candidates),
         *actions,
+        *runs.routes(bank, page, read_form, read_only),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={

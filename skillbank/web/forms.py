@@ -16,10 +16,10 @@ class BadForm(SkillBankError):
 
 
 class StaleForm(SkillBankError):
-    """The skill changed since the page was drawn; ``changes`` are the versions since."""
+    """What a page showed changed before its form came back; ``changes`` say what."""
 
-    def __init__(self, skill_name: str, drawn: int, changes: list[str]) -> None:
-        super().__init__(f"{skill_name} changed since this page was drawn (v{drawn}): "
+    def __init__(self, subject: str, changes: list[str]) -> None:
+        super().__init__(f"{subject} changed since this page was drawn: "
                          + "; ".join(changes) + ". Reload the page and decide again.")
         self.changes = changes
 
