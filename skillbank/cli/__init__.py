@@ -108,6 +108,9 @@ app.command("copy")(maintenance.copy)
 app.command("export")(interop.export)
 app.command("import")(interop.import_)
 app.command("lint")(interop.lint)
+from skillbank.cli import serve as serve_cli  # noqa: E402  (the web app loads only when it runs)
+
+app.command("serve")(serve_cli.serve)
 from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
 from skillbank.cli import eval as eval_cli  # noqa: E402
 

@@ -1,0 +1,194 @@
+"""Routes. GET never changes state; every POST checks the CSRF token and, for a skill, the
+version the page was drawn from, then calls the bank's public API with author "web"."""
+
+from __future__ import annotations
+
+import hmac
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
+from skillbank.evolution import review
+from skillbank.store.history import diff_versions
+from skillbank.web import forms, runs, views
+from skillbank.web.security import TokenMiddleware, csrf_token
+
+HERE = Path(__file__).parent
+AUTHOR = "web"
+
+
+def _templates() -> Environment:
+    # autoescape for every template: bank text is untrusted and must never render as HTML.
+    env = Environment(loader=FileSystemLoader(HERE / "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=True,
+                      lstrip_blocks=True)
+    return env
+
+
+def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
+    env = _templates()
+    csrf = csrf_token(token)
+
+    def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(request=request, csrf=csrf, read_only=read_only, **context)
+        return HTMLResponse(html, status_code=status_code)
+
+    async def read_form(request: Request, skill_id: str | None = None):
+        """The form, after the CSRF check; with ``skill_id``, also the stale-page check."""
+        if read_only:
+            raise HTTPException(405, "read-only: this server takes no actions")
+        form = await request.form()
+        presented = form.get("csrf")
+        if not isinstance(presented, str) or not hmac.compare_digest(presented.encode(), csrf.encode()):
+            raise HTTPException(403, "CSRF token missing or wrong: reload the page")
+        if skill_id is not None:
+            skill = bank.get_skill(skill_id)
+            drawn = forms.integer(form, "drawn_version")
+            if drawn != skill.version:
+                raise forms.StaleForm(f"{skill.name} (drawn at v{drawn})", views.changes_since(bank, skill_id, drawn))
+        return form
+
+    async def index(request: Request) -> Response:
+        return RedirectResponse("/skills", status_code=303)
+
+    async def skills(request: Request) -> Response:
+        p = request.query_params
+        q, status, kind, tag = (p.get(k, "").strip()[:500] for k in ("q", "status", "kind", "tag"))
+        if status and status not in views.STATUSES:
+            raise forms.BadForm("status", f"one of {', '.join(views.STATUSES)}")
+        page_no = p.get("page", "1")
+        if not page_no.isdigit():
+            raise forms.BadForm("page", "not a positive integer")
+        listing = views.list_page(bank, q=q, status=status, kind=kind, tag=tag, sort=p.get("sort", "name"),
+                                  page=int(page_no))
+        return page(request, "skills.html.j2", listing=listing, q=q, status=status, kind=kind, tag=tag,
+                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=list(views.SORTS))
+
+    async def skill(request: Request) -> Response:
+        skill_id = request.path_params["skill_id"]
+        current = bank.get_skill(skill_id)
+        history = bank.history(skill_id)
+        p = request.query_params
+        diff = None
+        a, b = p.get("a"), p.get("b")
+        if a and b:
+            if not (a.isdigit() and b.isdigit()):
+                raise forms.BadForm("a" if not a.isdigit() else "b", "not a version number")
+            diff = bank.diff(skill_id, int(a), int(b))
+        pending = review.pending_info(bank, skill_id)
+        return page(request, "skill.html.j2", skill=current, history=list(reversed(history)), diff=diff,
+                    a=a, b=b, rendered=bank.render([current]), pending=pending)
+
+    async def candidates(request: Request) -> Response:
+        items = review.list_candidates(bank)
+        items.sort(key=lambda c: c.skill.updated_at, reverse=True)
+        rows = []
+        for c in items:
+            diff = None
+            if c.target:
+                try:
+                    target = bank.get_skill(c.target)
+                    diff = diff_versions(bank.version(target.id, target.version),
+                                         bank.version(c.skill.id, c.skill.version))
+                except SkillNotFoundError:
+                    diff = None
+            rows.append({"c": c, "diff": diff})
+        return page(request, "candidates.html.j2", rows=rows)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def back(skill_id: str) -> RedirectResponse:
+        return RedirectResponse(f"/skills/{skill_id}", status_code=303)
+
+    async def retire(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        bank.retire(sid, reason=forms.text(form, "reason"), author=AUTHOR)
+        return back(sid)
+
+    async def rollback(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        to = forms.integer(form, "to_version")
+        bank.version(sid, to)  # a missing version is a 404 before anything is written
+        bank.rollback(sid, to, reason=forms.text(form, "reason"), author=AUTHOR)
+        return back(sid)
+
+    async def edit(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        reason = forms.text(form, "reason")
+        changes = {"description": forms.text(form, "description"), "body": forms.text(form, "body", required=False)}
+        bank.update_skill(sid, reason=reason, author=AUTHOR, **changes)
+        return back(sid)
+
+    async def pin(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        wanted = forms.text(form, "pinned", limit=5)
+        if wanted not in ("true", "false"):
+            raise forms.BadForm("pinned", "true or false")
+        bank.pin(sid, wanted == "true", reason=forms.text(form, "reason", required=False) or None)
+        return back(sid)
+
+    async def promote(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        result = review.promote(bank, sid, force=form.get("force") == "yes",
+                                reason=forms.text(form, "reason"), author=AUTHOR)
+        return back(result.id)
+
+    async def reject(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        review.reject(bank, sid, reason=forms.text(form, "reason"), author=AUTHOR)
+        return RedirectResponse("/candidates", status_code=303)
+
+    # -- errors ------------------------------------------------------------------------------
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return page(request, "error.html.j2", 404, title="Not found", message=str(exc))
+
+    async def bad_form(request: Request, exc: forms.BadForm) -> Response:
+        return page(request, "error.html.j2", 400, title="Bad request", message=str(exc))
+
+    async def conflict(request: Request, exc: Exception) -> Response:
+        return page(request, "error.html.j2", 409, title="Not done", message=str(exc))
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return page(request, "error.html.j2", exc.status_code, title=f"Error {exc.status_code}",
+                    message=exc.detail)
+
+    actions = [] if read_only else [
+        Route("/skills/{skill_id}/retire", retire, methods=["POST"]),
+        Route("/skills/{skill_id}/rollback", rollback, methods=["POST"]),
+        Route("/skills/{skill_id}/edit", edit, methods=["POST"]),
+        Route("/skills/{skill_id}/pin", pin, methods=["POST"]),
+        Route("/candidates/{skill_id}/promote", promote, methods=["POST"]),
+        Route("/candidates/{skill_id}/reject", reject, methods=["POST"]),
+    ]
+    routes = [
+        Route("/", index),
+        Route("/skills", skills),
+        Route("/skills/{skill_id}", skill),
+        Route("/candidates", candidates),
+        *actions,
+        *runs.routes(bank, page, read_form, read_only),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={
+        SkillNotFoundError: not_found, VersionNotFoundError: not_found, TrajectoryNotFoundError: not_found,
+        forms.BadForm: bad_form, forms.StaleForm: conflict, InvalidSkillError: conflict,
+        HTTPException: http_error,
+    })
+    app.add_middleware(TokenMiddleware, token=token)
+    return app
+

@@ -1,0 +1,121 @@
+"""skillbank serve in a real browser: Debian's chromium, driven by Playwright.
+
+A person's path (list, search, a skill, a diff, promote, reject, roll back), the XSS payloads
+rendering as text with no dialog firing, and no token → 403. The screenshots in docs/ are taken
+here (SKILLBANK_SCREENSHOTS=1 rewrites them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import unavailable
+
+try:
+    from playwright.sync_api import sync_playwright
+
+    import skillbank.web  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the install
+    unavailable(f"{exc}: pip install 'skillbank[web,dev]'", allow_module_level=True)
+
+from serve_support import CHROMIUM, CHROMIUM_ARGS, PAYLOADS, TOKEN, LiveServer, fill
+from skillbank.models import SkillStatus
+
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "serve"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        unavailable(f"no {CHROMIUM}: apt-get install chromium")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    pg = context.new_page()
+    pg.set_default_timeout(10_000)
+    dialogs = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs
+    yield pg
+    context.close()
+
+
+def shoot(pg, name: str) -> None:
+    if os.environ.get("SKILLBANK_SCREENSHOTS"):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SHOTS / name))
+
+
+def test_a_persons_path(bank, page):
+    ids = fill(bank)
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        assert page.url == f"{server.url}/skills"  # the token left the address bar for a cookie
+        assert page.locator("#skills tbody tr").count() == 4
+        shoot(page, "skills.png")
+
+        page.fill("input[name=q]", "look an order up")
+        page.click("form.filters button")
+        assert page.locator("#skills tbody tr").first.locator("a").inner_text() == "lookup-order"
+
+        page.click("text=lookup-order")
+        assert "Call get_order with the order id." in page.inner_text("#rendered")
+        page.fill("input[name=a]", "1")
+        page.fill("input[name=b]", "2")
+        page.click("#diff-form button")
+        assert "+Call get_order with the order id." in page.inner_text("#diff")
+        shoot(page, "skill.png")
+
+        page.fill("input[aria-label='rollback reason v1']", "v2 was worse")
+        page.click("text=Roll back to v1")
+        assert bank.get_skill(ids["plain"]).body == "Call get_order with the id."
+        assert bank.history(ids["plain"])[-1].author == "web"
+
+        page.click("nav >> text=Candidates")
+        shoot(page, "candidates.png")
+        card = page.locator(f"#cand-{ids['cand']}")
+        card.locator("input[aria-label='promote reason']").fill("seen it work")
+        card.locator("text=Promote").click()
+        assert bank.get_skill(ids["cand"]).status == SkillStatus.active
+        assert "active" in page.inner_text("#skill-name")  # promotion lands on the skill's page
+
+        page.click("nav >> text=Candidates")
+
+        odd = page.locator(f"#cand-{ids['odd']}")
+        odd.locator("input[aria-label='reject reason']").fill("nonsense")
+        odd.locator("text=Reject").click()
+        assert bank.get_skill(ids["odd"]).note == "rejected: nonsense"
+        assert page.inner_text("main").strip().endswith("No candidates waiting.")
+    assert page.dialogs == []
+
+
+def test_payloads_render_as_text_and_no_dialog_fires(bank, page):
+    ids = fill(bank)
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        for path in ["/skills", f"/skills/{ids['evil']}", "/candidates", f"/skills/{ids['odd']}"]:
+            page.goto(server.url + path)
+            page.wait_for_load_state("load")
+            assert page.locator("main script, main img, main svg, main [onerror], main [onload]").count() == 0
+            assert page.locator("a[href^='javascript:']").count() == 0
+        page.goto(f"{server.url}/skills/{ids['evil']}")
+        text = page.inner_text("#rendered")
+        for payload in PAYLOADS:
+            assert payload in text  # shown verbatim, as the model sees it
+    assert page.dialogs == []
+
+
+def test_no_token_is_403(bank, page):
+    fill(bank)
+    with LiveServer(bank) as server:
+        response = page.goto(f"{server.url}/skills")
+        assert response.status == 403
+        assert "lookup-order" not in page.content()
