@@ -1,6 +1,7 @@
-"""The consistency protocol (``protocol.json``) on the real model: the calibration step.
+"""The consistency protocol (``protocol.json``) on the real model: calibration and measurement.
 
     python benchmarks/bench_consistency.py --calibrate      # the steady tier's evolution side
+    python benchmarks/bench_consistency.py --measure        # evidence, round, forms, three tiers
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
 unguided model (no bank, no oracle), at the protocol's calibration seed, which no later phase
@@ -102,11 +103,165 @@ def markdown(rows: list[dict], minutes: float) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- measurement
+
+TRIALS_LOG = HERE / "runs" / "consistency_trials.jsonl"
+MEASURE_SECTION = "Real model: consistency under protocol v1"
+
+
+def measure(threads: int | None) -> dict:
+    """Every phase after calibration, as ``protocol.json`` names it; every trial (the gate's
+    included) appended to ``runs/consistency_trials.jsonl``."""
+    import tempfile
+    from dataclasses import asdict
+
+    from bench_real_model import _model
+    from by_template import bootstrap, per_template, sign_flip_p
+    from skillbank.bank import SkillBank
+    from skillbank.consistency.validation import ValidationLog, make_validator
+    from skillbank.evolution import evolve
+    from skillbank_harness import envs
+    from skillbank_harness.envs.families.steady import AGAIN, KINDS, UNSEEN_TEMPLATES
+    from skillbank_harness.demo import _round_row
+    from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
+
+    rows = json.loads(SUMMARY.read_text())["rows"]
+    evolution = [r["template"] for r in rows if r["measured"]]
+    seeds, m = PROTOCOL["seeds"], PROTOCOL["measurement"]
+    model = _model(PROTOCOL["model"].split()[0].removeprefix("local:"), threads)
+    TRIALS_LOG.parent.mkdir(parents=True, exist_ok=True)
+    log = TRIALS_LOG.open("w")
+
+    def keep(phase: str, result) -> dict[str, list[bool]]:
+        out: dict[str, list[bool]] = {}
+        for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
+            log.write(json.dumps({"phase": phase, **asdict(r)}) + "\n")
+            out.setdefault(r.task_id, []).append(bool(r.success))
+        log.flush()
+        return out
+
+    def tasks(templates, seed, n):
+        return envs.generate_tasks(["steady"], per_template=n, seed=seed, templates=templates)
+
+    common_args = dict(k=3, concurrency=1, progress=False, model=model.model_name, simulated=False)
+    factory = lambda task, s: model.with_seed(s)  # noqa: E731
+    started = time.perf_counter()
+    folder = Path(tempfile.mkdtemp(prefix="skillbank-consistency-"))
+    with SkillBank.open(folder / "bank") as bank:
+        ev = PROTOCOL["evidence"]
+        evidence = tasks(evolution, seeds["evidence"], ev["instances_per_template"])
+        keep("evidence", measure_env(evidence, factory, trials=ev["trials_per_instance"], bank=bank,
+                                     arms=(ARM_WITHOUT,), run_id="evidence", seed=seeds["evidence"],
+                                     **common_args))
+
+        def trial_fn(task, middleware, seed: int) -> bool:
+            result = envs.run_task(task, model.with_seed(seed), middleware=[middleware])
+            log.write(json.dumps({"phase": "gate", "task_id": task.id, "seed": seed,
+                                  "success": bool(result.success),
+                                  "reasons": task.explain(result.env, result.final_answer, result.messages),
+                                  "tools": _tools_called(result.messages),
+                                  "answer": (result.final_answer or "")[:300]}) + "\n")
+            log.flush()
+            return result.success
+
+        gate_log = ValidationLog()
+        validate = make_validator(bank, {t.id: t for t in evidence}, trial_fn, trials=2, concurrency=1,
+                                  seed=seeds["gate"], k=3, max_tasks=3, log=gate_log,
+                                  middleware_options=m["forms"]["both"])
+        report = evolve(bank, auto_promote=True, validate=validate, eval_budget=24, examples_per_lesson=3)
+        skills = [{"name": s.name, "kind": s.kind.value, "body": s.body}
+                  for s in bank.list_skills(status="active")]
+        round_row = _round_row(report, {"trials": gate_log.trials, "seconds": gate_log.seconds})
+
+        n, trials = m["instances_per_template"], m["trials_per_instance"]
+        evo_tasks = tasks(evolution, seeds["measurement"], n)
+        arms = {"without": keep("evolution/without", measure_env(
+            evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITHOUT,), run_id="evo-without",
+            seed=seeds["measurement"], **common_args))}
+        for form, options in m["forms"].items():
+            arms[form] = keep(f"evolution/{form}", measure_env(
+                evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITH,), run_id=f"evo-{form}",
+                middleware_options=options, seed=seeds["measurement"], **common_args))
+        score = {f: sum(per_template(arms[f], trials).values()) for f in m["forms"]}
+        chosen = max(m["forms"], key=lambda f: (score[f], -list(m["forms"]).index(f)))
+
+        tiers = {"evolution": (arms["without"], arms[chosen])}
+        for tier, templates in (("unseen instances", [AGAIN[t] for t in evolution]),
+                                ("unseen templates", list(UNSEEN_TEMPLATES))):
+            result = measure_env(tasks(templates, seeds["measurement"], n), factory, trials=trials,
+                                 bank=bank, arms=(ARM_WITHOUT, ARM_WITH), run_id=tier.replace(" ", "-"),
+                                 middleware_options=m["forms"][chosen], seed=seeds["measurement"],
+                                 **common_args)
+            keep(tier, result)
+            split = {a: {r.task_id: [] for r in result.records} for a in (ARM_WITHOUT, ARM_WITH)}
+            for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
+                split[r.arm][r.task_id].append(bool(r.success))
+            tiers[tier] = (split[ARM_WITHOUT], split[ARM_WITH])
+    log.close()
+
+    table = {}
+    for tier, (without, with_) in tiers.items():
+        row = {"templates": len(per_template(without, 1)), "tasks": len(without), "trials": trials}
+        for kk in (1, trials):
+            w, b = per_template(without, kk), per_template(with_, kk)
+            gain, lo, hi = bootstrap(w, b)
+            row[f"pass^{kk}"] = {"without": sum(w.values()) / len(w), "with": sum(b.values()) / len(b),
+                                 "gain": gain, "ci": [lo, hi], "p": sign_flip_p(w, b)}
+        at_k = {t: float(any(o)) for t, o in without.items()}
+        row["pass@k without"] = sum(at_k.values()) / len(at_k)
+        head = row["pass@k without"] - row[f"pass^{trials}"]["without"]
+        row["consistency headroom"] = head
+        row["closed"] = row[f"pass^{trials}"]["gain"] / head if head > 1e-9 else None
+        row["kinds"] = sorted({KINDS[t.split("#")[0]] for t in without})
+        table[tier] = row
+    return {"protocol": PROTOCOL["version"], "evolution_templates": evolution, "skills": skills,
+            "round": round_row, "gate_trials": gate_log.trials, "form_scores": score,
+            "chosen_form": chosen, "table": table, "minutes": (time.perf_counter() - started) / 60,
+            "arms": {f: v for f, v in arms.items()}, "tiers": {t: {"without": a, "with": b}
+                                                               for t, (a, b) in tiers.items()}}
+
+
+def measure_markdown(out: dict) -> str:
+    k = PROTOCOL["measurement"]["trials_per_instance"]
+    lines = [f"Command: `python benchmarks/bench_consistency.py --measure` (protocol v{out['protocol']}, "
+             f"{out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} included, in "
+             "`benchmarks/runs/consistency_trials.jsonl`). Evolution templates: "
+             + ", ".join(f"`{t}`" for t in out["evolution_templates"])
+             + f". Form chosen on the evolution tier: **{out['chosen_form']}** (sum of pass^{k} over "
+             "templates: " + ", ".join(f"{f} {v:.2f}" for f, v in out["form_scores"].items()) + ").", "",
+             f"| tier | templates, tasks x trials | pass^1 without → with | pass^{k} without → with | "
+             f"with − without pass^{k} [95% CI by template], p | consistency headroom (pass@{k} − pass^{k}) | closed |",
+             "|---|---|---|---|---|---|---|"]
+    for tier, r in out["table"].items():
+        a, b = r["pass^1"], r[f"pass^{k}"]
+        closed = "–" if r["closed"] is None else f"{r['closed']:.0%}"
+        lines.append(f"| {tier} | {r['templates']}, {r['tasks']} x {r['trials']} | {a['without']:.0%} → "
+                     f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
+                     f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
+                     f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
+    r = out["round"]
+    lines += ["", f"Round: {r['proposed']} proposed, {r['promoted']} promoted, {r['rejected']} rejected "
+              f"({r['note']})."]
+    lines += ["", "Active skills after the round: " + (", ".join(
+        f"`{s['name']}` ({s['kind']})" for s in out["skills"]) or "none")]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calibrate", action="store_true", required=True)
+    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--measure", action="store_true")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
     args = parser.parse_args(argv)
+    if args.measure:
+        out = measure(args.threads)
+        text = measure_markdown(out)
+        print(text)
+        (HERE / "consistency_measurement.json").write_text(json.dumps(out, indent=2) + "\n")
+        common.update_results(MEASURE_SECTION, common.machine_markdown() + "\n\n" + text)
+        return 0
+    if not args.calibrate:
+        parser.error("say --calibrate or --measure")
     t0 = time.perf_counter()
     rows = calibrate(args.threads)
     minutes = (time.perf_counter() - t0) / 60
