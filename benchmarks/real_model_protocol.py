@@ -1,7 +1,7 @@
 """The consistency protocol (``protocol.json``) on the real model: calibration and measurement.
 
-    python benchmarks/bench_consistency.py --calibrate      # the steady tier's evolution side
-    python benchmarks/bench_consistency.py --measure        # evidence, round, forms, three tiers
+    python benchmarks/real_model_protocol.py --calibrate      # the steady tier's evolution side
+    python benchmarks/real_model_protocol.py --measure        # evidence, round, forms, three tiers
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
 unguided model (no bank, no oracle), at the protocol's calibration seed, which no later phase
@@ -88,7 +88,7 @@ def summarise(records: list[dict]) -> list[dict]:
 
 
 def markdown(rows: list[dict], minutes: float) -> str:
-    lines = ["Command: `python benchmarks/bench_consistency.py --calibrate` (protocol v1, "
+    lines = ["Command: `python benchmarks/real_model_protocol.py --calibrate` (protocol v1, "
              f"`benchmarks/protocol.json`: seed {PROTOCOL['seeds']['calibration']}, unguided, "
              f"{PROTOCOL['calibration']['keep']}; {PROTOCOL['calibration']['cap']}). "
              f"{sum(r['runs'] for r in rows)} runs, {minutes:.1f} min; every run in "
@@ -223,7 +223,7 @@ def measure(threads: int | None) -> dict:
 
 def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
-    lines = [f"Command: `python benchmarks/bench_consistency.py --measure` (protocol v{out['protocol']}, "
+    lines = [f"Command: `python benchmarks/real_model_protocol.py --measure` (protocol v{out['protocol']}, "
              f"{out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} included, in "
              "`benchmarks/runs/consistency_trials.jsonl`). Evolution templates: "
              + ", ".join(f"`{t}`" for t in out["evolution_templates"])
