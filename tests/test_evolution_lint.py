@@ -167,3 +167,19 @@ def test_a_word_from_the_request_in_a_learned_shape_is_refused_but_not_in_render
     budget = SkillContent(name="stay-in-budget", description="When the budget is tight.", kind="guard",
                           lessons=(Lesson(kind=LessonKind.budget, budget=3),))
     assert "call" in ctx.request_words and lint_content(budget, ctx).ok
+
+
+def test_a_check_the_agent_was_offered_but_never_called_is_related():
+    """The real trace (issue 29): `set_thermostat` refused, naming `get_room_status` to call
+    first; the check was offered in every run and never called. That is the failure a
+    check-first lesson is learned from, so the lint must not quarantine the lesson for naming it."""
+    runs = [to_run(refund(i, skip_check=True, success=False)) for i in range(3)]
+    for run in runs:
+        run.toolset = ("find_order", "check_refund_policy", "issue_refund")
+    assert all("check_refund_policy" not in run.tools for run in runs)
+    lint = LintContext.for_runs(runs, instance_literals(runs), scrubber=default_scrubber())
+    result = lint_content(content(), lint)
+    assert not [f for f in result.findings if f.rule == "unrelated-tool"], result.findings
+    # A tool neither offered nor called is still unrelated.
+    result = lint_content(content(tools=tuple(sorted(TOOLS)) + ("send_email",)), lint)
+    assert result.quarantined and "send_email" in result.reason

@@ -73,7 +73,10 @@ class LintContext:
     @classmethod
     def for_runs(cls, runs: Iterable[Run], hidden: HiddenLiterals, **kw) -> "LintContext":
         runs = list(runs)
-        tools = {c.tool for r in runs for c in r.calls} | {h.tool for r in runs for h in r.limits if h.tool}
+        # A tool the agent was offered is related even if no run called it: a check nobody
+        # called is the very failure a check-first lesson is learned from.
+        tools = ({c.tool for r in runs for c in r.calls} | {h.tool for r in runs for h in r.limits if h.tool}
+                 | {t for r in runs for t in r.toolset})
         # What a distiller could have copied from: the tool outputs of (up to 500 of) the runs.
         sample = runs[-_MAX_OUTPUT_RUNS:]
         outputs = [c.result for r in sample for c in r.calls if c.result]
@@ -158,7 +161,7 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
     if unrelated and allowed:
         add(Finding("unrelated-tool", QUARANTINE,
                     "instructs calling " + ", ".join(f"`{t}`" for t in unrelated)
-                    + ", which is neither a tool of this skill nor one seen in its evidence"))
+                    + ", which is neither a tool of this skill nor one offered or seen in its evidence"))
     if ctx.tool_outputs:
         skill_shingles = _shingles(new_text)
         if skill_shingles:
