@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping
 
-__all__ = ["name_words", "fitting_tool", "fits", "is_skill_name"]
+__all__ = ["name_words", "fitting_tool", "fits", "is_skill_name", "names_tool"]
 
 # Verbs that say only what kind of thing a tool does; two names whose verbs fall in different
 # classes do different things.
@@ -106,3 +106,9 @@ def is_skill_name(called: str, skill_names: Iterable[str]) -> bool:
     the skill ``turn-light-brightness``): the model called what it was shown, not a missing tool."""
     key = _norm(called)
     return bool(key) and any(key == _norm(s) for s in skill_names)
+
+
+def names_tool(text: str | None, tool: str) -> bool:
+    """Whether ``text`` names ``tool`` as a word of its own (``find_trains``, not ``find``): a
+    reply that describes a call instead of making it."""
+    return bool(text) and re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", text) is not None

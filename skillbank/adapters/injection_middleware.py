@@ -10,6 +10,9 @@ the lesson instead of running it, and the answer says which skill gave it
 (:func:`~skillbank.adapters.reminders.reminded_by`). It stores nothing; :attr:`injected` counts
 how many model calls each skill went into (the evolution gate reads it).
 
+With ``reminders`` it also checks a final reply against the block's lessons (a call described
+instead of made; the block repeated) and asks once more (:mod:`~skillbank.adapters.answer_reminders`).
+
 Like the rest of skillbank's middleware it costs the agent no step: it works only inside
 ``wrap_model_call`` and ``wrap_tool_call`` (and their async twins).
 """
@@ -23,15 +26,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
-from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse, ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware import (AgentMiddleware, ExtendedModelResponse, ModelCallResult, ModelRequest,
+                                         ModelResponse, ToolCallRequest)
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters.agent_runs import AgentRuns
+from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
 from skillbank.adapters.tools import tool_names
-from skillbank.messages import first_human_text, state_messages
+from skillbank.messages import first_human_text, response_message, state_messages
 from skillbank.protocols import SkillSource
 
 __all__ = ["SkillInjectionMiddleware"]
@@ -45,6 +50,7 @@ class _RunSkills:
 
     task: str  # what the run is about: its newest human message when it started
     block: Block = field(default_factory=Block)
+    answer_reminded: bool = False  # a reply was asked again (answer_reminders.py): once per run
 
     @classmethod
     def start(cls, state: Mapping[str, Any]) -> "_RunSkills":
@@ -102,7 +108,11 @@ class SkillInjectionMiddleware(AgentMiddleware):
         run = self.runs.current(request.state)
         request = self._with_skills(request, self._retrieve(request, run))
         with self.runs.calling:
-            return handler(request)
+            response: Any = handler(request)
+            again = self._answer_reminder(run, request, response)
+            if again is None:
+                return response
+            return _asked_again(handler(_with_note(request, response, again)), response, again)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
@@ -110,7 +120,23 @@ class SkillInjectionMiddleware(AgentMiddleware):
         # Embedding the query is CPU work: keep it off the event loop.
         request = self._with_skills(request, await asyncio.to_thread(self._retrieve, request, run))
         with self.runs.calling:
-            return await handler(request)
+            response = await handler(request)
+            again = self._answer_reminder(run, request, response)
+            if again is None:
+                return response
+            return _asked_again(await handler(_with_note(request, response, again)), response, again)
+
+    # -- final replies: reminders at the answer (InjectionConfig.reminders; answer_reminders.py)
+
+    def _answer_reminder(self, run: _RunSkills | None, request: ModelRequest,
+                         response: Any) -> AnswerReminder | None:
+        reply = response_message(response)
+        if run is None or not self.config.reminders or run.answer_reminded or reply is None:
+            return None
+        found = answer_reminder(reply, request.messages, run.block.hits, tool_names(request.tools))
+        if found is not None:
+            run.answer_reminded = True
+        return found
 
     # -- tool calls: reminders (InjectionConfig.reminders; see reminders.py) -------------------
 
@@ -146,3 +172,26 @@ class SkillInjectionMiddleware(AgentMiddleware):
             finally:  # the run's reminders learn the call ran, whatever its outcome
                 if run is not None:
                     run.block.reminders.ran(request)
+
+
+def _with_note(request: ModelRequest, response: Any, reminder: AnswerReminder) -> ModelRequest:
+    """The same call again, with the draft reply and the note after it."""
+    return request.override(messages=[*request.messages, response_message(response),
+                                      HumanMessage(content=reminder.note)])
+
+
+def _asked_again(response: Any, first: Any, reminder: AnswerReminder) -> Any:
+    """``response`` with the record of why it was asked for (the draft it replaces), and the
+    state update an inner middleware attached to the first answer (the trajectory id)."""
+    reply = response_message(response)
+    if reply is not None:
+        draft = str(getattr(response_message(first), "text", "") or "")
+        reply.response_metadata = {**(reply.response_metadata or {}),
+                                   ANSWER_REMINDER_METADATA_KEY: reminder.as_metadata(draft)}
+    command = getattr(first, "command", None)
+    if command is None or getattr(response, "command", None) is not None:
+        return response
+    inner = getattr(response, "model_response", response)
+    if isinstance(inner, AIMessage):
+        inner = ModelResponse(result=[inner])
+    return ExtendedModelResponse(model_response=inner, command=command)

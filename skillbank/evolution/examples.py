@@ -29,10 +29,16 @@ from skillbank.models import SkillContent
 __all__ = ["attach_examples", "example_of"]
 
 _KINDS = (LessonKind.procedure, LessonKind.check_first)
+
+
+def _shows_a_method(lesson: Lesson) -> bool:
+    """A lesson a successful run can demonstrate: a procedure, a check, a step not to skip."""
+    return lesson.kind in _KINDS or (lesson.kind == LessonKind.pitfall and lesson.avoid == "skip")
 _MAX_CALLS = 6
 _MAX_RESULT_FIELDS = 4
 _ANSWER_CHARS = 160
 _PLACEHOLDER = re.compile(r"(<[a-z][a-z0-9_]*>)")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def attach_examples(content: SkillContent, runs: Sequence[Run], *, keep: int,
@@ -42,12 +48,12 @@ def attach_examples(content: SkillContent, runs: Sequence[Run], *, keep: int,
     Lessons that already carry examples keep them, so a version does not change just because a
     round saw other runs."""
     ok = [r for r in runs if r.success and not r.suspect and r.calls]
-    if keep <= 0 or not ok or not any(x.kind in _KINDS and not x.examples for x in content.lessons):
+    if keep <= 0 or not ok or not any(_shows_a_method(x) and not x.examples for x in content.lessons):
         return content
     ctx = LintContext.for_runs(ok, instance_literals(ok), request_words=request_words(ok), scrubber=scrubber)
     lessons, changed = [], False
     for lesson in content.lessons:
-        if lesson.kind in _KINDS and not lesson.examples and not lesson.general:
+        if _shows_a_method(lesson) and not lesson.examples and not lesson.general:
             found = _examples(lesson, ok, ctx, keep, content.tools)
             if found:
                 lesson, changed = lesson.model_copy(update={"examples": tuple(found)}), True
@@ -99,7 +105,7 @@ def _calls_for(lesson: Lesson, run: Run) -> list[ToolCall]:
         action = next((i for i, c in enumerate(calls) if c.tool == lesson.tool and check is not None and i > check),
                       None)
         return calls[: action + 1][-_MAX_CALLS:] if action is not None and action - check < _MAX_CALLS else []
-    wanted = {s.tool for s in lesson.steps}
+    wanted = {s.tool for s in lesson.steps} or {lesson.tool}
     if not wanted <= {c.tool for c in calls}:
         return []
     return [c for c in calls if c.tool in wanted][:_MAX_CALLS]
@@ -118,6 +124,12 @@ def example_of(lesson: Lesson, run: Run, recurring: set[tuple[str, str, str]] = 
     for call in calls:
         args, sources = {}, {}
         for param, value in call.args.items():
+            if _ISO_DATE.fullmatch(str(value).strip()):
+                # A date is an instance value even when every run passed the same one (they all
+                # meant "tomorrow" on the same day): shown as its form, never as a literal.
+                args[param] = "<date>"
+                values.setdefault(str(value).lower(), "<date>")
+                continue
             if constants.get((call.tool, param)) == str(value).lower():
                 args[param] = constants[(call.tool, param)]
                 continue

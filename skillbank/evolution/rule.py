@@ -40,6 +40,7 @@ from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import SkillContent, SkillKind
+from skillbank.toolnames import names_tool
 
 _CHANGES_METHOD = (LessonKind.procedure,)
 
@@ -132,7 +133,9 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
         if step not in common or (not one_tool and step[0] in checks):
             continue
         missing = [r for r in bad if step not in steps_of(r)]
-        if len(missing) >= need_bad and any(r.calls for r in missing):
+        # A failure that called nothing counts when its answer names the tool: the call was
+        # described instead of made (a small model's commonest way to skip a step).
+        if len(missing) >= need_bad and any(r.calls or names_tool(r.answer, step[0]) for r in missing):
             lesson = Lesson(kind=LessonKind.pitfall, avoid="skip", tool=step[0],
                             steps=(shown(step),) if shown else ())
             out.append((lesson, f"{len(missing)} failed run(s) never took {label(step)}"))

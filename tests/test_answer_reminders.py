@@ -1,0 +1,148 @@
+"""Reminders at the answer (issue 29, item 4): a final reply that an injected lesson contradicts
+(a call described instead of made; the skills block repeated) is asked again once, in the same
+model call; a reply the lesson does not concern stands. Real ``create_agent`` graphs, a real
+SQLite bank, a scripted model in place of a remote one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+
+from conftest import _lesson, check_first
+from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY
+from skillbank.adapters.langchain import SkillBankMiddleware
+from skillbank.adapters.testing import ScriptedChatModel, tool_call
+from skillbank.lessons import MethodStep
+
+CALLED: list[str] = []
+
+
+@tool
+def find_trains(origin: str, destination: str, date: str) -> str:
+    """Trains between two stations on a date (YYYY-MM-DD)."""
+    CALLED.append("find_trains")
+    return json.dumps({"trains": [{"train_id": "IC 7", "departs": "06:10"}]})
+
+
+@tool
+def book_ticket(train_id: str) -> str:
+    """Book a seat on a train."""
+    CALLED.append("book_ticket")
+    return json.dumps({"booked": train_id})
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    CALLED.clear()
+
+
+def _skill(bank, lesson):
+    return bank.add_skill(name="first-train", description="the first train between two stations tomorrow",
+                          kind="procedure", tools=["find_trains"], lessons=(lesson,))
+
+
+def _run(bank, script, *, reminders=True, text="What is the first train from Hamburg to Berlin tomorrow?"):
+    model = ScriptedChatModel(script)
+    mw = SkillBankMiddleware(bank, k=3, reminders=reminders)
+    agent = create_agent(model, [find_trains, book_ticket], system_prompt="Be brief.", middleware=[mw])
+    return agent.invoke({"messages": [("user", text)]}), model
+
+
+SKIP = _lesson("pitfall", avoid="skip", tool="find_trains")
+DESCRIBED = "To find it, you can call the `find_trains` function with origin Hamburg."
+CALL = tool_call("find_trains", origin="Hamburg", destination="Berlin", date="2027-03-09")
+
+
+def test_a_call_described_instead_of_made_is_asked_again_once(bank):
+    skill = _skill(bank, SKIP)
+    result, model = _run(bank, [DESCRIBED, CALL, "The first train leaves at 06:10."])
+    assert CALLED == ["find_trains"]
+    assert result["messages"][-1].text == "The first train leaves at 06:10."
+    # The second request held the draft and the note; the note names the tool and the lesson.
+    again = model.received[1]
+    assert isinstance(again[-2], AIMessage) and again[-2].text == DESCRIBED
+    assert isinstance(again[-1], HumanMessage) and "call `find_trains`" in again[-1].text
+    assert "Do not skip `find_trains`" in again[-1].text
+    # The reply that replaced the draft says why (kept for whoever records the run), and the
+    # draft never enters the conversation the agent keeps.
+    record = next(m for m in result["messages"] if ANSWER_REMINDER_METADATA_KEY in m.response_metadata)
+    meta = record.response_metadata[ANSWER_REMINDER_METADATA_KEY]
+    assert meta["reason"] == "described" and meta["skill_id"] == skill.id and meta["draft"] == DESCRIBED
+    assert DESCRIBED not in [m.text for m in result["messages"]]
+
+
+def test_only_once_per_run(bank):
+    _skill(bank, SKIP)
+    result, model = _run(bank, [DESCRIBED, DESCRIBED])
+    assert len(model.received) == 2 and result["messages"][-1].text == DESCRIBED
+
+
+@pytest.mark.parametrize("script, text", [
+    (["You're welcome, have a good trip!"], "Thanks a lot!"),          # small talk: no tool named
+    ([CALL, "The first train, find_trains says, leaves at 06:10."], None),  # named, but called
+    (["Which day do you want to travel?"], None),                       # a question back
+])
+def test_a_reply_the_lesson_does_not_concern_stands(bank, script, text):
+    _skill(bank, SKIP)
+    kw = {"text": text} if text else {}
+    result, model = _run(bank, script, **kw)
+    assert len(model.received) == len(script)
+    assert result["messages"][-1].text == script[-1]
+
+
+def test_a_tool_the_lessons_do_not_ask_for_is_not_pushed(bank):
+    # The block's lesson is about find_trains; the reply names book_ticket, which no lesson asks for.
+    _skill(bank, SKIP)
+    reply = "You could call book_ticket once you have chosen."
+    result, model = _run(bank, [reply])
+    assert len(model.received) == 1 and result["messages"][-1].text == reply
+
+
+@pytest.mark.parametrize("lesson", [
+    _lesson("procedure", steps=(MethodStep(tool="find_trains", args={"date": "<date>"}),
+                                MethodStep(tool="book_ticket", args={"train_id": "<train_id>"}))),
+    check_first("find_trains", "book_ticket"),
+])
+def test_procedures_and_checks_name_the_tools_to_call(bank, lesson):
+    _skill(bank, lesson)
+    result, model = _run(bank, [DESCRIBED, CALL, "06:10."])
+    assert CALLED == ["find_trains"] and len(model.received) == 3
+
+
+def test_the_skills_block_repeated_as_the_answer_is_asked_again(bank):
+    _skill(bank, SKIP)
+    parrot = '<skill name="first-train">When: the first train ...</skill>'
+    result, model = _run(bank, [parrot, CALL, "06:10."])
+    assert "repeats the skills block" in model.received[1][-1].text
+    assert result["messages"][-1].text == "06:10."
+
+
+def test_off_without_reminders_and_without_skills(bank):
+    result, model = _run(bank, [DESCRIBED], reminders=False)
+    assert len(model.received) == 1  # no skills at all
+    _skill(bank, SKIP)
+    result, model = _run(bank, [DESCRIBED], reminders=False)
+    assert len(model.received) == 1 and result["messages"][-1].text == DESCRIBED
+
+
+def test_async_agents_are_asked_again_too(bank):
+    import asyncio
+
+    _skill(bank, SKIP)
+    model = ScriptedChatModel([DESCRIBED, CALL, "06:10."])
+    agent = create_agent(model, [find_trains], system_prompt="Be brief.",
+                         middleware=[SkillBankMiddleware(bank, k=3, reminders=True)])
+    result = asyncio.run(agent.ainvoke({"messages": [("user", "first train Hamburg Berlin tomorrow?")]}))
+    assert CALLED == ["find_trains"] and result["messages"][-1].text == "06:10."
+
+
+def test_the_recorded_run_keeps_the_draft_and_the_reply(bank):
+    _skill(bank, SKIP)
+    result, _ = _run(bank, [DESCRIBED, CALL, "06:10."])
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    texts = [s.content for s in traj.steps if s.kind == "model"]
+    assert DESCRIBED in texts and texts[-1] == "06:10."

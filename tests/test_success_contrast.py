@@ -1,0 +1,57 @@
+"""Learning from the model's own successes on a one-step request (issue 29, item 3): where the
+successes called the tool and the failures described the call in prose instead, the round
+writes "do not skip" with a worked example from a success, and the injected lesson is what the
+answer reminder checks. Shaped like the 1.5B model's real trains runs (protocol v1 calibration)."""
+
+from __future__ import annotations
+
+from skillbank.evolution import evolve
+from skillbank.lessons import LessonKind
+from test_evolution_support import traj
+
+STATIONS = [("Hamburg", "Cologne"), ("Frankfurt", "Leipzig"), ("Berlin", "Munich"), ("Bremen", "Dresden")]
+
+
+def first_train(i: int, *, success: bool):
+    origin, destination = STATIONS[i % len(STATIONS)]
+    task = f"When is the first train from {origin} to {destination} tomorrow?"
+    if success:
+        calls = [("find_trains", {"origin": origin, "destination": destination, "date": "2027-03-09"},
+                  '{"trains": [{"train_id": "IC %d", "departs": "06:%02d"}]}' % (100 + i, 10 + i))]
+        answer = f"The first train leaves at 06:{10 + i:02d}."
+    else:  # the real failure: the call written out as advice, no tool called
+        calls = []
+        answer = (f"To find the earliest train from {origin} to {destination} tomorrow, you can call "
+                  "the `find_trains` function with the origin, destination and date.")
+    return traj(task, calls, success=success, answer=answer, task_id=f"steady.trains.first#{i}",
+                task_type="first-train")
+
+
+def test_a_step_the_failures_described_instead_of_taking_is_learned_with_an_example(bank):
+    for i in range(3):
+        bank.trajectories.save(first_train(i, success=True))
+    for i in range(3, 6):
+        bank.trajectories.save(first_train(i, success=False))
+    report = evolve(bank, promote_policy="all", examples_per_lesson=2)
+    lessons = [x for s in bank.list_skills() for x in s.content.lessons]
+    skip = [x for x in lessons if x.kind == LessonKind.pitfall and x.avoid == "skip"]
+    assert skip and skip[0].tool == "find_trains", (report.changes, lessons)
+    assert skip[0].examples, "a success shows the step: it is the lesson's worked example"
+    example = skip[0].examples[0]
+    assert [c.tool for c in example.calls] == ["find_trains"]
+    assert "Hamburg" not in example.request and "<" in example.request  # instance values are placeholders
+
+
+def test_failures_that_did_nothing_teach_no_skip(bank):
+    # A failure that neither called nor named the tool (a refusal, a question) is no evidence
+    # that the step was skipped: nothing is learned from it.
+    for i in range(3):
+        bank.trajectories.save(first_train(i, success=True))
+    for i in range(3, 6):
+        t = first_train(i, success=False)
+        t.final_answer = "Sorry, I cannot help with that."
+        t.steps[-1].content = t.final_answer
+        bank.trajectories.save(t)
+    evolve(bank, promote_policy="all", examples_per_lesson=2)
+    lessons = [x for s in bank.list_skills() for x in s.content.lessons]
+    assert not [x for x in lessons if x.kind == LessonKind.pitfall and x.avoid == "skip"]
