@@ -27,6 +27,8 @@ wrong_tool_name    call ``tool`` by its exact name (runs called it by a name tha
 no_tool            call no tool: the request (small talk, thanks, a compliment) asks for
                    nothing a tool does; no field (a statement about no tool, so it holds in
                    any toolset)
+answer_unit        give ``field`` of ``tool``'s result divided by ``scale`` (cents as euros,
+                   grams as kilograms, minutes as hours), never the raw number
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -66,6 +68,7 @@ class LessonKind(str, Enum):
     policy = "policy"
     wrong_tool_name = "wrong_tool_name"
     no_tool = "no_tool"
+    answer_unit = "answer_unit"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -125,6 +128,9 @@ class Lesson(BaseModel):
     budget: int | None = None
     avoid: Literal["skip", "call", "repeat"] | None = None
     text: str | None = None
+    # answer_unit's divisor. Like examples, left out of the dump when unset, so every lesson
+    # written before it existed hashes as it did.
+    scale: int | None = Field(default=None, exclude_if=lambda scale: scale is None)
     # Lessons without examples dump (and so hash and store) exactly as before examples existed.
     examples: tuple[Example, ...] = Field(default=(), exclude_if=lambda examples: not examples)
 
@@ -159,6 +165,10 @@ class Lesson(BaseModel):
             problem = "a wrong_tool_name lesson names the tool to call"
         elif k == LessonKind.no_tool and (self.tool or self.check or self.parameter or self.steps):
             problem = "a no_tool lesson names no tool"
+        elif k == LessonKind.answer_unit and not (self.tool and self.field and self.scale and self.scale > 1):
+            problem = "an answer_unit lesson names its tool, its field and a scale above 1"
+        elif k != LessonKind.answer_unit and self.scale is not None:
+            problem = "only an answer_unit lesson has a scale"
         if problem:
             raise ValueError(problem)
         return self
@@ -307,11 +317,20 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.no_tool:
         return ("If the user only makes conversation and asks for nothing a tool does, call no tool: "
                 "reply in one or two sentences.")
+    if k == LessonKind.answer_unit:
+        return (f"When {_t(t)} returns {_t(lesson.field)}, tell the user that number divided by "
+                f"{lesson.scale} (for example {lesson.scale * 3 // 4} is "
+                f"{_scaled(lesson.scale * 3 // 4, lesson.scale)}), never the raw number.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
                 "decline that part, state the rule in one sentence and do the rest.")
     return lesson.text or ""
+
+
+def _scaled(value: float, scale: int) -> str:
+    """``value / scale`` as a person writes it: 241.75, 1.25, 2."""
+    return f"{value / scale:.3f}".rstrip("0").rstrip(".")
 
 
 def example_text(example: Example) -> str:
@@ -351,6 +370,7 @@ _SPECIFIC_ADVICE = {
 SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("Method", frozenset({LessonKind.procedure})),
     ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy, LessonKind.no_tool})),
+    ("Answer", frozenset({LessonKind.answer_unit})),
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),
     ("Budget", frozenset({LessonKind.budget})),

@@ -146,3 +146,49 @@ def test_the_recorded_run_keeps_the_draft_and_the_reply(bank):
     traj = bank.trajectories.get(result["skillbank_trajectory_id"])
     texts = [s.content for s in traj.steps if s.kind == "model"]
     assert DESCRIBED in texts and texts[-1] == "06:10."
+
+
+# -- a raw number where the lesson says a scaled one ------------------------------------------------
+
+@tool
+def get_accounts() -> str:
+    """The user's accounts with their balances in cents."""
+    CALLED.append("get_accounts")
+    return json.dumps({"accounts": [{"account_id": "AC-310", "name": "current", "balance_cents": 24175}]})
+
+
+UNIT = _lesson("answer_unit", tool="get_accounts", field="balance_cents", scale=100)
+
+
+def _balance_run(bank, script):
+    bank.add_skill(name="balance-in-euros", description="the balance of an account in euros",
+                   kind="procedure", tools=["get_accounts"], lessons=(UNIT,))
+    model = ScriptedChatModel(script)
+    agent = create_agent(model, [get_accounts], system_prompt="Be brief.",
+                         middleware=[SkillBankMiddleware(bank, k=3, reminders=True)])
+    return agent.invoke({"messages": [("user", "What is my current balance in euros?")]}), model
+
+
+def test_a_raw_number_is_asked_again_with_the_scaled_value(bank):
+    result, model = _balance_run(bank, [tool_call("get_accounts"), "Your balance is 24175.",
+                                        "Your balance is 241.75 euros."])
+    note = model.received[2][-1].text
+    assert "24175" in note and "241.75" in note and "divided by 100" in note
+    assert result["messages"][-1].text == "Your balance is 241.75 euros."
+
+
+@pytest.mark.parametrize("reply", [
+    "Your balance is 241.75 euros.",          # already converted
+    "Your balance is 241,75 €.",               # a decimal comma is converted too
+    "Your balance is 24175 cents, that is 241.75 euros.",  # both: the conversion is there
+    "Which account do you mean?",             # no number at all
+])
+def test_a_reply_in_the_users_unit_stands(bank, reply):
+    result, model = _balance_run(bank, [tool_call("get_accounts"), reply])
+    assert len(model.received) == 2 and result["messages"][-1].text == reply
+
+
+def test_a_number_the_tool_did_not_return_is_not_judged(bank):
+    # The lesson's tool never ran: there is nothing to convert, whatever the reply says.
+    result, model = _balance_run(bank, ["You have 24175 reasons to smile."])
+    assert len(model.received) == 1

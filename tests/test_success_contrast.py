@@ -5,6 +5,8 @@ answer reminder checks. Shaped like the 1.5B model's real trains runs (protocol 
 
 from __future__ import annotations
 
+import pytest
+
 from skillbank.evolution import evolve
 from skillbank.lessons import LessonKind
 from test_evolution_support import traj
@@ -55,3 +57,48 @@ def test_failures_that_did_nothing_teach_no_skip(bank):
     evolve(bank, promote_policy="all", examples_per_lesson=2)
     lessons = [x for s in bank.list_skills() for x in s.content.lessons]
     assert not [x for x in lessons if x.kind == LessonKind.pitfall and x.avoid == "skip"]
+
+
+# -- a result field in the user's unit (answers.py, units.py) ---------------------------------------
+
+def balance(i: int, *, success: bool, raw_in_success: bool = False):
+    cents = 24175 + 1010 * i
+    task = f"What is the balance of my {['current', 'holiday', 'savings'][i % 3]} account in euros?"
+    calls = [("get_accounts", {}, '{"accounts": [{"account_id": "AC-%d", "name": "current", '
+              '"balance_cents": %d, "open": true}]}' % (300 + i, cents))]
+    if success:
+        answer = f"Your balance is {cents // 100}.{cents % 100:02d} euros."
+        if raw_in_success:
+            answer += f" ({cents} cents)"
+    else:
+        answer = f"Your current account balance is ${cents:,}."  # the model's real failure: 136,550
+    return traj(task, calls, success=success, answer=answer, task_id=f"steady.money.balance#{i}",
+                task_type="balance")
+
+
+def _save(bank, runs):
+    for t in runs:
+        bank.trajectories.save(t)
+
+
+def test_a_field_the_successes_scaled_and_the_failures_stated_raw_is_learned(bank):
+    _save(bank, [balance(i, success=True) for i in range(3)] + [balance(i, success=False) for i in range(3, 6)])
+    evolve(bank, promote_policy="all")
+    lessons = [x for s in bank.list_skills() for x in s.content.lessons]
+    unit = [x for x in lessons if x.kind == LessonKind.answer_unit]
+    assert [(x.tool, x.field, x.scale) for x in unit] == [("get_accounts", "balance_cents", 100)], lessons
+    body = next(s for s in bank.list_skills() if unit[0] in s.content.lessons).body
+    assert "## Answer" in body and "divided by 100" in body
+
+
+@pytest.mark.parametrize("ok, bad", [
+    # One success is not a pattern (a lesson needs support from more than one run).
+    ([balance(0, success=True)], [balance(i, success=False) for i in range(3, 6)]),
+    # Successes that also stated the raw number: the raw number is not what failed.
+    ([balance(i, success=True, raw_in_success=True) for i in range(3)],
+     [balance(i, success=False) for i in range(3, 6)]),
+])
+def test_no_unit_lesson_without_support_or_without_a_cause(bank, ok, bad):
+    _save(bank, ok + bad)
+    evolve(bank, promote_policy="all")
+    assert not [x for s in bank.list_skills() for x in s.content.lessons if x.kind == LessonKind.answer_unit]

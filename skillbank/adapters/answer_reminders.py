@@ -9,7 +9,9 @@ stands (``InjectionConfig.reminders``, the same switch as the reminders at the t
 - **described, not called**: the reply names, as a word of its own, a tool that an injected
   lesson says to call (a procedure's step, a step not to skip, a check or the action it guards),
   that the agent was offered and that has not been called in this run;
-- **the block repeated**: the reply contains a skill tag of the injected block.
+- **the block repeated**: the reply contains a skill tag of the injected block;
+- **a raw number**: an ``answer_unit`` lesson's field came back from its tool in this run and
+  the reply states it raw, not divided by the lesson's scale (the note gives the scaled value).
 
 Then the model is asked once more, in the same model call (no extra graph step), with its draft
 and one short note; at most once per run. A lesson that does not apply does not fire: a reply
@@ -22,11 +24,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.retrieval import SkillHit
 from skillbank.toolnames import names_tool
+from skillbank.units import numbers_in, numeric_fields, states
 
 __all__ = ["AnswerReminder", "answer_reminder", "ANSWER_REMINDER_METADATA_KEY"]
 
@@ -41,7 +44,7 @@ _SKILL_TAG = re.compile(r"</?skill\b", re.I)
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: str  # "described" or "repeated block"
+    reason: str  # "described", "repeated block" or "raw number"
     note: str
     skill_id: str | None = None
     version: int | None = None
@@ -67,6 +70,21 @@ def _called(messages: Iterable[BaseMessage]) -> set[str]:
     return {c.get("name") for m in messages if isinstance(m, AIMessage) for c in (m.tool_calls or [])}
 
 
+def _raw_number(lesson: Lesson, said: set[float], messages: Sequence[BaseMessage]) -> str | None:
+    """The note for a reply that states ``lesson``'s field as its tool returned it, or ``None``."""
+    for m in messages:
+        if not isinstance(m, ToolMessage) or m.name != lesson.tool:
+            continue
+        for name, value in numeric_fields(str(m.text)):
+            scaled = value / (lesson.scale or 1)
+            if name == lesson.field and states(said, value) and not states(said, scaled):
+                shown = f"{scaled:.3f}".rstrip("0").rstrip(".")
+                return (f"Your reply gives `{name}` as {value:g}, the number `{lesson.tool}` returned. "
+                        f"The skill says: {sentence(lesson)} So it is {shown}: answer the user again "
+                        "with that.")
+    return None
+
+
 def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: Sequence[SkillHit],
                     offered: Iterable[str]) -> AnswerReminder | None:
     """Why ``reply`` (the model's newest message) should not end the run, or ``None``.
@@ -83,9 +101,13 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
         return AnswerReminder("repeated block", (
             "Your reply repeats the skills block. That block is guidance for you, not the answer: "
             "do what the user asked (call the tools it needs), then answer the user in your own words."))
-    offered, called = set(offered), _called(messages)
+    offered, called, said = set(offered), _called(messages), numbers_in(text)
     for hit in hits:
         for lesson in hit.skill.content.lessons:
+            if lesson.kind == LessonKind.answer_unit:
+                note = _raw_number(lesson, said, messages)
+                if note is not None:
+                    return AnswerReminder("raw number", note, hit.skill.id, hit.skill.version, lesson.tool)
             for tool in _tools_to_call(lesson):
                 if tool in offered and tool not in called and names_tool(text, tool):
                     return AnswerReminder("described", (

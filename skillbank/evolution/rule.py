@@ -11,6 +11,8 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
+- **Answers**: a result field the successes stated in the user's unit (divided by 100, 1000 or
+  60) and failures stated raw teaches ``answer_unit`` (``answers.py``).
 - **No tool**: requests whose successes called no tool at all while failures did (small talk a
   model answers with a lookup) teach ``no_tool``.
 - **Guards** come from limit events through templates (``guards.py``).
@@ -29,6 +31,7 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
+from skillbank.evolution.answers import answer_units
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lessons, relevant
@@ -151,6 +154,8 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
     if len(repeaters) >= need_bad and not any(r.repeats >= 2 for r in ok):
         out.append((Lesson(kind=LessonKind.pitfall, avoid="repeat"),
                     f"{len(repeaters)} failed run(s) repeated identical calls"))
+    # What the successes' replies said: a result field in the user's unit (answers.py).
+    out += answer_units(ok, bad, min_support)
     return out[:limit]
 
 
