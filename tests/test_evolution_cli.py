@@ -24,7 +24,7 @@ def bank_dir(tmp_path, monkeypatch):
     path = tmp_path / "bank"
     with SkillBank.open(path, embedder="hash") as bank:
         for t in [refund(i) for i in range(3)] + [refund(i, success=False, skip_check=True) for i in (3, 4)] \
-                + [window(0)]:
+                + [window(0), window(1)]:
             bank.trajectories.save(t)
     monkeypatch.setenv("SKILLBANK_DIR", str(path))
     monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")

@@ -66,7 +66,7 @@ def used_skill_world(bank):
 
 def test_one_call_per_touched_skill_and_recurring_cluster_with_usage(bank):
     used_skill_world(bank)
-    for t in [eta(i, success=True) for i in range(3)] + [window(0), search_budget(0)]:
+    for t in [eta(i, success=True) for i in range(3)] + [window(0), window(1), search_budget(0)]:
         bank.trajectories.save(t)
     model = router(revision(), new_skill(name="track-orders", tools=("track_order",), lessons=[
         {"kind": "procedure", "steps": [{"tool": "track_order"}, {"tool": "track_order"}]}]))
@@ -128,6 +128,7 @@ def test_json_no_parser_reads_goes_back_to_the_model_with_the_error(bank):
 def test_malformed_json_is_retried_a_bounded_number_of_times_then_skipped(bank):
     used_skill_world(bank)
     bank.trajectories.save(window(0))
+    bank.trajectories.save(window(1))
     model = router("I think the skill is fine, no changes needed!")
     report = evolve(bank, distiller=LLMDistiller(model, max_retries=2))
     assert report.usage.calls == 3
@@ -259,7 +260,7 @@ def test_reply_json_refuses_what_is_not_an_object(text):
 
 
 def test_llm_guard_and_merge_make_no_calls(bank):
-    for t in [window(0), window(1), eta(0)]:
+    for t in [window(0), window(1), eta(0), eta(1)]:
         bank.trajectories.save(t)
     model = router("never called")
     report = evolve(bank, distiller=LLMDistiller(model))

@@ -13,9 +13,12 @@ class EvolutionConfig:
     include_heldout: bool = False
     # Step 5: a new skill needs the same pattern in this many trajectories (the issue's default).
     min_support: int = 2
-    # Step 4: a limit event is an explicit observation, not an inferred pattern, so one failure
-    # that hit a capability limit is enough for a guard.
-    guard_min_support: int = 1
+    # Step 4: the failures that hit one limit a guard needs. Two: a limit event is an explicit
+    # observation, but one run can misread it (issue 29's real traces: "`get_accounts` has no
+    # `account_id` parameter" from the one run that invented the argument; "retry
+    # `set_thermostat` at most once" from a lock request that called the thermostat), and every
+    # lesson needs support from more than one run.
+    guard_min_support: int = 2
     # Step 6: a lesson (a check, a missing tool, an unknown field, asking first) learned for this
     # many different tools becomes one general skill; two is the least that shows a pattern
     # rather than a fact about one tool, and the gate still has to see it help. 0 turns it off.
