@@ -7,6 +7,7 @@ are opt-in and come only when named: ``simple`` and ``small``, tiers for small r
 """
 
 from skillbank_harness.envs.families import calendar, car, retail, simple, small, steady  # noqa: F401  (registration)
+from skillbank_harness.envs.families import steady_more  # noqa: F401,E402  (registration, after steady)
 from skillbank_harness.envs.families.calendar import CalendarEnv
 from skillbank_harness.envs.families.car import CarEnv
 from skillbank_harness.envs.families.retail import RetailEnv
