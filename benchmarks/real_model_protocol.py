@@ -2,6 +2,7 @@
 
     python benchmarks/real_model_protocol.py --calibrate      # the steady tier's evolution side
     python benchmarks/real_model_protocol.py --measure        # evidence, round, forms, three tiers
+    (--protocol 1 re-runs the superseded version 1 into its own files; the default is the newest)
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
 unguided model (no bank, no oracle), at the protocol's calibration seed, which no later phase
@@ -23,10 +24,54 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PROTOCOL = json.loads((HERE / "protocol.json").read_text())
-LOG = HERE / "runs" / "consistency_calibration.jsonl"
-SUMMARY = HERE / "consistency_calibration.json"
-SECTION = "Real model: calibration of the consistency tier (protocol v1)"
+PROTOCOLS = {1: HERE / "protocol.json", 2: HERE / "protocol_v2.json"}
+# Where each version keeps its logs and summaries: a later version never overwrites an earlier
+# one's (a superseded result stays, with why).
+FILES = {
+    1: {"calibration_log": "consistency_calibration.jsonl", "calibration": "consistency_calibration.json",
+        "trials_log": "consistency_trials.jsonl", "measurement": "consistency_measurement.json"},
+    2: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
+        "trials_log": "consistency_trials_v2.jsonl", "measurement": "consistency_measurement_v2.json"},
+}
+PROTOCOL: dict = {}
+
+
+def use(version: int) -> None:
+    """Run under protocol ``version`` (its JSON and its own log files)."""
+    global PROTOCOL, LOG, SUMMARY, SECTION, TRIALS_LOG, MEASURE_SECTION, MEASUREMENT
+    PROTOCOL = json.loads(PROTOCOLS[version].read_text())
+    files = FILES[version]
+    LOG, SUMMARY = HERE / "runs" / files["calibration_log"], HERE / files["calibration"]
+    TRIALS_LOG, MEASUREMENT = HERE / "runs" / files["trials_log"], HERE / files["measurement"]
+    SECTION = f"Real model: calibration of the consistency tier (protocol v{version})"
+    MEASURE_SECTION = f"Real model: consistency under protocol v{version}"
+
+
+def calibration_templates(version: int) -> tuple[str, ...]:
+    """The templates a version calibrates itself (v2 keeps v1's calibration of the first 16)."""
+    from skillbank_harness.envs.families import steady, steady_more
+
+    return steady.EVOLUTION if version == 1 else steady_more.EVOLUTION_MORE
+
+
+def unseen_templates(version: int) -> list[str]:
+    from skillbank_harness.envs.families import steady, steady_more
+
+    return list(steady.UNSEEN_TEMPLATES) + ([] if version == 1 else list(steady_more.UNSEEN_MORE))
+
+
+def cap() -> int:
+    return PROTOCOL["calibration"].get("measured_cap", 6)  # v1 named its cap (6) only in words
+
+
+def gate(name: str, v1: int) -> int:
+    return PROTOCOL["round"].get(f"gate_{name}", v1)  # likewise v1's gate: 2 trials, 3 tasks, 24 runs
+
+
+def calibration_records() -> list[dict]:
+    """Every calibration run the version's selection is made from: its own, and (v2) v1's."""
+    logs = [LOG] + ([HERE / "runs" / FILES[1]["calibration_log"]] if PROTOCOL["version"] == 2 else [])
+    return [json.loads(line) for log in logs if log.exists() for line in log.open()]
 
 
 def _tools_called(messages: list) -> list[str]:
@@ -41,13 +86,14 @@ def calibrate(threads: int | None) -> list[dict]:
     from bench_real_model import _model
     from skillbank.consistency.trials import trial_seed
     from skillbank_harness import envs
-    from skillbank_harness.envs.families.steady import EVOLUTION, KINDS
+    from skillbank_harness.envs.families.steady import KINDS
 
     seed = PROTOCOL["seeds"]["calibration"]
     n = PROTOCOL["calibration"]["instances_per_template"]
     done = {json.loads(line)["task"] for line in LOG.open()} if LOG.exists() else set()
     model = _model(PROTOCOL["model"].split()[0].removeprefix("local:"), threads)
-    tasks = envs.generate_tasks(["steady"], per_template=n, seed=seed, templates=EVOLUTION)
+    tasks = envs.generate_tasks(["steady"], per_template=n, seed=seed,
+                                templates=calibration_templates(PROTOCOL["version"]))
     LOG.parent.mkdir(parents=True, exist_ok=True)
     with LOG.open("a") as out:
         for task in tasks:
@@ -66,7 +112,7 @@ def calibrate(threads: int | None) -> list[dict]:
             out.flush()
             print(f"{task.id:45s} {'ok ' if record['success'] else 'BAD'} {record['seconds']:5.1f} s "
                   f"{record['tools']}", flush=True)
-    return summarise([json.loads(line) for line in LOG.open()])
+    return summarise(calibration_records())
 
 
 def summarise(records: list[dict]) -> list[dict]:
@@ -81,18 +127,20 @@ def summarise(records: list[dict]) -> list[dict]:
                      "seconds_per_run": sum(r["seconds"] for r in runs) / len(runs)})
     kept = sorted((r for r in rows if r["kept"]), key=lambda r: (abs(r["successes"] - r["runs"] / 2),
                                                                   r["template"]))
-    measured = {r["template"] for r in kept[:6]}
+    measured = {r["template"] for r in kept[:cap()]}
     for r in rows:
         r["measured"] = r["template"] in measured
     return rows
 
 
 def markdown(rows: list[dict], minutes: float) -> str:
-    lines = ["Command: `python benchmarks/real_model_protocol.py --calibrate` (protocol v1, "
-             f"`benchmarks/protocol.json`: seed {PROTOCOL['seeds']['calibration']}, unguided, "
+    version = PROTOCOL["version"]
+    lines = [f"Command: `python benchmarks/real_model_protocol.py --calibrate --protocol {version}` (protocol "
+             f"v{version}, `benchmarks/{PROTOCOLS[version].name}`: seed {PROTOCOL['seeds']['calibration']}, unguided, "
              f"{PROTOCOL['calibration']['keep']}; {PROTOCOL['calibration']['cap']}). "
-             f"{sum(r['runs'] for r in rows)} runs, {minutes:.1f} min; every run in "
-             "`benchmarks/runs/consistency_calibration.jsonl`.", "",
+             f"{sum(r['runs'] for r in rows)} runs (this version's and any it keeps), {minutes:.1f} min; "
+             "every run in " + " and ".join(f"`benchmarks/runs/{FILES[v]['calibration_log']}`"
+                                            for v in sorted(FILES) if v <= version) + ".", "",
              "| template | lesson kind | runs | successes | kept | measured |", "|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kind"], r["template"])):
         lines.append(f"| `{r['template']}` | {r['kind']} | {r['runs']} | {r['successes']}/{r['runs']} "
@@ -104,10 +152,6 @@ def markdown(rows: list[dict], minutes: float) -> str:
 
 
 # ----------------------------------------------------------------------------- measurement
-
-TRIALS_LOG = HERE / "runs" / "consistency_trials.jsonl"
-MEASURE_SECTION = "Real model: consistency under protocol v1"
-
 
 def measure(threads: int | None) -> dict:
     """Every phase after calibration, as ``protocol.json`` names it; every trial (the gate's
@@ -121,7 +165,7 @@ def measure(threads: int | None) -> dict:
     from skillbank.consistency.validation import ValidationLog, make_validator
     from skillbank.evolution import evolve
     from skillbank_harness import envs
-    from skillbank_harness.envs.families.steady import AGAIN, KINDS, UNSEEN_TEMPLATES
+    from skillbank_harness.envs.families.steady import AGAIN, KINDS
     from skillbank_harness.demo import _round_row
     from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
 
@@ -165,10 +209,11 @@ def measure(threads: int | None) -> dict:
             return result.success
 
         gate_log = ValidationLog()
-        validate = make_validator(bank, {t.id: t for t in evidence}, trial_fn, trials=2, concurrency=1,
-                                  seed=seeds["gate"], k=3, max_tasks=3, log=gate_log,
-                                  middleware_options=m["forms"]["both"])
-        report = evolve(bank, auto_promote=True, validate=validate, eval_budget=24, examples_per_lesson=3)
+        validate = make_validator(bank, {t.id: t for t in evidence}, trial_fn, trials=gate("trials", 2),
+                                  concurrency=1, seed=seeds["gate"], k=3, max_tasks=gate("max_tasks", 3),
+                                  log=gate_log, middleware_options=m["forms"]["both"])
+        report = evolve(bank, auto_promote=True, validate=validate, eval_budget=gate("budget", 24),
+                        examples_per_lesson=PROTOCOL["round"]["examples_per_lesson"])
         skills = [{"name": s.name, "kind": s.kind.value, "body": s.body}
                   for s in bank.list_skills(status="active")]
         round_row = _round_row(report, {"trials": gate_log.trials, "seconds": gate_log.seconds})
@@ -187,7 +232,7 @@ def measure(threads: int | None) -> dict:
 
         tiers = {"evolution": (arms["without"], arms[chosen])}
         for tier, templates in (("unseen instances", [AGAIN[t] for t in evolution]),
-                                ("unseen templates", list(UNSEEN_TEMPLATES))):
+                                ("unseen templates", unseen_templates(PROTOCOL["version"]))):
             result = measure_env(tasks(templates, seeds["measurement"], n), factory, trials=trials,
                                  bank=bank, arms=(ARM_WITHOUT, ARM_WITH), run_id=tier.replace(" ", "-"),
                                  middleware_options=m["forms"][chosen], seed=seeds["measurement"],
@@ -197,6 +242,9 @@ def measure(threads: int | None) -> dict:
             for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
                 split[r.arm][r.task_id].append(bool(r.success))
             tiers[tier] = (split[ARM_WITHOUT], split[ARM_WITH])
+        if PROTOCOL["version"] >= 2:  # every transcript (reminders, injected skills, drafts) kept too
+            keep_transcripts(bank, TRIALS_LOG.with_name(TRIALS_LOG.stem.replace("trials", "transcripts")
+                                                        + ".jsonl.gz"))
     log.close()
 
     table = {}
@@ -221,11 +269,20 @@ def measure(threads: int | None) -> dict:
                                                                for t, (a, b) in tiers.items()}}
 
 
+def keep_transcripts(bank, path: Path) -> None:
+    """Every trajectory the measured bank recorded, steps included, as gzipped JSON lines."""
+    import gzip
+
+    with gzip.open(path, "wt") as out:
+        for traj in bank.trajectories.list(limit=None, with_steps=True):
+            out.write(traj.model_dump_json() + "\n")
+
+
 def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
-    lines = [f"Command: `python benchmarks/real_model_protocol.py --measure` (protocol v{out['protocol']}, "
-             f"{out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} included, in "
-             "`benchmarks/runs/consistency_trials.jsonl`). Evolution templates: "
+    lines = [f"Command: `python benchmarks/real_model_protocol.py --measure --protocol {out['protocol']}` "
+             f"(protocol v{out['protocol']}, {out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} "
+             f"included, in `benchmarks/runs/{TRIALS_LOG.name}`). Evolution templates: "
              + ", ".join(f"`{t}`" for t in out["evolution_templates"])
              + f". Form chosen on the evolution tier: **{out['chosen_form']}** (sum of pass^{k} over "
              "templates: " + ", ".join(f"{f} {v:.2f}" for f, v in out["form_scores"].items()) + ").", "",
@@ -252,12 +309,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--measure", action="store_true")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
+    parser.add_argument("--protocol", type=int, choices=sorted(PROTOCOLS), default=max(PROTOCOLS),
+                        help="the protocol version to run under (default: the newest)")
     args = parser.parse_args(argv)
+    use(args.protocol)
     if args.measure:
         out = measure(args.threads)
         text = measure_markdown(out)
         print(text)
-        (HERE / "consistency_measurement.json").write_text(json.dumps(out, indent=2) + "\n")
+        MEASUREMENT.write_text(json.dumps(out, indent=2) + "\n")
         common.update_results(MEASURE_SECTION, common.machine_markdown() + "\n\n" + text)
         return 0
     if not args.calibrate:
