@@ -70,7 +70,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         listing = views.list_page(bank, q=q, status=status, kind=kind, tag=tag, sort=p.get("sort", "name"),
                                   page=int(page_no))
         return page(request, "skills.html.j2", listing=listing, q=q, status=status, kind=kind, tag=tag,
-                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=list(views.SORTS))
+                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=views.SORTS)
 
     async def skill(request: Request) -> Response:
         skill_id = request.path_params["skill_id"]
