@@ -17,7 +17,6 @@ from starlette.staticfiles import StaticFiles
 
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
-from skillbank.store.history import diff_versions
 from skillbank.web import forms, runs, views
 from skillbank.web.security import TokenMiddleware, csrf_token
 
@@ -88,20 +87,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
                     a=a, b=b, rendered=bank.render([current]), pending=pending)
 
     async def candidates(request: Request) -> Response:
-        items = review.list_candidates(bank)
-        items.sort(key=lambda c: c.skill.updated_at, reverse=True)
-        rows = []
-        for c in items:
-            diff = None
-            if c.target:
-                try:
-                    target = bank.get_skill(c.target)
-                    diff = diff_versions(bank.version(target.id, target.version),
-                                         bank.version(c.skill.id, c.skill.version))
-                except SkillNotFoundError:
-                    diff = None
-            rows.append({"c": c, "diff": diff})
-        return page(request, "candidates.html.j2", rows=rows)
+        return page(request, "candidates.html.j2", rows=views.candidate_rows(bank))
 
     # -- actions -----------------------------------------------------------------------------
 
