@@ -151,6 +151,35 @@ def test_candidates_show_a_draft_as_a_diff_against_its_target_newest_first(bank,
     assert "-status: retired" in card[:card.index("</section>")]
 
 
+def test_the_stale_check_and_the_action_share_one_write_transaction(bank, ids, monkeypatch):
+    """A change from elsewhere (an evolution round in another process) cannot land between the
+    page's stale-form check and its write: while the action runs, no other writer gets in."""
+    import sqlite3
+
+    from skillbank.evolution import review
+
+    seen, real = [], review.reject
+
+    def reject(b, sid, **kw):
+        other = sqlite3.connect(bank.store.path, timeout=0.05)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            seen.append("another writer got in")
+            other.rollback()
+        except sqlite3.OperationalError as exc:
+            seen.append(str(exc))
+        finally:
+            other.close()
+        return real(b, sid, **kw)
+
+    monkeypatch.setattr(review, "reject", reject)
+    c = client(bank)
+    hidden = csrf_and_version(c.get("/candidates").text, f"/candidates/{ids['cand']}/reject")
+    assert c.post(f"/candidates/{ids['cand']}/reject", data={**hidden, "reason": "no"}).status_code == 303
+    assert seen == ["database is locked"]
+    assert bank.get_skill(ids["cand"]).status == SkillStatus.retired
+
+
 def test_csrf_is_required_on_every_post(bank, ids):
     c = client(bank)
     sid = ids["plain"]
