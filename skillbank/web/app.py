@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
-from skillbank.web import forms, runs, views
+from skillbank.web import forms, rounds, runs, views
 from skillbank.web.security import TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
@@ -190,6 +190,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         Route("/candidates", candidates),
         *actions,
         *runs.routes(bank, page, read_form, read_only),
+        *rounds.routes(bank, page),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={
