@@ -188,6 +188,15 @@ class SkillBank(Searchable):
         hidden = DraftRepo(self.store).draft_ids()
         return [s for s in skills if s.id not in hidden]
 
+    def list_skills_page(self, *, status: SkillStatus | str | None = None, kind: str | None = None,
+                         tag: str | None = None, order: str = "name", offset: int = 0,
+                         limit: int = 50) -> tuple[list[Skill], int]:
+        """One page of :meth:`list_skills` (drafts hidden alike) and the number matching in all,
+        read without building every skill: what a paged view of a large bank needs. ``order``:
+        ``name``, ``updated``, ``uses`` or ``success`` (rate when injected, highest first)."""
+        return self.skills.page(status=status, kind=kind, tag=tag, hide_drafts=True, order=order,
+                                offset=offset, limit=limit)
+
     def history(self, skill_id: str) -> list[SkillVersion]:
         return self.skills.history(skill_id)
 

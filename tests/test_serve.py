@@ -129,6 +129,57 @@ def test_promote_and_reject_go_through_review(bank, ids):
     assert [p.skill.id for p in list_candidates(bank)] == [ids["odd"]]
 
 
+def test_candidates_show_a_draft_as_a_diff_against_its_target_newest_first(bank, ids):
+    from skillbank.evolution.review import save_pending
+
+    target = bank.get_skill(ids["plain"])
+    draft = bank.add_skill("lookup-order-draft", "Look an order up first.",
+                           "Call get_order with the order id.\nThen check its status.",
+                           status=SkillStatus.candidate, author="evolution:rule")
+    save_pending(bank, draft.id, {"kind": "edit", "target": target.id, "evidence": [], "task_ids": [],
+                                  "reason": "runs checked the status", "author": "evolution:rule", "round": 3,
+                                  "name": target.name, "base_hash": target.content_hash})
+    page = client(bank).get("/candidates").text
+    card = page[page.index(f'id="cand-{draft.id}"'):]
+    card = card[:card.index("</section>")]
+    assert "--- lookup-order v2" in card and "+++ lookup-order-draft v1" in card
+    assert '<span class="add">+Then check its status.</span>' in card
+    assert page.index(f'id="cand-{draft.id}"') < page.index(f'id="cand-{ids["cand"]}"')  # newest first
+    bank.retire(target.id, reason="gone")  # the diff is against the target as it is now
+    card = client(bank).get("/candidates").text
+    card = card[card.index(f'id="cand-{draft.id}"'):]
+    assert "-status: retired" in card[:card.index("</section>")]
+
+
+def test_the_stale_check_and_the_action_share_one_write_transaction(bank, ids, monkeypatch):
+    """A change from elsewhere (an evolution round in another process) cannot land between the
+    page's stale-form check and its write: while the action runs, no other writer gets in."""
+    import sqlite3
+
+    from skillbank.evolution import review
+
+    seen, real = [], review.reject
+
+    def reject(b, sid, **kw):
+        other = sqlite3.connect(bank.store.path, timeout=0.05)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            seen.append("another writer got in")
+            other.rollback()
+        except sqlite3.OperationalError as exc:
+            seen.append(str(exc))
+        finally:
+            other.close()
+        return real(b, sid, **kw)
+
+    monkeypatch.setattr(review, "reject", reject)
+    c = client(bank)
+    hidden = csrf_and_version(c.get("/candidates").text, f"/candidates/{ids['cand']}/reject")
+    assert c.post(f"/candidates/{ids['cand']}/reject", data={**hidden, "reason": "no"}).status_code == 303
+    assert seen == ["database is locked"]
+    assert bank.get_skill(ids["cand"]).status == SkillStatus.retired
+
+
 def test_csrf_is_required_on_every_post(bank, ids):
     c = client(bank)
     sid = ids["plain"]

@@ -1,8 +1,8 @@
 """skillbank serve in a real browser: Debian's chromium, driven by Playwright.
 
-A person's path (list, search, a skill, a diff, promote, reject, roll back), the XSS payloads
-rendering as text with no dialog firing, and no token → 403. The screenshots in docs/ are taken
-here (SKILLBANK_SCREENSHOTS=1 rewrites them)."""
+A person's path (list, search, a skill, a diff, promote, reject, roll back), rounds and a report
+with its figures, the XSS payloads rendering as text with no dialog firing, and no token → 403.
+The screenshots in docs/ are taken here (SKILLBANK_SCREENSHOTS=1 rewrites them)."""
 
 from __future__ import annotations
 
@@ -119,3 +119,31 @@ def test_no_token_is_403(bank, page):
         response = page.goto(f"{server.url}/skills")
         assert response.status == 403
         assert "lookup-order" not in page.content()
+
+
+def test_rounds_and_a_report_with_its_figures(bank, page):
+    from skillbank.consistency.measure import measure
+    from skillbank.consistency.tasks import SimpleTask
+    from skillbank.evolution import evolve
+    from test_hardening_support import family_runs
+
+    for run in family_runs(0):
+        bank.trajectories.save(run)
+    evolve(bank, validate=lambda skill, tasks: True, auto_promote=True)
+    tasks = [SimpleTask(id=f"t{i}", type=PAYLOADS[1], input=f"order {i}") for i in range(4)]
+    measure(lambda arm, b, task: (lambda spec: arm == "with"), tasks, trials=3, bank=bank, run_id="demo-run",
+            progress=False)
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        page.click("nav >> text=Rounds and reports")
+        assert page.locator("#rounds tbody tr").count() == 1
+        page.click("text=round 1")
+        assert page.locator("#round-versions tbody tr").count() == 2  # proposed, then promoted by its gate
+        page.click("nav >> text=Rounds and reports")
+        page.click("text=demo-run")
+        page.wait_for_load_state("load")
+        assert page.locator("#consistency tbody tr").count() == 2
+        widths = page.eval_on_selector_all("main img", "imgs => imgs.map(i => i.naturalWidth)")
+        assert len(widths) == 3 and all(w > 0 for w in widths)  # the figures load under the CSP
+        assert PAYLOADS[1] in page.inner_text("#by-type")  # a task type shown as text
+    assert page.dialogs == []

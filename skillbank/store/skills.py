@@ -153,19 +153,53 @@ class SkillRepo:
         kind: str | None = None,
         tag: str | None = None,
     ) -> list[Skill]:
-        sql, params = "SELECT * FROM skills WHERE 1=1", []
+        where, params = self._where(status, kind, tag)
+        rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY name", params)
+        return [skill_from_row(r) for r in rows]
+
+    def _where(self, status: SkillStatus | str | None, kind: str | None, tag: str | None,
+               hide_drafts: bool = False) -> tuple[str, list[Any]]:
+        clauses, params = ["1=1"], []
         if status is not None:
-            sql += " AND status = ?"
+            clauses.append("status = ?")
             params.append(SkillStatus(status).value)
         if kind is not None:
-            sql += " AND kind = ?"
+            clauses.append("kind = ?")
             params.append(kind)
         if tag is not None:
             # In SQL, so a tag shared by a few skills is found without building every skill.
-            sql += " AND " + self.store.sql.json_has_element("skills.tags")
+            clauses.append(self.store.sql.json_has_element("skills.tags"))
             params.append(tag.lower())
-        rows = self.store.query(sql + " ORDER BY name", params)
-        return [skill_from_row(r) for r in rows]
+        if hide_drafts:
+            # A subquery, not a list of ids: drafts accumulate, and a list would outgrow
+            # SQLite's variable limit.
+            clauses.append("id NOT IN (SELECT draft_id FROM drafts)")
+        return " AND ".join(clauses), params
+
+    # The orders a page of skills can take; name breaks ties so pages never overlap.
+    PAGE_ORDERS = {
+        "name": "name",
+        "updated": "updated_at DESC, name",
+        "uses": "uses DESC, name",
+        "success": "CASE WHEN successes + failures = 0 THEN -1.0 "
+                   "ELSE successes * 1.0 / (successes + failures) END DESC, name",
+    }
+
+    def page(self, *, status: SkillStatus | str | None = None, kind: str | None = None,
+             tag: str | None = None, hide_drafts: bool = False, order: str = "name",
+             offset: int = 0, limit: int = 50) -> tuple[list[Skill], int]:
+        """One page of the filtered skills in ``order`` and how many match in all: two queries,
+        whatever the bank's size. ``hide_drafts``: leave out the rows evolution keeps for draft
+        edits (as :meth:`SkillBank.list_skills` does). A page past the end is empty."""
+        if order not in self.PAGE_ORDERS:
+            raise ValueError(f"order must be one of {', '.join(self.PAGE_ORDERS)}; got {order!r}")
+        if offset < 0 or limit < 1:
+            raise ValueError(f"offset must be >= 0 and limit >= 1; got offset={offset}, limit={limit}")
+        where, params = self._where(status, kind, tag, hide_drafts)
+        total = self.store.query_one(f"SELECT count(*) AS n FROM skills WHERE {where}", params)["n"]
+        rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY {self.PAGE_ORDERS[order]} "
+                                f"LIMIT {int(limit)} OFFSET {int(offset)}", params)
+        return [skill_from_row(r) for r in rows], total
 
     def count(self, status: SkillStatus | str | None = None) -> int:
         if status is None:

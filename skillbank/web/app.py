@@ -3,9 +3,10 @@ version the page was drawn from, then calls the bank's public API with author "w
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -17,8 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
-from skillbank.store.history import diff_versions
-from skillbank.web import forms, runs, views
+from skillbank.web import forms, rounds, runs, views
 from skillbank.web.security import TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
@@ -42,7 +42,8 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         return HTMLResponse(html, status_code=status_code)
 
     async def read_form(request: Request, skill_id: str | None = None):
-        """The form, after the CSRF check; with ``skill_id``, also the stale-page check."""
+        """The form, after the CSRF check; with ``skill_id``, the skill must exist and the form
+        must name the version the page was drawn from (checked again in :func:`acting_on`)."""
         if read_only:
             raise HTTPException(405, "read-only: this server takes no actions")
         form = await request.form()
@@ -50,11 +51,22 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         if not isinstance(presented, str) or not hmac.compare_digest(presented.encode(), csrf.encode()):
             raise HTTPException(403, "CSRF token missing or wrong: reload the page")
         if skill_id is not None:
+            bank.get_skill(skill_id)
+            forms.integer(form, "drawn_version")
+        return form
+
+    @contextlib.contextmanager
+    def acting_on(form: Any, skill_id: str) -> Iterator[None]:
+        """The stale-page check and the action in one write transaction, ordered against every
+        other change (an evolution round in another process included): a change landing between
+        the check and the write cannot be overwritten, it makes the form stale (409)."""
+        with bank.store.transaction() as conn:
+            bank.store.serialize_changes(conn)
             skill = bank.get_skill(skill_id)
             drawn = forms.integer(form, "drawn_version")
             if drawn != skill.version:
                 raise forms.StaleForm(f"{skill.name} (drawn at v{drawn})", views.changes_since(bank, skill_id, drawn))
-        return form
+            yield
 
     async def index(request: Request) -> Response:
         return RedirectResponse("/skills", status_code=303)
@@ -70,7 +82,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         listing = views.list_page(bank, q=q, status=status, kind=kind, tag=tag, sort=p.get("sort", "name"),
                                   page=int(page_no))
         return page(request, "skills.html.j2", listing=listing, q=q, status=status, kind=kind, tag=tag,
-                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=list(views.SORTS))
+                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=views.SORTS)
 
     async def skill(request: Request) -> Response:
         skill_id = request.path_params["skill_id"]
@@ -88,20 +100,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
                     a=a, b=b, rendered=bank.render([current]), pending=pending)
 
     async def candidates(request: Request) -> Response:
-        items = review.list_candidates(bank)
-        items.sort(key=lambda c: c.skill.updated_at, reverse=True)
-        rows = []
-        for c in items:
-            diff = None
-            if c.target:
-                try:
-                    target = bank.get_skill(c.target)
-                    diff = diff_versions(bank.version(target.id, target.version),
-                                         bank.version(c.skill.id, c.skill.version))
-                except SkillNotFoundError:
-                    diff = None
-            rows.append({"c": c, "diff": diff})
-        return page(request, "candidates.html.j2", rows=rows)
+        return page(request, "candidates.html.j2", rows=views.candidate_rows(bank))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -111,15 +110,18 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
     async def retire(request: Request) -> Response:
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
-        bank.retire(sid, reason=forms.text(form, "reason"), author=AUTHOR)
+        reason = forms.text(form, "reason")
+        with acting_on(form, sid):
+            bank.retire(sid, reason=reason, author=AUTHOR)
         return back(sid)
 
     async def rollback(request: Request) -> Response:
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
-        to = forms.integer(form, "to_version")
+        to, reason = forms.integer(form, "to_version"), forms.text(form, "reason")
         bank.version(sid, to)  # a missing version is a 404 before anything is written
-        bank.rollback(sid, to, reason=forms.text(form, "reason"), author=AUTHOR)
+        with acting_on(form, sid):
+            bank.rollback(sid, to, reason=reason, author=AUTHOR)
         return back(sid)
 
     async def edit(request: Request) -> Response:
@@ -127,7 +129,8 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         form = await read_form(request, sid)
         reason = forms.text(form, "reason")
         changes = {"description": forms.text(form, "description"), "body": forms.text(form, "body", required=False)}
-        bank.update_skill(sid, reason=reason, author=AUTHOR, **changes)
+        with acting_on(form, sid):
+            bank.update_skill(sid, reason=reason, author=AUTHOR, **changes)
         return back(sid)
 
     async def pin(request: Request) -> Response:
@@ -136,20 +139,25 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         wanted = forms.text(form, "pinned", limit=5)
         if wanted not in ("true", "false"):
             raise forms.BadForm("pinned", "true or false")
-        bank.pin(sid, wanted == "true", reason=forms.text(form, "reason", required=False) or None)
+        reason = forms.text(form, "reason", required=False) or None
+        with acting_on(form, sid):
+            bank.pin(sid, wanted == "true", reason=reason)
         return back(sid)
 
     async def promote(request: Request) -> Response:
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
-        result = review.promote(bank, sid, force=form.get("force") == "yes",
-                                reason=forms.text(form, "reason"), author=AUTHOR)
+        reason = forms.text(form, "reason")
+        with acting_on(form, sid):
+            result = review.promote(bank, sid, force=form.get("force") == "yes", reason=reason, author=AUTHOR)
         return back(result.id)
 
     async def reject(request: Request) -> Response:
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
-        review.reject(bank, sid, reason=forms.text(form, "reason"), author=AUTHOR)
+        reason = forms.text(form, "reason")
+        with acting_on(form, sid):
+            review.reject(bank, sid, reason=reason, author=AUTHOR)
         return RedirectResponse("/candidates", status_code=303)
 
     # -- errors ------------------------------------------------------------------------------
@@ -182,6 +190,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         Route("/candidates", candidates),
         *actions,
         *runs.routes(bank, page, read_form, read_only),
+        *rounds.routes(bank, page),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={

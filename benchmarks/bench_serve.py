@@ -1,0 +1,169 @@
+"""skillbank serve: server time per page (routing, bank reads, rendering), target p95 <= 150 ms.
+
+    python benchmarks/bench_serve.py            # 1k and 10k skills, 50 versions, 200 candidates
+    python benchmarks/bench_serve.py --quick    # smoke run (tiny sizes; numbers meaningless)
+
+Pages: the skills list at two bank sizes (page 1 by name, page 1 by success rate, which sorts
+every row, and the last page by name, the deepest OFFSET), one skill's page with 50 versions
+(history table and the diff of the first and last), and the candidates queue with 200
+candidates, each a draft edit of an active skill (so each card renders a diff against its
+target). The app runs in process under Starlette's TestClient; "server" is the time from the
+ASGI call to the last body byte, measured by a wrapper around the app (all the server does,
+no socket); "client" adds the TestClient's round trip. The model-free hash embedder is used:
+no page embeds anything (only search would). The skills are written before timing; the bench
+times reading. No assertion on the figures: the table is the result.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+TOKEN = "bench-token"
+TARGET_MS = 150.0
+
+
+def fill(bank, n: int) -> None:
+    """``n`` active skills, written in one transaction, with usage on every third (so the
+    success-rate order has something to sort)."""
+    from datetime import datetime, timezone
+
+    made = []
+    with bank.store.transaction():
+        for i, s in enumerate(common.synthetic_skills(n)):
+            made.append(bank.add_skill(f"{s['name']}-{i}"[:64], s["description"], s["body"], tags=s["tags"],
+                                       tools=s["tools"]).id)
+    with bank.store.transaction() as conn:
+        for i, sid in enumerate(made[::3]):
+            bank.skills.bump_usage(conn, [sid], datetime.now(timezone.utc), uses=i % 7 + 1,
+                                   successes=i % 5, failures=i % 3)
+
+
+class ServerTimer:
+    """ASGI wrapper: the seconds from the call to the response's last body chunk."""
+
+    def __init__(self, app) -> None:
+        self.app, self.last = app, float("nan")
+
+    async def __call__(self, scope, receive, send):
+        t0 = time.perf_counter()
+
+        async def timed_send(message):
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.last = time.perf_counter() - t0
+
+        await self.app(scope, receive, timed_send)
+
+
+def client(bank):
+    from starlette.testclient import TestClient
+
+    from skillbank.web import create_app
+
+    timer = ServerTimer(create_app(bank, token=TOKEN))
+    c = TestClient(timer, base_url="http://127.0.0.1", follow_redirects=False)
+    c.cookies.set("skillbank_token", TOKEN)
+    return c, timer
+
+
+def measure(bank, path: str, repeat: int, expect: str) -> dict[str, dict[str, float]]:
+    c, timer = client(bank)
+    r = c.get(path)  # warm: templates compile, caches fill
+    if r.status_code != 200 or expect not in r.text:
+        raise SystemExit(f"{path}: HTTP {r.status_code}, {expect!r} not in the page: the bench measures nothing")
+    server, rtt = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = c.get(path)
+        rtt.append(time.perf_counter() - t0)
+        server.append(timer.last)
+        if r.status_code != 200:
+            raise SystemExit(f"{path}: HTTP {r.status_code}")
+    return {"server": common.summarize_ms(server), "client": common.summarize_ms(rtt)}
+
+
+def row(label: str, m: dict[str, dict[str, float]]) -> list[str]:
+    s, c = m["server"], m["client"]
+    return [label, common.fmt(s["p50"], 1), common.fmt(s["p95"], 1), common.fmt(c["p95"], 1),
+            "yes" if s["p95"] <= TARGET_MS else "NO"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = common.base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=40, help="timed requests per page (after one warm-up)")
+    args = parser.parse_args(argv)
+    from skillbank import SkillBank
+    from skillbank.evolution.review import save_pending
+    from skillbank.models import SkillStatus
+    from skillbank.web.views import PAGE_SIZE
+
+    sizes = [120, 250] if args.quick else [1_000, 10_000]
+    versions, candidates = (5, 10) if args.quick else (50, 200)
+    repeat = 3 if args.quick else args.repeat
+    rows, loads = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            bank = SkillBank.open(Path(tmp) / f"list-{n}", embedder="hash")
+            t0 = time.perf_counter()
+            fill(bank, n)
+            print(f"filled {n:,} skills in {time.perf_counter() - t0:.1f}s", flush=True)
+            last = -(-n // PAGE_SIZE)
+            for label, path in [("page 1 by name", "/skills?sort=name&page=1"),
+                                ("page 1 by success rate", "/skills?sort=success&page=1"),
+                                (f"last page ({last}) by name", f"/skills?sort=name&page={last}")]:
+                rows.append(row(f"skills list, {n:,} skills, {label}",
+                                measure(bank, path, repeat, f"Page {1 if 'page=1' in path else last} of {last}")))
+                loads.append(os.getloadavg()[0])
+            bank.close()
+
+        bank = SkillBank.open(Path(tmp) / "versions", embedder="hash")
+        skill = bank.add_skill("many-versions", "A skill edited often.", "step 0")
+        for v in range(2, versions + 1):
+            bank.update_skill(skill.id, reason=f"edit {v}", body="\n".join(f"step {i}" for i in range(v)))
+        rows.append(row(f"skill page, {versions} versions + diff v1..v{versions}",
+                        measure(bank, f"/skills/{skill.id}?a=1&b={versions}", repeat, f"edit {versions}")))
+        loads.append(os.getloadavg()[0])
+        bank.close()
+
+        bank = SkillBank.open(Path(tmp) / "candidates", embedder="hash")
+        with bank.store.transaction():
+            for i in range(candidates):
+                target = bank.add_skill(f"target-{i}", "Look the order up first.", f"Call get_order.\nStep {i}.")
+                cand = bank.add_skill(f"draft-{i}", "Look the order up first.",
+                                      f"Call get_order with the id.\nStep {i}.\nThen refund.",
+                                      status=SkillStatus.candidate, author="evolution:rule")
+                save_pending(bank, cand.id, {"kind": "edit", "target": target.id, "evidence": [f"tr_{i:016x}"],
+                                             "task_ids": [], "reason": "seen in runs", "author": "evolution:rule",
+                                             "round": 1, "name": target.name, "base_hash": target.content_hash})
+        rows.append(row(f"candidates page, {candidates} drafts with diffs",
+                        measure(bank, "/candidates", repeat, f"cand-{cand.id}")))
+        loads.append(os.getloadavg()[0])
+        bank.close()
+
+    headers = ["page", "server p50 ms", "server p95 ms", "client p95 ms", f"p95 <= {TARGET_MS:.0f} ms"]
+    common.print_table(f"skillbank serve: time per page ({repeat} requests each, after a warm-up)", headers, rows)
+    load = (f"1-minute load average while measuring: {min(loads):.2f} to {max(loads):.2f} "
+            f"on {os.cpu_count()} CPUs")
+    print(load)
+    if not args.no_write and not args.quick:
+        cmd = "python benchmarks/bench_serve.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        common.update_results("Review web app (skillbank serve)", "\n\n".join([
+            f"Command: `{cmd.strip()}`", common.machine_markdown(),
+            f"{load}. Server time: from the ASGI call to the last body byte, the app in process "
+            f"(Starlette's TestClient), {repeat} requests per page after one warm-up; client time adds "
+            "the TestClient's round trip. Target: p95 <= 150 ms.",
+            common.markdown_table(headers, rows)]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
