@@ -29,6 +29,7 @@ import numpy as np
 from skillbank.hashing import content_hash
 from skillbank.protocols import Embedder
 from skillbank.queries import IndexHit, IndexState, SearchFilters
+from skillbank.store.embeddings import read_vector, short_hash
 from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
 from skillbank.store.postgres import SETUP_KEY, PostgresStore
 from skillbank.store.skills import skill_from_row
@@ -45,10 +46,26 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
-def _vector(row: dict[str, Any]) -> np.ndarray:
-    if row["_vector"] is not None:
-        return np.frombuffer(bytes(row["_vector"]), dtype=np.float32)
-    return np.array(json.loads(row["_embedding"]), dtype=np.float32)
+def _vector(row: dict[str, Any]) -> np.ndarray | None:
+    """A hit's vector: the cached bytes, or the index's own text form when the cache has no
+    readable row (the SQL sends the text then). ``None`` (the hit is still served, only not
+    compared for near-duplicates) when the cached row has the right size but NaN in it."""
+    if row["_embedding"] is not None:
+        return np.array(json.loads(row["_embedding"]), dtype=np.float32)
+    vector, problem = read_vector(row["_vector"], None)
+    if vector is None:
+        log.warning("the embedding cache of skill %s (%s) is unreadable (%s); `skillbank reindex` "
+                    "rebuilds it", row.get("id"), short_hash(row.get("content_hash") or ""), problem)
+    return vector
+
+
+def _skill(row: dict[str, Any]) -> Any:
+    """The hit's skill, or ``None`` when its row cannot be built (the search then reads it
+    through the skill repository, which falls back to its latest version)."""
+    try:
+        return skill_from_row(row)
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def database_index(store: PostgresStore, embedder: Embedder) -> "PgVectorIndex | None":
@@ -169,7 +186,7 @@ class PgVectorIndex:
                 conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
                 rows = self.store.query(sql, params)
         return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
-                         skill=skill_from_row(r)) for r in rows]
+                         skill=_skill(r)) for r in rows]
 
     def search_sql(self, vector: np.ndarray, n: int,
                    filters: SearchFilters | None = None) -> tuple[str, list[Any], int]:
@@ -196,7 +213,9 @@ class PgVectorIndex:
         # Each hit's vector (for near-duplicate suppression) comes as bytes from the embedding
         # cache: parsing pgvector's text form costs more than the search.
         sql = (f"SELECT s.*, e.vector AS _vector,"
-               f" CASE WHEN e.vector IS NULL THEN c.embedding::text END AS _embedding,"
+               # The index's own vector when the cache's row is missing or of the wrong size.
+               f" CASE WHEN e.vector IS NULL OR length(e.vector) <> 4 * vector_dims(c.embedding)"
+               f" THEN c.embedding::text END AS _embedding,"
                f" 1 - c.distance AS _similarity FROM"
                f" (SELECT skill_id, content_hash, embedding, embedding <=> ?::vector AS distance"
                f"  FROM {self.table} ORDER BY embedding <=> ?::vector LIMIT {int(nearest)}) c"
