@@ -221,3 +221,42 @@ def test_pgvector_search_serves_past_a_damaged_cached_vector(pg_server, monkeypa
         assert result.exit_code == 1 and ids["skill-1"] in result.output, result.output
         assert runner.invoke(app, ["reindex", "-d", target]).exit_code == 0
         assert runner.invoke(app, ["verify", "-d", target]).exit_code == 0
+    # tags that are not JSON fail pgvector's filter cast: the search filters after it instead
+    execute(target, "UPDATE skills SET tags = ? WHERE id = ?", ("{not json", ids["skill-2"]))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="skillbank"), SkillBank.open(target, embedder="hash") as bank:
+        assert bank.index.mode == "hnsw"
+        assert [h.skill.name for h in bank.search("refund eligibility", k=1, tags=["nothing"])] == []
+        assert any("filtering after the search" in r.getMessage() for r in caplog.records)
+        assert bank.search("calendar slot", k=1, kinds=["procedure"])[0].skill.name == "skill-2"
+    for command in (["verify"], ["search", "calendar slot", "--tag", "x"], ["reindex"]):
+        _no_traceback(runner.invoke(app, [*command, "-d", target]))
+    assert runner.invoke(app, ["verify", "-d", target]).exit_code == 0
+
+
+def test_an_embedder_that_does_not_say_its_size_still_finds_a_wrong_dimension(tmp_path, caplog):
+    """A model embedder has no ``dim``: the commonest cached size is expected, so one vector of
+    another size is named and embedded again, not stacked into the search matrix."""
+    from skillbank.embed import CallableEmbedder, HashEmbedder
+
+    hasher = HashEmbedder(256)
+
+    def model():  # the same vectors as the hash embedder, under a name of its own, no dim
+        return CallableEmbedder(lambda texts: hasher.embed(texts), name="model-without-dim")
+
+    target = str(tmp_path / "bank")
+    with SkillBank.open(target, embedder=model()) as bank:
+        for i, t in enumerate(TOPICS):
+            bank.add_skill(name=f"skill-{i}", description=f"check the {t}", body=f"Do the {t} check.")
+        assert bank.search("refund eligibility", k=1)[0].skill.name == "skill-1"
+        chash = bank.get_skill("skill-1").content_hash
+    execute(target, "UPDATE embeddings SET vector = ? WHERE content_hash = ?",
+            (np.ones(128, dtype=np.float32).tobytes(), chash))
+    with SkillBank.open(target, embedder=model()) as bank:
+        problems = bank.verify(check_index=False).problems
+        assert len(problems) == 1 and "128 dimensions where the embedder makes 256" in problems[0], problems
+    with caplog.at_level(logging.WARNING, logger="skillbank"):
+        with SkillBank.open(target, embedder=model()) as bank:
+            assert bank.search("refund eligibility", k=1)[0].skill.name == "skill-1"
+            assert bank.verify().ok  # embedded again and cached over the damaged row
+    assert any("unreadable vector" in r.getMessage() for r in caplog.records)

@@ -31,7 +31,7 @@ from skillbank.protocols import Embedder
 from skillbank.queries import IndexHit, IndexState, SearchFilters
 from skillbank.store.embeddings import read_vector, short_hash
 from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
-from skillbank.store.postgres import SETUP_KEY, PostgresStore
+from skillbank.store.postgres import SETUP_KEY, PostgresStore, _psycopg
 from skillbank.store.skills import skill_from_row
 
 __all__ = ["PgVectorIndex", "database_index", "vector_literal", "EF_SEARCH", "EF_CONSTRUCTION"]
@@ -178,15 +178,28 @@ class PgVectorIndex:
         """The ``n`` nearest active skills passing ``filters`` (but ``accept``), in one statement."""
         if n <= 0 or not self.view.count:
             return []
-        sql, params, ef = self.search_sql(vector, n, filters)
-        if ef == EF_SEARCH:  # every pooled connection starts with it (PostgresStore's pool)
-            rows = self.store.query(sql, params)
-        else:
-            with self.store.transaction() as conn:
-                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                rows = self.store.query(sql, params)
+        try:
+            rows = self._rows(vector, n, filters)
+        except _psycopg().errors.DataError as exc:
+            if filters is None or not filters.clauses:
+                raise
+            # A skill's current row whose tags or tools are not JSON fails the filter's cast for
+            # the whole statement: search unfiltered (the bank applies the filters to what it
+            # builds, from the latest version where a row is unreadable) and say why.
+            log.warning("a skill's current row in %s has tags or tools that are not JSON (%s); "
+                        "filtering after the search instead. `skillbank verify` names the row, "
+                        "`skillbank reindex` rebuilds it.", self.store.location, " ".join(str(exc).split())[:120])
+            rows = self._rows(vector, min(1000, n * 4), None)
         return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
                          skill=_skill(r)) for r in rows]
+
+    def _rows(self, vector: np.ndarray, n: int, filters: SearchFilters | None) -> list[dict[str, Any]]:
+        sql, params, ef = self.search_sql(vector, n, filters)
+        if ef == EF_SEARCH:  # every pooled connection starts with it (PostgresStore's pool)
+            return self.store.query(sql, params)
+        with self.store.transaction() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+            return self.store.query(sql, params)
 
     def search_sql(self, vector: np.ndarray, n: int,
                    filters: SearchFilters | None = None) -> tuple[str, list[Any], int]:
