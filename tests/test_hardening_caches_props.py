@@ -4,12 +4,12 @@ Hypothesis damages random rows and random bytes of the two caches derived from t
 the embedding cache and each skill's current row, on SQLite and PostgreSQL; then every command
 a user would reach for runs through the CLI: ``verify`` (0 or 1), ``search``, ``skills list``,
 ``stats``, ``reindex``; after ``reindex`` ``verify`` passes, and the versions are exactly the
-ones there were.
+ones there were. Each example searches exactly (the cache is the index) or through HNSW.
 """
 
 from __future__ import annotations
 
-import itertools
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -90,7 +90,21 @@ def _run(command: list[str], target: str, codes: tuple[int, ...]) -> None:
     assert result.exit_code in codes, (command, result.exit_code, shown)
 
 
-def _check(target: str, damages: list[tuple]) -> None:
+def _check(target: str, damages: list[tuple], hnsw: bool) -> None:
+    # Below the exact-search cap the embedding cache is the index; at 0 the HNSW index (Chroma's
+    # directory, pgvector's table) is searched and the cache only feeds it.
+    previous = os.environ.get("SKILLBANK_EXACT_MAX")
+    os.environ["SKILLBANK_EXACT_MAX"] = "0" if hnsw else "50000"
+    try:
+        _commands(target, damages)
+    finally:
+        if previous is None:
+            os.environ.pop("SKILLBANK_EXACT_MAX", None)
+        else:
+            os.environ["SKILLBANK_EXACT_MAX"] = previous
+
+
+def _commands(target: str, damages: list[tuple]) -> None:
     used_bank(target)
     before = versions(target)
     _damage(target, damages)
@@ -105,16 +119,13 @@ def _check(target: str, damages: list[tuple]) -> None:
     assert versions(target) == before
 
 
-_counter = itertools.count()
-
-
 @settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(damages=st.lists(DAMAGE, min_size=1, max_size=4))
-def test_random_damage_on_sqlite(tmp_path_factory, damages):
-    _check(str(tmp_path_factory.mktemp("damaged") / "bank"), damages)
+@given(damages=st.lists(DAMAGE, min_size=1, max_size=4), hnsw=st.booleans())
+def test_random_damage_on_sqlite(tmp_path_factory, damages, hnsw):
+    _check(str(tmp_path_factory.mktemp("damaged") / "bank"), damages, hnsw)
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(damages=st.lists(DAMAGE, min_size=1, max_size=4))
-def test_random_damage_on_postgres(pg_server, damages):
-    _check(pg_server.create_database(), damages)
+@given(damages=st.lists(DAMAGE, min_size=1, max_size=4), hnsw=st.booleans())
+def test_random_damage_on_postgres(pg_server, damages, hnsw):
+    _check(pg_server.create_database(), damages, hnsw)
