@@ -13,7 +13,7 @@ reindex`` rebuilds the cache from the versions (:mod:`skillbank.store.rebuild`).
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -52,6 +52,26 @@ def read_vector(raw: Any, dim: int | None) -> tuple[np.ndarray | None, str | Non
     if not np.isfinite(vector).all():
         return None, "NaN or infinite values"
     return vector, None
+
+
+def _read_rows(rows: list[dict[str, Any]], dim: int | None) -> Iterator[tuple[str, np.ndarray | None, str | None]]:
+    """:func:`read_vector` over many rows: those of the expected size are checked as one matrix
+    (a full sync reads tens of thousands; one by one the checks cost as much as the reads)."""
+    if dim is None:
+        for row in rows:
+            yield row["content_hash"], *read_vector(row["vector"], None)
+        return
+    sized, others = [], []
+    for row in rows:
+        raw = row["vector"]
+        (sized if isinstance(raw, (bytes, memoryview)) and len(raw) == 4 * dim else others).append(row)
+    if sized:
+        matrix = np.frombuffer(b"".join(bytes(r["vector"]) for r in sized), dtype=np.float32).reshape(-1, dim)
+        finite = np.isfinite(matrix).all(axis=1)
+        for row, vector, ok in zip(sized, matrix, finite):
+            yield (row["content_hash"], vector, None) if ok else (row["content_hash"], None, "NaN or infinite values")
+    for row in others:
+        yield row["content_hash"], *read_vector(row["vector"], dim)
 
 
 class EmbeddingCache:
@@ -94,15 +114,15 @@ class EmbeddingCache:
         for start in range(0, len(hashes), _CHUNK):
             chunk = hashes[start:start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            for row in self.store.query(
+            rows = self.store.query(
                 f"SELECT content_hash, vector FROM embeddings WHERE embedder = ? AND content_hash IN ({marks})",
                 [embedder, *chunk],
-            ):
-                vector, problem = read_vector(row["vector"], dim)
+            )
+            for chash, vector, problem in _read_rows(rows, dim):
                 if vector is None:
-                    damaged.append(f"{short_hash(row['content_hash'])}: {problem}")
+                    damaged.append(f"{short_hash(chash)}: {problem}")
                 else:
-                    out[row["content_hash"]] = vector
+                    out[chash] = vector
         if damaged:
             log.warning("the embedding cache of %s has %d unreadable vector(s) for %s (%s); embedding "
                         "them again. `skillbank verify` lists every damaged entry; `skillbank reindex` "

@@ -39,6 +39,7 @@ __all__ = ["PgVectorIndex", "database_index", "vector_literal", "EF_SEARCH", "EF
 log = logging.getLogger("skillbank.store")
 BUILD_MEMORY = "512MB"
 _warned: set[str] = set()
+_unreadable: set[str | None] = set()
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -53,7 +54,8 @@ def _vector(row: dict[str, Any]) -> np.ndarray | None:
     if row["_embedding"] is not None:
         return np.array(json.loads(row["_embedding"]), dtype=np.float32)
     vector, problem = read_vector(row["_vector"], None)
-    if vector is None:
+    if vector is None and row.get("content_hash") not in _unreadable:
+        _unreadable.add(row.get("content_hash"))  # once a hash per process: searches repeat
         log.warning("the embedding cache of skill %s (%s) is unreadable (%s); `skillbank reindex` "
                     "rebuilds it", row.get("id"), short_hash(row.get("content_hash") or ""), problem)
     return vector
