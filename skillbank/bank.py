@@ -274,15 +274,20 @@ class SkillBank(Searchable):
         return self._indexing.sync(full=full)
 
     def reindex(self) -> dict[str, int]:
-        """Delete the index and rebuild it from the store; always works, damaged files or not."""
+        """Rebuild the caches from the versions, delete the index and rebuild it from the store;
+        always works, damaged files or rows or not."""
         return self._indexing.reindex()
 
     # -- integrity ---------------------------------------------------------------------------
 
     def verify(self, *, check_index: bool = True) -> VerifyReport:
-        """Check the history chain and versions, and that the index matches the active set."""
+        """Check the history chain and versions, the caches derived from them (each skill's
+        current row, the cached vectors) and that the index matches the active set."""
         report = verify_history(self.store)
         report.problems.extend(f"database: {p}" for p in self.store.integrity_check())
+        # The caches first: the index's check may sync, which embeds damaged vectors again.
+        # Without the index, the bank's embedder is not resolved (no missing vectors looked for).
+        report.problems.extend(self._indexing.cache_problems(with_embedder=check_index))
         if check_index:
             report.problems.extend(self._indexing.problems())
         return report

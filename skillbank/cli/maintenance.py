@@ -63,11 +63,15 @@ def reindex(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Rebuild the search index from the database."""
+    """Rebuild the search index and the caches (current rows, cached vectors) from the versions."""
     with open_bank(bank_dir, embedder) as bank:
         counts = bank.reindex()
+    repaired = ""
+    if counts.get("rebuilt_rows") or counts.get("dropped_vectors"):
+        repaired = (f" Rebuilt {counts.get('rebuilt_rows', 0)} damaged skill row(s) from their versions "
+                    f"and re-embedded or dropped {counts.get('dropped_vectors', 0)} damaged cached vector(s).")
     console().print(f"Reindexed: {counts.get('upserted', 0)} skills indexed, "
-                    f"{counts.get('deleted', 0)} removed.")
+                    f"{counts.get('deleted', 0)} removed.{repaired}")
 
 
 def verify(
@@ -75,7 +79,7 @@ def verify(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Check the change log, every version's hash and the index; exit 1 on any problem."""
+    """Check the change log, every version's hash, the caches and the index; exit 1 on any problem."""
     with open_bank(bank_dir, embedder) as bank:
         report = bank.verify()
     if as_json:

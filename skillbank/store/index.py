@@ -396,12 +396,20 @@ def _read_meta(store: Store, ids: list[str]) -> dict[str, _SkillMeta]:
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT id, kind, tags, tools FROM skills WHERE id IN ({marks})", chunk):
-            out[row["id"]] = _SkillMeta(row["kind"], _json_set(row["tags"]), _json_set(row["tools"]))
+            try:
+                out[row["id"]] = _SkillMeta(row["kind"], _json_set(row["tags"]), _json_set(row["tools"]))
+            except (ValueError, TypeError):
+                # A damaged row: no metadata, so every filter lets it through and the bank
+                # checks the skill it builds (from the latest version, if the row is unreadable).
+                continue
     return out
 
 
 def _json_set(value: Any) -> frozenset[str]:
-    return frozenset(json.loads(value) if isinstance(value, str) else value or ())
+    items = json.loads(value) if isinstance(value, str) else value or ()
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"not a JSON list of strings: {value!r:.40}")
+    return frozenset(items)
 
 
 @dataclass

@@ -8,6 +8,7 @@ covers the previous event's hash. Nothing here ever updates or deletes a version
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime
 from typing import Any, Iterable, Iterator
 
@@ -25,6 +26,8 @@ from skillbank.models import (
 )
 from skillbank.store.base import Store
 
+log = logging.getLogger("skillbank")
+
 _CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags", "lessons", "toolset")
 _JSON_COLUMNS = ("tools", "tags", "lessons", "toolset")
 
@@ -40,6 +43,8 @@ def _content_row(content: SkillContent) -> dict[str, Any]:
 # far more than reading the row, and a search reads dozens of rows per model turn. The key is
 # the row's own text, so a changed row is parsed afresh; contents are frozen, so sharing is safe.
 _PARSED: LRU[tuple[Any, ...], SkillContent] = LRU(4096)
+# Damaged current rows already warned about (location, id, state): one warning per damage.
+_WARNED: set[tuple[Any, ...]] = set()
 
 
 def _content_from_row(row: dict[str, Any]) -> SkillContent:
@@ -83,6 +88,35 @@ def skill_from_row(row: dict[str, Any]) -> Skill:
     )
 
 
+def _stats(row: dict[str, Any]) -> SkillStats:
+    try:
+        return SkillStats(uses=row["uses"], successes=row["successes"], failures=row["failures"],
+                          last_used_at=row["last_used_at"])
+    except (ValueError, TypeError):  # counters are statistics: a damaged one restarts at zero
+        return SkillStats()
+
+
+def skill_from_version(version: dict[str, Any], current: dict[str, Any]) -> Skill:
+    """The skill as its latest ``version`` row says, with what only the ``current`` row holds
+    (note, dates, usage) kept where readable: how a damaged current row is read."""
+    def field(key: str, default: Any) -> Any:
+        value = current.get(key)
+        return value if isinstance(value, type(default)) else default
+
+    return Skill(
+        id=version["skill_id"],
+        content=_content_from_row(version),
+        status=version["status"],
+        pinned=bool(version["pinned"]),
+        version=version["version"],
+        content_hash=version["content_hash"],
+        note=current.get("note") if isinstance(current.get("note"), str) else None,
+        created_at=field("created_at", version["created_at"]),
+        updated_at=field("updated_at", version["created_at"]),
+        stats=_stats(current),
+    )
+
+
 def version_from_row(row: dict[str, Any]) -> SkillVersion:
     return SkillVersion(
         skill_id=row["skill_id"],
@@ -112,7 +146,30 @@ class SkillRepo:
         # times cheaper than reading and building every row (Skill is frozen, so sharing is safe).
         self._built: LRU[tuple[Any, ...], Skill] = LRU(4096)
 
+    def forget_built(self) -> None:
+        """Drop the skills built so far (after their rows were rebuilt underneath)."""
+        self._built.clear()
+
     # -- reads ---------------------------------------------------------------------------------
+
+    def _build(self, row: dict[str, Any]) -> Skill:
+        """The skill of a current row; a row that cannot be read (it is derived data: its
+        versions are the truth) is read from its latest version, with a warning."""
+        try:
+            return skill_from_row(row)
+        except (ValueError, TypeError, KeyError) as exc:
+            latest = self.store.query_one(
+                "SELECT * FROM skill_versions WHERE skill_id = ? ORDER BY version DESC LIMIT 1", (row["id"],))
+            if latest is None:
+                raise
+            key = (self.store.location, row["id"], _state(row))
+            if key not in _WARNED:
+                _WARNED.add(key)
+                reason = " ".join(str(exc).split())[:120]
+                log.warning("skill %s: its current row in %s is unreadable (%s); serving its latest "
+                            "version (v%s) instead. `skillbank reindex` rebuilds the row from its versions.",
+                            row["id"], self.store.location, reason, latest["version"])
+            return skill_from_version(latest, row)
 
     def get(self, id_or_name: str) -> Skill:
         # Two lookups, not "id = ? OR name = ?": PostgreSQL may plan an OR as a full scan when
@@ -123,7 +180,7 @@ class SkillRepo:
             raise SkillNotFoundError(
                 f"no skill with id or name {id_or_name!r}; list them with `skillbank skills list`"
             )
-        return skill_from_row(row)
+        return self._build(row)
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Skill]:
         """The current skills of ``ids`` that exist, by id."""
@@ -137,7 +194,7 @@ class SkillRepo:
                 out[row["id"]] = skill
         # A row that changed between the two reads is built as it is now, under its new state.
         for row in self._rows("*", unbuilt):
-            out[row["id"]] = skill = skill_from_row(row)
+            out[row["id"]] = skill = self._build(row)
             self._built.put(_state(row), skill)
         return out
 
@@ -154,8 +211,16 @@ class SkillRepo:
         tag: str | None = None,
     ) -> list[Skill]:
         where, params = self._where(status, kind, tag)
-        rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY name", params)
-        return [skill_from_row(r) for r in rows]
+        try:
+            rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY name", params)
+        except Exception:
+            if tag is None:
+                raise
+            # A current row whose tags are not JSON makes the database's JSON functions fail:
+            # filter the skills as built instead (a damaged row is built from its version).
+            skills = self.list(status=status, kind=kind)
+            return [s for s in skills if tag.lower() in s.tags]
+        return [self._build(r) for r in rows]
 
     def _where(self, status: SkillStatus | str | None, kind: str | None, tag: str | None,
                hide_drafts: bool = False) -> tuple[str, list[Any]]:
@@ -199,7 +264,7 @@ class SkillRepo:
         total = self.store.query_one(f"SELECT count(*) AS n FROM skills WHERE {where}", params)["n"]
         rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY {self.PAGE_ORDERS[order]} "
                                 f"LIMIT {int(limit)} OFFSET {int(offset)}", params)
-        return [skill_from_row(r) for r in rows], total
+        return [self._build(r) for r in rows], total
 
     def count(self, status: SkillStatus | str | None = None) -> int:
         if status is None:

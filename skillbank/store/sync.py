@@ -20,8 +20,10 @@ from skillbank.errors import DamagedIndexError
 from skillbank.models import Skill, SkillStatus
 from skillbank.protocols import Embedder, VectorIndex
 from skillbank.store.base import Store
+from skillbank.store.cache_check import find_damage
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.index import open_index
+from skillbank.store.rebuild import rebuild_caches
 from skillbank.store.skills import SkillRepo
 
 __all__ = ["IndexSync", "DIRTY_LIMIT"]
@@ -31,6 +33,13 @@ log = logging.getLogger("skillbank")
 # Up to this many skills changed since the index last synced are scored exactly from the
 # embedding cache instead of rewriting the index on every change.
 DIRTY_LIMIT = 256
+
+
+def _dim(embedder: Embedder) -> int | None:
+    """The size of ``embedder``'s vectors if it says (the hash embedder does; a model's is
+    learned from what it embeds)."""
+    dim = getattr(embedder, "dim", None)
+    return dim if isinstance(dim, int) and dim > 0 else None
 
 
 class IndexSync:
@@ -97,13 +106,32 @@ class IndexSync:
         return self.reindex()
 
     def reindex(self) -> dict[str, int]:
-        """Delete the index and rebuild it from the store (cached embeddings are reused).
+        """Rebuild the caches derived from the versions (damaged current rows and cached
+        vectors), then delete the index and rebuild it from the store (sound cached embeddings
+        are reused).
 
         Always works: the old index is removed without being read, damaged or not.
         """
+        embedder = self._embedder()
+        repaired = rebuild_caches(self.store, self.embeddings, embedder.name, _dim(embedder))
+        if repaired["rows"]:
+            self.skills.forget_built()  # built from the damaged rows
         self.index.destroy()
         self._changed = None
-        return self._apply(full=True)
+        counts = self._apply(full=True)
+        # What was repaired, only when something was (a sound bank's counts stay as they were).
+        if repaired["rows"]:
+            counts["rebuilt_rows"] = repaired["rows"]
+        if repaired["vectors"]:
+            counts["dropped_vectors"] = repaired["vectors"]
+        return counts
+
+    def cache_problems(self, *, with_embedder: bool = True) -> list[str]:
+        """The damaged cache entries (:func:`~skillbank.store.cache_check.find_damage`);
+        ``with_embedder=False`` leaves the embedder unresolved (and missing vectors unchecked)."""
+        embedder = self._embedder() if with_embedder else None
+        return find_damage(self.store, self.embeddings, embedder and embedder.name,
+                           embedder and _dim(embedder)).problems
 
     def _apply(self, full: bool) -> dict[str, int]:
         index = self.index
@@ -122,12 +150,16 @@ class IndexSync:
                 delete = [sid for sid in ids if sid not in current or current[sid].status != SkillStatus.active]
             vectors = self.vectors(upsert)
             index.apply([(s.id, vectors[s.content_hash], s.content_hash) for s in upsert], delete, db_seq)
+        # Every active skill at db_seq now has its vector cached: one missing later is damage.
+        self.embeddings.mark_complete(self._embedder().name, db_seq)
         self._changed = None
         return {"upserted": len(upsert), "deleted": len(delete)}
 
     def vectors(self, skills: Sequence[Skill]) -> dict[str, np.ndarray]:
         """Embeddings by content hash, from the store's cache; missing ones are embedded and cached."""
         embedder = self._embedder()
+        if _dim(embedder) is not None:  # so a cached vector of another size is not read
+            self.embeddings.expect(embedder.name, _dim(embedder))
         out = self.embeddings.get(embedder.name, (s.content_hash for s in skills))
         missing = [s for s in {s.content_hash: s for s in skills}.values() if s.content_hash not in out]
         if missing:

@@ -29,8 +29,9 @@ import numpy as np
 from skillbank.hashing import content_hash
 from skillbank.protocols import Embedder
 from skillbank.queries import IndexHit, IndexState, SearchFilters
+from skillbank.store.embeddings import read_vector, short_hash
 from skillbank.store.hnsw import EF_CONSTRUCTION, EF_SEARCH
-from skillbank.store.postgres import SETUP_KEY, PostgresStore
+from skillbank.store.postgres import SETUP_KEY, PostgresStore, _psycopg
 from skillbank.store.skills import skill_from_row
 
 __all__ = ["PgVectorIndex", "database_index", "vector_literal", "EF_SEARCH", "EF_CONSTRUCTION"]
@@ -38,6 +39,7 @@ __all__ = ["PgVectorIndex", "database_index", "vector_literal", "EF_SEARCH", "EF
 log = logging.getLogger("skillbank.store")
 BUILD_MEMORY = "512MB"
 _warned: set[str] = set()
+_unreadable: set[str | None] = set()
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -45,10 +47,27 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
-def _vector(row: dict[str, Any]) -> np.ndarray:
-    if row["_vector"] is not None:
-        return np.frombuffer(bytes(row["_vector"]), dtype=np.float32)
-    return np.array(json.loads(row["_embedding"]), dtype=np.float32)
+def _vector(row: dict[str, Any]) -> np.ndarray | None:
+    """A hit's vector: the cached bytes, or the index's own text form when the cache has no
+    readable row (the SQL sends the text then). ``None`` (the hit is still served, only not
+    compared for near-duplicates) when the cached row has the right size but NaN in it."""
+    if row["_embedding"] is not None:
+        return np.array(json.loads(row["_embedding"]), dtype=np.float32)
+    vector, problem = read_vector(row["_vector"], None)
+    if vector is None and row.get("content_hash") not in _unreadable:
+        _unreadable.add(row.get("content_hash"))  # once a hash per process: searches repeat
+        log.warning("the embedding cache of skill %s (%s) is unreadable (%s); `skillbank reindex` "
+                    "rebuilds it", row.get("id"), short_hash(row.get("content_hash") or ""), problem)
+    return vector
+
+
+def _skill(row: dict[str, Any]) -> Any:
+    """The hit's skill, or ``None`` when its row cannot be built (the search then reads it
+    through the skill repository, which falls back to its latest version)."""
+    try:
+        return skill_from_row(row)
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def database_index(store: PostgresStore, embedder: Embedder) -> "PgVectorIndex | None":
@@ -161,15 +180,28 @@ class PgVectorIndex:
         """The ``n`` nearest active skills passing ``filters`` (but ``accept``), in one statement."""
         if n <= 0 or not self.view.count:
             return []
+        try:
+            rows = self._rows(vector, n, filters)
+        except _psycopg().errors.DataError as exc:
+            if filters is None or not filters.clauses:
+                raise
+            # A skill's current row whose tags or tools are not JSON fails the filter's cast for
+            # the whole statement: search unfiltered (the bank applies the filters to what it
+            # builds, from the latest version where a row is unreadable) and say why.
+            log.warning("a skill's current row in %s has tags or tools that are not JSON (%s); "
+                        "filtering after the search instead. `skillbank verify` names the row, "
+                        "`skillbank reindex` rebuilds it.", self.store.location, " ".join(str(exc).split())[:120])
+            rows = self._rows(vector, min(1000, n * 4), None)
+        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
+                         skill=_skill(r)) for r in rows]
+
+    def _rows(self, vector: np.ndarray, n: int, filters: SearchFilters | None) -> list[dict[str, Any]]:
         sql, params, ef = self.search_sql(vector, n, filters)
         if ef == EF_SEARCH:  # every pooled connection starts with it (PostgresStore's pool)
-            rows = self.store.query(sql, params)
-        else:
-            with self.store.transaction() as conn:
-                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                rows = self.store.query(sql, params)
-        return [IndexHit(r["id"], float(r["_similarity"]), r["content_hash"], _vector(r),
-                         skill=skill_from_row(r)) for r in rows]
+            return self.store.query(sql, params)
+        with self.store.transaction() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+            return self.store.query(sql, params)
 
     def search_sql(self, vector: np.ndarray, n: int,
                    filters: SearchFilters | None = None) -> tuple[str, list[Any], int]:
@@ -196,7 +228,9 @@ class PgVectorIndex:
         # Each hit's vector (for near-duplicate suppression) comes as bytes from the embedding
         # cache: parsing pgvector's text form costs more than the search.
         sql = (f"SELECT s.*, e.vector AS _vector,"
-               f" CASE WHEN e.vector IS NULL THEN c.embedding::text END AS _embedding,"
+               # The index's own vector when the cache's row is missing or of the wrong size.
+               f" CASE WHEN e.vector IS NULL OR length(e.vector) <> 4 * vector_dims(c.embedding)"
+               f" THEN c.embedding::text END AS _embedding,"
                f" 1 - c.distance AS _similarity FROM"
                f" (SELECT skill_id, content_hash, embedding, embedding <=> ?::vector AS distance"
                f"  FROM {self.table} ORDER BY embedding <=> ?::vector LIMIT {int(nearest)}) c"
