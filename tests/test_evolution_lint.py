@@ -183,3 +183,17 @@ def test_a_check_the_agent_was_offered_but_never_called_is_related():
     # A tool neither offered nor called is still unrelated.
     result = lint_content(content(tools=tuple(sorted(TOOLS)) + ("send_email",)), lint)
     assert result.quarantined and "send_email" in result.reason
+
+
+def test_a_stop_word_of_the_request_is_not_an_instance_value():
+    """The real trace (issue 29): a calendar lesson rejected for "an environment-specific value
+    from a request: 'at'". A stop word that varies between requests names nothing."""
+    from skillbank.evolution.evidence import request_words
+    from test_evolution_support import traj
+
+    meals = [("lunch at noon", "Anna"), ("dinner", "Ben"), ("lunch at one", "Chloe"), ("breakfast", "Dan")]
+    runs = [to_run(traj(f"Book {m} with {who}.", [("add_event", {"title": f"{m} with {who}"}, "ok")],
+                        success=True)) for m, who in meals]
+    words = request_words(runs)
+    assert "at" not in words and "with" not in words
+    assert {"anna", "ben"} <= words  # real instance values still count

@@ -495,7 +495,9 @@ def request_words(runs: Sequence[Run]) -> frozenset[str]:
             words = {w.lower() for c in run.calls for v in _leaf_strings(c.args) for w in word_tokens(v)}
             for word in words & task_words:
                 counts[word] += 1
-        varying.update(w for w, c in counts.items() if c < len(group) and len(w) >= 2)
+        # A stop word ("at" in "lunch at noon") names no instance: holding a lesson to it
+        # rejected a calendar lesson for "an environment-specific value: 'at'" (issue 29).
+        varying.update(w for w, c in counts.items() if c < len(group) and len(w) >= 2 and w not in STOPWORDS)
     return frozenset(varying)
 
 
