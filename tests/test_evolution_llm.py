@@ -265,3 +265,15 @@ def test_llm_guard_and_merge_make_no_calls(bank):
     model = router("never called")
     report = evolve(bank, distiller=LLMDistiller(model))
     assert report.usage.calls == 0 and len(report.changes) == 2
+
+
+def test_the_prompts_examples_use_no_tool_of_any_benchmark_tier():
+    """Issue 29: the few-shot example was a refund check, nearly the `small` tier's answer. Every
+    example the LLM distiller is shown names tools no environment of the harness offers."""
+    from skillbank.evolution.llm import EXAMPLES, LESSON_GUIDE
+    from skillbank_harness.envs.base import TEMPLATES
+
+    offered = {name for t in TEMPLATES.values() for name in t.env_cls.TOOLDEFS}
+    assert len(offered) > 50  # every family registered
+    shown = LESSON_GUIDE + json.dumps(EXAMPLES)
+    assert not {name for name in offered if f'"{name}"' in shown or f"`{name}`" in shown}

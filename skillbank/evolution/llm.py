@@ -67,9 +67,11 @@ class NewSkill(BaseModel):
 # The lesson kinds, each with an example and the sentence it becomes in the agent's prompt: written
 # from the lessons and the renderer themselves, so the guide cannot drift from what the bank stores.
 _GUIDE_EXAMPLES = (
+    # The examples use a toolset no benchmark tier uses (a greenhouse, a telescope), so an LLM
+    # round is never shown the answer to a measured request (issue 29: it once was a refund).
     Lesson(kind=LessonKind.procedure, steps=(
-        MethodStep(tool="find_order", args={"customer": "<customer>"}, sources={"customer": "request"}),
-        MethodStep(tool="issue_refund", args={"order_id": "<order_id>"}, sources={"order_id": "find_order"}))),
+        MethodStep(tool="find_bed", args={"plant": "<plant>"}, sources={"plant": "request"}),
+        MethodStep(tool="open_valve", args={"bed_id": "<bed_id>"}, sources={"bed_id": "find_bed"}))),
     Lesson(kind=LessonKind.check_first, check="check_tool", tool="action_tool"),
     Lesson(kind=LessonKind.missing_tool, tool="tool"),
     Lesson(kind=LessonKind.missing_parameter, tool="tool", parameter="param"),
@@ -78,6 +80,7 @@ _GUIDE_EXAMPLES = (
     Lesson(kind=LessonKind.budget, budget=4),
     Lesson(kind=LessonKind.pitfall, avoid="call", tool="tool"),
     Lesson(kind=LessonKind.no_tool),
+    Lesson(kind=LessonKind.answer_unit, tool="tool", field="field_cents", scale=100),
     Lesson(kind=LessonKind.guidance, text="Any other advice, in one or two plain sentences."),
 )
 LESSON_GUIDE = "\n".join(
@@ -113,24 +116,24 @@ For example:
 
 EXAMPLES = {
     "SkillRevision": {
-        "action": "update", "reason": "3 of 4 failures refunded before checking eligibility",
-        "skill": {"name": "refund-orders", "description": "When a customer asks for a refund of an order.",
+        "action": "update", "reason": "3 of 4 failures opened the valve before reading the soil sensor",
+        "skill": {"name": "water-a-bed", "description": "When the user asks to water a plant bed.",
                   "lessons": [{"kind": "procedure", "steps": [
-                      {"tool": "find_order", "args": {"customer": "<customer>"}},
-                      {"tool": "check_refund_policy", "args": {"order_id": "<order_id>"}},
-                      {"tool": "issue_refund", "args": {"order_id": "<order_id>"}}]},
-                      {"kind": "check_first", "check": "check_refund_policy", "tool": "issue_refund"}],
-                  "kind": "procedure", "tools": ["find_order", "check_refund_policy", "issue_refund"]},
+                      {"tool": "find_bed", "args": {"plant": "<plant>"}},
+                      {"tool": "read_soil_sensor", "args": {"bed_id": "<bed_id>"}},
+                      {"tool": "open_valve", "args": {"bed_id": "<bed_id>"}}]},
+                      {"kind": "check_first", "check": "read_soil_sensor", "tool": "open_valve"}],
+                  "kind": "procedure", "tools": ["find_bed", "read_soil_sensor", "open_valve"]},
         "split_off": []},
     "NewSkill": {
-        "create": True, "reason": "5 successful runs tracked the parcel, then asked the carrier",
-        "skill": {"name": "track-a-parcel", "description": "When the user asks where a parcel is.",
+        "create": True, "reason": "5 successful runs looked the object up, then pointed the telescope",
+        "skill": {"name": "point-at-an-object", "description": "When the user asks to observe a named object.",
                   "lessons": [{"kind": "procedure", "steps": [
-                      {"tool": "track_order", "args": {"order_id": "<order_id>"},
-                       "sources": {"order_id": "request"}},
-                      {"tool": "carrier_status", "args": {"tracking_id": "<tracking_id>"},
-                       "sources": {"tracking_id": "track_order"}}]}],
-                  "kind": "procedure", "tools": ["track_order", "carrier_status"]}},
+                      {"tool": "find_target", "args": {"name": "<name>"},
+                       "sources": {"name": "request"}},
+                      {"tool": "point_telescope", "args": {"target_id": "<target_id>"},
+                       "sources": {"target_id": "find_target"}}]}],
+                  "kind": "procedure", "tools": ["find_target", "point_telescope"]}},
 }
 
 REVISE_TASK = """\
