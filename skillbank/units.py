@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, Iterator
 
-__all__ = ["SCALES", "numeric_fields", "numbers_in", "states"]
+__all__ = ["SCALES", "numeric_fields", "numbers_in", "states", "converts"]
 
 # The conversions a person expects between a tool's unit and theirs: cents or millis to the
 # whole (100, 1000), minutes to hours (60). Nothing else is guessed.
@@ -64,3 +64,15 @@ def numbers_in(text: str | None) -> set[float]:
 def states(numbers: set[float], value: float) -> bool:
     """Whether ``value`` is among ``numbers`` (from :func:`numbers_in`)."""
     return round(value, 6) in numbers
+
+
+def converts(value: float, said: set[float]) -> bool:
+    """Whether ``value`` is one of ``said``'s numbers in another unit: scaled by one of
+    :data:`SCALES` either way, or a temperature between Fahrenheit and Celsius (to the nearest
+    degree). A converted value was worked out, not guessed."""
+    for number in said:
+        if any(abs(value - number * s) < 1e-6 or abs(value - number / s) < 1e-6 for s in SCALES):
+            return True
+        if abs(value - (number - 32) * 5 / 9) <= 0.5 or abs(value - (number * 9 / 5 + 32)) <= 0.5:
+            return True
+    return False

@@ -526,3 +526,27 @@ def test_declared_parameters_are_read_only_for_the_tool_asked_for(monkeypatch):
 
     params.offer([list_events_v2])  # a new tool under the old name is read anew
     assert params["list_events"] == {"date", "calendar"} and read[-1] == "list_events"
+
+
+@pytest.mark.parametrize("args, said", [
+    ({"celsius": 20}, "Set the heating to 68 °F, please."),         # °F -> °C, to the degree
+    ({"amount": 1.5}, "Pay the 150 cents I owe."),                  # cents -> euros
+    ({"minutes": 90}, "Book me for 1.5 hours."),                    # hours -> minutes
+])
+def test_a_converted_value_is_not_a_guess(bank, args, said):
+    """The real trace (issue 29): a converted value shares no word with the request and was held
+    back as a guess. A unit conversion of a number the user said is worked out, not made up."""
+    rules = _rules(bank, ask_for(tool="refund"))
+    assert rules.broken("refund", args, refund, CallHistory(), _said(said)) is None
+    # The same value with nothing it converts from is still a guess.
+    assert rules.broken("refund", args, refund, CallHistory(), _said("Do it, please.")) is not None
+
+
+def test_a_value_a_tool_returned_in_the_run_is_not_a_guess(bank):
+    from langchain_core.messages import ToolMessage
+
+    rules = _rules(bank, ask_for("order_id", "refund"))
+    looked_up = [*_said("Refund my last order."),
+                 ToolMessage(content='{"orders": [{"order_id": "ORD-77"}]}', tool_call_id="c1", name="get_order")]
+    assert rules.broken("refund", {"order_id": "ORD-77"}, refund, CallHistory(), looked_up) is None
+    assert rules.broken("refund", {"order_id": "X9"}, refund, CallHistory(), looked_up) is not None

@@ -12,8 +12,9 @@ running it, at most once per lesson per run, so the rule arrives where the mista
 - ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run (its answer is
   above; a new call, even past the budget, runs);
 - ``ask_for``: a call of the lesson's tool passes a value (for the lesson's parameter, or any
-  value but a yes/no when it names none) of which the user's messages hold not one word or
-  number: a guess;
+  value but a yes/no when it names none) of which neither the user's messages nor the run's
+  tool results hold one word or number, and that is no unit conversion of a number the user
+  said: a guess;
 - ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
   general form); ``wrong_tool_name``: a call to a name the agent does not have that the
   lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`).
@@ -39,6 +40,7 @@ from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.retrieval import SkillHit
 from skillbank.toolnames import fits
+from skillbank.units import converts, numbers_in
 
 if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to import; the CLI's search needs neither
     from langchain.agents.middleware import ToolCallRequest
@@ -235,7 +237,9 @@ class _Call:
 
     def guessed(self, parameter: str | None) -> bool:
         """Whether the call passes a value (``parameter``'s, or any but a yes/no) that shares
-        no word or number with what the user said: a value the model made up."""
+        no word or number with what the user said or a tool returned in this run, and is no
+        unit conversion of a number the user said (20 °C for 68 °F, 1.5 for 150 cents): a
+        value the model made up."""
         if not isinstance(self.args, dict):
             return False
         if parameter is None:
@@ -244,8 +248,20 @@ class _Call:
             values = [self.args[parameter]] if self.args.get(parameter) is not None else []
         if not values:
             return False
-        user_words = set(_WORD.findall(self.said.lower()))
-        return any(not (set(_WORD.findall(str(v).lower())) & user_words) for v in values)
+        known = set(_WORD.findall(f"{self.said} {self.results}".lower()))
+        return any(not (set(_WORD.findall(str(v).lower())) & known) and not self._converted(v) for v in values)
+
+    def _converted(self, value: Any) -> bool:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return False
+        return converts(number, numbers_in(self.said))
+
+    @property
+    def results(self) -> str:
+        """Everything the tools returned in the run so far (a looked-up id is not a guess)."""
+        return " ".join(str(m.text) for m in self._messages if isinstance(m, ToolMessage))
 
     @property
     def said(self) -> str:
