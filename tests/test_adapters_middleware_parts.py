@@ -76,14 +76,6 @@ def test_the_injection_part_alone_injects_records_nothing_and_counts(bank):
     assert not bank.trajectories.list()
 
 
-def test_the_deprecated_inject_only_name_is_the_injection_part(bank):
-    from skillbank.consistency.validation import InjectOnlyMiddleware
-
-    with pytest.warns(DeprecationWarning, match="SkillInjectionMiddleware"):
-        mw = InjectOnlyMiddleware(bank, k=3, reminders=True)
-    assert isinstance(mw, SkillInjectionMiddleware) and mw.config.k == 3 and mw.config.reminders
-
-
 def test_the_budget_part_alone_ends_the_run_with_a_message_that_carries_the_limit(bank):
     model = ScriptedChatModel([tool_call("ping")], usage=USAGE)
     handler = SkillBankCallbackHandler(bank)

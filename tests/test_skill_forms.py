@@ -27,7 +27,8 @@ from skillbank.evolution.general import general_proposals
 from skillbank.evolution.rule import RuleDistiller
 from skillbank.lessons import Example, Lesson, MethodStep, example_text, sentence
 from skillbank.models import SkillContent, SkillStatus
-from skillbank.retrieval import SkillHit, TokenBudget, approx_tokens
+from skillbank.queries import SkillHit
+from skillbank.retrieval import TokenBudget, approx_tokens
 
 # -- a lean block ----------------------------------------------------------------------------------
 

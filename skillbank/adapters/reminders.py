@@ -37,7 +37,7 @@ from skillbank.adapters.tools import DeclaredParameters
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
-from skillbank.retrieval import SkillHit
+from skillbank.queries import SkillHit
 from skillbank.toolnames import fits
 
 if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to import; the CLI's search needs neither

@@ -123,7 +123,7 @@ def _start_worker(location: str, recipe: TaskRecipe, embedder: Any) -> None:
 
 def _bank() -> Any:
     if "bank" not in _OPENED:
-        from skillbank.bank import SkillBank
+        from skillbank import SkillBank
 
         location, _, embedder = _SETUP
         _OPENED["bank"] = SkillBank.open(location, embedder=embedder, create=False)
