@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from skillbank.consistency.runner import MeasureError, TrialOutcome, TrialSpec, logged_factory
+from skillbank_harness.envs.trials import simulated_trial
 
 __all__ = ["TaskRecipe", "TrialWorkers"]
 
@@ -142,8 +143,6 @@ def _ready() -> None:
 
 
 def _trial(setup: tuple[str, tuple[str, ...], int, dict[str, Any]], spec: TrialSpec) -> TrialOutcome:
-    from skillbank_harness.envs.measure import simulated_trial
-
     key, arms, k, options = setup
     factory = _FACTORIES.get(key)
     if factory is None:
