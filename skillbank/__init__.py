@@ -51,6 +51,7 @@ PUBLIC: dict[str, str] = {
     "SkillBankMiddleware": "skillbank.adapters.langchain",
     "InjectionConfig": "skillbank.adapters.config",
     "RecordingConfig": "skillbank.adapters.config",
+    "BudgetConfig": "skillbank.adapters.config",
     "SkillBankCallbackHandler": "skillbank.adapters.callbacks",
     "skillbank_prompt": "skillbank.adapters.langgraph",
     "inject_skills": "skillbank.adapters.injection",
@@ -105,7 +106,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see; mirrors PUBLIC
     from skillbank.adapters.callbacks import SkillBankCallbackHandler
-    from skillbank.adapters.config import InjectionConfig, RecordingConfig
+    from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig
     from skillbank.adapters.injection import inject_skills
     from skillbank.adapters.judge import LLMJudge
     from skillbank.adapters.langchain import SkillBankMiddleware
