@@ -91,7 +91,7 @@ def _ways_in(bank: Any, verifier: Any) -> dict[str, tuple[Callable, Callable]]:
     def middleware() -> tuple[Callable, dict, Callable]:
         mw = SkillBankMiddleware(bank, k=2, verifier=verifier)
         return (lambda model, t: create_agent(model, [t], middleware=[mw]), {},
-                lambda: mw.last_trajectory_id)
+                lambda: mw.recording_middleware.last_trajectory_id)
 
     def prompt_and_handler() -> tuple[Callable, dict, Callable]:
         handler = SkillBankCallbackHandler(bank, verifier=verifier)

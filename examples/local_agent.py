@@ -20,7 +20,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
-from skillbank.chat import resolve_chat_model, with_seed
+from skillbank import resolve_chat_model, with_seed
 
 WEATHER = {"oslo": ("snowing", -3), "lisbon": ("sunny", 24), "dublin": ("light rain", 11),
            "vienna": ("cloudy", 16)}

@@ -22,9 +22,7 @@ from pathlib import Path
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 
-from skillbank import SkillBank
-from skillbank.adapters.langchain import SkillBankMiddleware
-from skillbank.adapters.testing import ScriptedChatModel, tool_call
+from skillbank import ScriptedChatModel, SkillBank, SkillBankMiddleware, tool_call
 
 
 @tool

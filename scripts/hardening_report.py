@@ -195,7 +195,7 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
 
     from skillbank import SkillBank
     from skillbank_harness.demo import QUICK, run_demo
-    from skillbank.evolution.lint import lint_incoming
+    from skillbank.screen import lint_incoming
 
     def write(folder: Path, lines: list[str], prefix: str) -> None:
         for i, line in enumerate(lines):

@@ -31,19 +31,18 @@ from skillbank.queries import SearchFilters, SkillHit
 from skillbank.screen import lint_incoming
 from skillbank.scrub import resolve_scrubber
 from skillbank.skillmd import export_skills
-from skillbank.search import MAX_CANDIDATES, Searchable, SkillSearch
+from skillbank.search import Searchable, SkillSearch
 from skillbank.store.base import Store
 from skillbank.store.drafts import DraftRepo
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
-from skillbank.store.location import DEFAULT_DIR, ENV_DIR, open_store
+from skillbank.store.location import open_store
 from skillbank.store.skills import SkillRepo
-from skillbank.store.sync import DIRTY_LIMIT, IndexSync
+from skillbank.store.sync import IndexSync
 from skillbank.store.trajectories import TrajectoryRepo
 
-# Importable from here as before they moved: the filters, the prune plan, the folder defaults.
-__all__ = ["SkillBank", "SearchFilters", "PruneAction", "DEFAULT_DIR", "ENV_DIR", "DIRTY_LIMIT", "MAX_CANDIDATES"]
+__all__ = ["SkillBank"]
 
 
 class SkillBank(Searchable):

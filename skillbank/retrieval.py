@@ -18,7 +18,7 @@ import numpy as np
 
 from skillbank.lessons import Example, example_text
 from skillbank.models import Skill
-from skillbank.queries import Candidate, SkillHit, filter_candidates  # noqa: F401 - their old home
+from skillbank.queries import Candidate, SkillHit
 
 USEFULNESS_WEIGHT = 0.2
 DUPLICATE_SIMILARITY = 0.92  # two skills this close say the same thing; inject one

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Optional, Sequence
 
 import typer
+from rich.console import Console
 
-from skillbank.cli._common import EmbedderOption, console, fail
+from skillbank.cli.options import EmbedderOption
+from skillbank.errors import CliError
 
 
 def demo(
@@ -51,7 +53,7 @@ def demo(
     from skillbank_harness.demo import FULL, QUICK, run_demo
 
     if gate not in ("validate", "policy"):
-        fail(f"--gate must be 'validate' or 'policy', not {gate!r}")
+        raise CliError(f"--gate must be 'validate' or 'policy', not {gate!r}")  # the command prints it
     config = replace(QUICK if quick else FULL, gate=gate, general_lessons=general, match_toolset=toolset)
     if trials is not None:
         config = replace(config, trials=trials)
@@ -60,7 +62,7 @@ def demo(
     if processes is not None:
         config = replace(config, processes=processes)
     run_demo(bank_dir, seed=seed, config=config, report_path=report, embedder=embedder or None,
-             console=console(), progress=not no_progress)
+             console=Console(highlight=False), progress=not no_progress)
 
 
 def register(app: typer.Typer) -> None:

@@ -151,9 +151,8 @@ def run_demo(
     from rich.markup import escape
 
     from skillbank_harness import envs
-    from skillbank.bank import SkillBank
+    from skillbank import SkillBank, evolve
     from skillbank.consistency.validation import ValidationLog, make_validator
-    from skillbank.evolution import evolve
 
     if config.gate not in ("validate", "policy"):
         raise ValueError(f"unknown gate {config.gate!r}: use 'validate' or 'policy'")

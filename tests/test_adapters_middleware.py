@@ -104,7 +104,7 @@ def test_run_is_recorded_with_steps_tokens_injections_and_skills_reach_the_model
     result = agent.invoke({"messages": [("user", "turn on the AC and open the window")]})
 
     tid = result["skillbank_trajectory_id"]
-    assert tid == mw.last_trajectory_id
+    assert tid == mw.recording_middleware.last_trajectory_id
     assert [t.id for t in bank.trajectories.list()] == [tid]
     traj = bank.trajectories.get(tid)
     assert traj.status == "complete" and traj.error is None
@@ -187,7 +187,7 @@ def test_injection_follows_the_conversation(bank, skills):
     mw = SkillBankMiddleware(bank, k=1, history=2)
     # The agent has the AC skill's tool, so that skill fits it (see match_toolset).
     agent_with(model, [lookup, turn_on_ac], mw).invoke({"messages": [("user", "please handle my car request")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     first = [i.skill_id for i in traj.injections if i.step == 0]
     second = [i.skill_id for i in traj.injections if i.step == 2]
     assert skills["refund"].id not in first
@@ -198,7 +198,7 @@ def test_inject_false_logs_only(bank, skills):
     model = ScriptedChatModel([tool_call("turn_on_ac", temperature=20), "on"])
     mw = SkillBankMiddleware(bank, inject=False)
     agent_with(model, [turn_on_ac], mw).invoke({"messages": [("user", "turn on the AC")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert len(traj.steps) == 3 and traj.injections == []
     assert all(r[0].text == SYSTEM for r in model.received)
 
@@ -208,7 +208,7 @@ def test_pinned_skills_filter_and_token_budget(bank, skills):
     mw = SkillBankMiddleware(bank, k=3, pinned=["refund-after-eligibility"],
                              filter=lambda s: s.kind.value == "guard")
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC and open the window")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     got = [(i.skill_id, i.rank) for i in traj.injections]
     # the pinned skill is first whatever the query; the filter let only guard skills through
     assert got == [(skills["refund"].id, 0), (skills["missing"].id, 1)]
@@ -218,7 +218,7 @@ def test_pinned_skills_filter_and_token_budget(bank, skills):
     model = ScriptedChatModel(["ok"])
     mw = SkillBankMiddleware(bank, k=3, token_budget=60)
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC and open the window")]})
-    assert bank.trajectories.get(mw.last_trajectory_id).injections == []
+    assert bank.trajectories.get(mw.recording_middleware.last_trajectory_id).injections == []
     assert model.received[0][0].text == SYSTEM
 
 
@@ -228,7 +228,7 @@ def test_pinned_only_with_k_zero_over_several_turns(bank, skills):
     model = ScriptedChatModel([tool_call("ping"), tool_call("ping"), "ok"])
     mw = SkillBankMiddleware(bank, k=0, general_k=0, pinned=["refund-after-eligibility"])
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert {i.skill_id for i in traj.injections} == {skills["refund"].id}
     assert len(model.received) == 3 and all("refund-after-eligibility" in r[0].text for r in model.received)
 
@@ -255,7 +255,7 @@ def test_capability_limits_from_real_tool_node_behaviour(bank):
     mw = SkillBankMiddleware(bank)
     agent_with(model, [turn_on_ac, get_cabin, unlock_trunk], mw).invoke(
         {"messages": [("user", "open the window, cool the car, unlock the trunk")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "complete"
     assert limits(traj) == [
         (LimitType.missing_tool, 1),
@@ -280,7 +280,7 @@ def test_tool_that_raises_is_stored_incomplete_with_the_error(bank):
     agent = agent_with(model, [ping, flaky_device], mw)
     with pytest.raises(RuntimeError, match="device offline"):
         agent.invoke({"messages": [("user", "check the device")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete"
     assert traj.error == "RuntimeError: device offline"
     assert [(s.kind, s.tool) for s in traj.steps] == [
@@ -295,7 +295,7 @@ def test_custom_detectors_replace_or_disable_the_defaults(bank):
     mw = SkillBankMiddleware(bank, unknown_field_detector=None,
                              refusal_detector=lambda text: "trunk" in text and "trunk mentioned")
     agent_with(model, [get_cabin, unlock_trunk], mw).invoke({"messages": [("user", "cabin and trunk")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert limits(traj) == [(LimitType.policy_refusal, 3)]
     assert "trunk mentioned" in traj.limit_events[0].detail
 
@@ -308,7 +308,7 @@ def test_graph_recursion_error_is_a_recursion_limit(bank):
     agent = agent_with(ScriptedChatModel([tool_call("ping")]), [ping], mw)
     with pytest.raises(GraphRecursionError):
         agent.invoke({"messages": [("user", "ping forever")]}, config={"recursion_limit": 6})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and traj.error.startswith("GraphRecursionError: Recursion limit of 6")
     assert limits(traj) == [(LimitType.recursion_limit, len(traj.steps) - 1)]
     assert traj.limit_events[0].category == "budget"
@@ -328,7 +328,7 @@ def test_model_call_limit_middleware_ending_and_raising(bank):
                        ModelCallLimitMiddleware(run_limit=2, exit_behavior="error"))
     with pytest.raises(ModelCallLimitExceededError):
         agent.invoke({"messages": [("user", "ping")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and "ModelCallLimitExceededError" in traj.error
     assert limits(traj) == [(LimitType.model_call_limit, 3)]
 
@@ -343,7 +343,7 @@ def test_tool_call_limit_middleware(bank, behavior):
             agent.invoke({"messages": [("user", "ping")]})
     else:
         agent.invoke({"messages": [("user", "ping")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert [s.tool for s in traj.steps if s.kind == "tool"] == ["ping", "ping"]  # the third was blocked
     types = [t for t, _ in limits(traj)]
     assert types == [LimitType.tool_call_limit], types
@@ -360,7 +360,7 @@ def test_provider_errors_rate_limit_and_context_overflow(bank, error, expected):
     agent = agent_with(ScriptedChatModel([tool_call("ping"), error]), [ping], mw)
     with pytest.raises(type(error)):
         agent.invoke({"messages": [("user", "ping")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete"
     assert limits(traj) == [(expected, 2)]  # once, at the model turn that failed
     assert traj.steps[2].kind == "model" and traj.steps[2].error.startswith(type(error).__name__)
@@ -448,7 +448,7 @@ def test_every_stored_text_is_scrubbed(bank):
     model = ScriptedChatModel([tool_call("login", api_key=secret), f"Your key {secret} works."])
     mw = SkillBankMiddleware(bank)
     agent_with(model, [login], mw).invoke({"messages": [("user", f"log in with api_key={secret}")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     dumped = traj.model_dump_json()
     assert secret not in dumped
     assert "[REDACTED:" in traj.task and "[REDACTED:" in traj.final_answer
@@ -460,7 +460,7 @@ def test_every_stored_text_is_scrubbed(bank):
 def test_custom_scrubber(bank):
     mw = SkillBankMiddleware(bank, scrubber=lambda text: text.replace("Oslo", "<city>"))
     agent_with(ScriptedChatModel(["Sunny in Oslo"]), [ping], mw).invoke({"messages": [("user", "weather in Oslo")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.task == "weather in <city>" and traj.final_answer == "Sunny in <city>"
 
 
@@ -492,7 +492,7 @@ def test_async_and_streaming_runs_are_recorded(bank, skills, mode):
         assert asyncio.run(consume())
     else:
         asyncio.run(agent.ainvoke(inputs))
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "complete" and traj.final_answer == "finished turn on the AC task 2"
     assert [s.kind for s in traj.steps] == ["model", "tool", "model", "tool", "model"]
     assert {i.step for i in traj.injections} == {0, 2, 4}
@@ -503,7 +503,7 @@ def test_async_failure_is_recorded(bank):
     agent = agent_with(ScriptedChatModel([tool_call("flaky_device")]), [flaky_device], mw)
     with pytest.raises(RuntimeError):
         asyncio.run(agent.ainvoke({"messages": [("user", "go")]}))
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and limits(traj) == [(LimitType.tool_error, 1)]
 
 
@@ -542,7 +542,7 @@ def test_concurrent_threads_produce_separate_complete_trajectories(bank, skills)
     counts: list[int] = []
     _assert_separate(bank, ids, counts)
     assert sorted(counts) == sorted(i % 4 + 1 for i in range(8))
-    assert sorted(mw.trajectory_ids) == sorted(ids)
+    assert sorted(mw.recording_middleware.trajectory_ids) == sorted(ids)
 
     # batch() runs them concurrently too
     results = agent.batch([{"messages": [("user", f"batch run {n}")]} for n in (1, 2, 3)])
@@ -594,7 +594,7 @@ def test_a_retrieval_failure_does_not_break_the_agent(bank, skills, caplog):
             raise RuntimeError("index gone")
 
     mw = SkillBankMiddleware(bank)
-    mw.injector = Broken()
+    mw.injection_middleware.injector = Broken()
     model = ScriptedChatModel(["ok"])
     with warnings.catch_warnings():
         r = agent_with(model, [ping], mw).invoke({"messages": [("user", "go")]})
@@ -656,7 +656,7 @@ def test_abandoned_stream_is_stored_incomplete(bank):
         if i == 3:
             break
     stream.close()
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and traj.error.startswith("GeneratorExit")
     assert traj.steps and traj.steps[0].kind == "model"
 
@@ -727,7 +727,7 @@ def test_callback_handler_leaves_a_nested_agent_to_its_middleware(bank):
     handler = SkillBankCallbackHandler(bank)
     graph.compile().invoke({"messages": [("user", "ping it")]}, config={"callbacks": [handler]})
 
-    inner = bank.trajectories.get(mw.last_trajectory_id)
+    inner = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     outer = bank.trajectories.get(handler.last_trajectory_id)
     assert inner.id != outer.id
     assert [(s.kind, s.tool) for s in inner.steps] == [("model", None), ("tool", "ping"), ("model", None)]

@@ -111,7 +111,7 @@ def test_flush_every_buffers_steps_and_the_end_writes_the_rest(bank, flush_every
     @tool
     def count() -> str:
         """Count the steps written so far."""
-        stored.append(len(bank.trajectories.get(mw.last_trajectory_id).steps))
+        stored.append(len(bank.trajectories.get(mw.recording_middleware.last_trajectory_id).steps))
         return "counted"
 
     model = ScriptedChatModel([tool_call("count"), tool_call("count"), tool_call("count"), "done"])

@@ -175,7 +175,7 @@ def test_each_step_is_on_disk_before_the_next_one_starts(bank, tmp_path):
         """Look at what the bank already stored for this run, from another connection."""
         other = SkillBank.open(tmp_path / "bank", embedder="hash")
         try:
-            traj = other.trajectories.get(mw.last_trajectory_id)
+            traj = other.trajectories.get(mw.recording_middleware.last_trajectory_id)
             seen_by_tool.append([s.kind for s in traj.steps])
             return traj.status
         finally:
@@ -185,7 +185,7 @@ def test_each_step_is_on_disk_before_the_next_one_starts(bank, tmp_path):
     create_agent(model, [peek], middleware=[mw]).invoke({"messages": [("user", "peek twice")]})
     # while the tool ran, every earlier step was already committed and the run was "running"
     assert seen_by_tool == [["model"], ["model", "tool", "model"]]
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert [s.result for s in traj.steps if s.kind == "tool"] == ["running", "running"]
 
 
@@ -236,7 +236,7 @@ def test_a_failing_bank_write_never_breaks_the_agent(bank, caplog):
 
     result = create_agent(model, [peek], middleware=[mw]).invoke({"messages": [("user", "go")]})
     assert result["messages"][-1].content == "done"
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert [s.kind for s in traj.steps] == ["model", "tool", "model"]  # the failed write was retried
     assert "could not write trajectory" in caplog.text
 
@@ -336,7 +336,7 @@ def test_real_minilm_injects_the_relevant_skill(tmp_path):
         mw = SkillBankMiddleware(bank, k=1)
         create_agent(model, [], system_prompt="sys", middleware=[mw]).invoke(
             {"messages": [("user", "I want my money back for order 17")]})
-        traj = bank.trajectories.get(mw.last_trajectory_id)
+        traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
         assert [i.skill_id for i in traj.injections] == [bank.get_skill("refund-after-eligibility").id]
         assert "Check eligibility before refunding." in model.received[0][0].text
     finally:

@@ -92,7 +92,7 @@ def test_middleware_costs_create_agent_no_step(bank, mode, limit):
     with_bank = _run_until_limit(lambda t: create_agent(looping_model(), [t], middleware=[mw]), limit, mode)
     assert with_bank == without == limit // 2  # one model and one tools superstep per call
     # and the run it cut short is recorded, injected and labelled
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and traj.injections
     assert sum(1 for s in traj.steps if s.kind == "tool") == with_bank
     assert traj.outcome.success is False and traj.outcome.source == "limit:recursion_limit"
@@ -133,7 +133,7 @@ def test_recursion_limit_calls_the_verifier_with_the_last_state(bank):
     with pytest.raises(GraphRecursionError):
         create_agent(looping_model(), [ping], middleware=[mw]).invoke(
             {"messages": [("user", "ping forever")]}, {"recursion_limit": 8})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.outcome.success is False and traj.outcome.score == 0.2 and traj.outcome.source == "verifier"
     messages = seen["state"]["messages"]
     # the state as the agent last had it: the question, then every call and result so far
@@ -150,7 +150,7 @@ def test_a_verifier_that_raises_at_a_limit_still_labels_a_failure(bank, caplog):
     with pytest.raises(GraphRecursionError):
         create_agent(looping_model(), [ping], middleware=[mw]).invoke(
             {"messages": [("user", "ping")]}, {"recursion_limit": 6})
-    outcome = bank.trajectories.get(mw.last_trajectory_id).outcome
+    outcome = bank.trajectories.get(mw.recording_middleware.last_trajectory_id).outcome
     assert outcome.success is False and outcome.source == "limit:recursion_limit"
     assert "verifier failed" in caplog.text
 
@@ -169,7 +169,7 @@ def test_every_limit_ending_is_labelled_without_a_verifier(bank, extra, error, e
             agent.invoke({"messages": [("user", "ping")]})
     else:
         agent.invoke({"messages": [("user", "ping")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.outcome is not None and traj.outcome.success is False
     assert traj.outcome.source == f"limit:{expected.value}"
 
@@ -197,7 +197,7 @@ def test_a_tool_that_raises_ends_the_run_at_a_labelled_limit(bank):
     with pytest.raises(RuntimeError):
         create_agent(ScriptedChatModel([tool_call("flaky")]), [flaky], middleware=[mw]).invoke(
             {"messages": [("user", "use the device")]})
-    outcome = bank.trajectories.get(mw.last_trajectory_id).outcome
+    outcome = bank.trajectories.get(mw.recording_middleware.last_trajectory_id).outcome
     assert outcome.success is False and outcome.source == "limit:tool_error"
 
 
@@ -206,7 +206,7 @@ def test_an_ordinary_error_is_not_a_limit_and_stays_unlabelled(bank):
     with pytest.raises(ValueError):
         create_agent(ScriptedChatModel([ValueError("provider had a bad day")]), [ping], middleware=[mw]).invoke(
             {"messages": [("user", "ping")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.status == "incomplete" and traj.outcome is None
 
 
@@ -215,7 +215,7 @@ def test_record_outcome_later_overrides_a_limit_label(bank):
     with pytest.raises(GraphRecursionError):
         create_agent(looping_model(), [ping], middleware=[mw]).invoke(
             {"messages": [("user", "ping")]}, {"recursion_limit": 6})
-    tid = mw.last_trajectory_id
+    tid = mw.recording_middleware.last_trajectory_id
     bank.record_outcome(tid, success=True, note="the pings were all that was needed")
     assert bank.trajectories.get(tid).outcome.success is True
 
@@ -263,7 +263,7 @@ def test_short_form_and_config_objects_are_the_same(bank):
     full = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=500),
                                recording=RecordingConfig(verifier=bool))
     assert short.injection == full.injection and short.recording == full.recording
-    assert short.injector.config is short.injection
+    assert short.injection_middleware.injector.config is short.injection
     # keywords apply over a given config
     mixed = SkillBankMiddleware(bank, injection=InjectionConfig(k=3), k=4)
     assert mixed.injection.k == 4
@@ -282,7 +282,7 @@ def test_unknown_options_are_refused_with_the_valid_ones(bank):
 
 def test_detectors_switch_off_with_none(bank):
     mw = SkillBankMiddleware(bank, unknown_field_detector=None, refusal_detector=None)
-    assert mw.detectors.unknown_fields is None and mw.detectors.refusal is None
+    assert mw.recording_middleware.detectors.unknown_fields is None and mw.recording_middleware.detectors.refusal is None
 
 
 # -- 5. a stable block keeps the prompt prefix -------------------------------------------------
@@ -340,7 +340,7 @@ def test_skills_learned_with_another_toolset_are_not_injected(bank):
     # Through the middleware, which knows the agent's tools.
     mw = SkillBankMiddleware(bank, k=5)
     create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping it")]})
-    injected = {i.skill_id for i in bank.trajectories.get(mw.last_trajectory_id).injections}
+    injected = {i.skill_id for i in bank.trajectories.get(mw.recording_middleware.last_trajectory_id).injections}
     assert car_guard.id not in injected and window_guard.id in injected
 
 
@@ -350,7 +350,7 @@ def test_the_tools_offered_are_recorded_and_read_by_the_round(bank):
     mw = SkillBankMiddleware(bank, verifier=lambda state: True)
     create_agent(ScriptedChatModel([tool_call("ping"), "done"]), [ping], middleware=[mw]).invoke(
         {"messages": [("user", "ping it")]})
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     offered = [s.tools_offered for s in traj.steps if s.kind == "model"]
     assert offered == [["ping"], None]  # recorded when it changes
     [run] = load_batch(bank).runs
@@ -371,7 +371,7 @@ def test_injection_precision_counts_skills_learned_with_the_runs_tools(bank):
     for match in (True, False):
         mw = SkillBankMiddleware(bank, k=5, general_k=0, match_toolset=match)
         create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping")]})
-        ids.append(mw.last_trajectory_id)
+        ids.append(mw.recording_middleware.last_trajectory_id)
     matched, unmatched = (injection_precision(bank, [i]) for i in ids)
     assert matched.share == 1.0
     assert unmatched.pairs > matched.pairs and unmatched.share < 1.0

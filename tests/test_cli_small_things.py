@@ -98,9 +98,9 @@ def test_candidates_table_cuts_reasons_at_a_word(tmp_path):
 
 
 def test_the_bank_folder_default_is_defined_once():
-    import skillbank.bank as bank
     import skillbank.cli._common as common
+    import skillbank.store.location as location
 
-    assert not hasattr(common, "DEFAULT_DIR") or common.DEFAULT_DIR is bank.DEFAULT_DIR
+    assert not hasattr(common, "DEFAULT_DIR") or common.DEFAULT_DIR is location.DEFAULT_DIR
     source = Path(common.__file__).read_text(encoding="utf-8")
     assert '".skillbank"' not in source and '"SKILLBANK_DIR"' not in source

@@ -20,6 +20,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from skillbank.lessons import sentence
 from skillbank_harness.envs import SimulatedPolicy, generate_tasks, run_task
 from skillbank_harness.envs import directives as dx
+from skillbank_harness.envs.guidance import read
 
 pytestmark = pytest.mark.model  # the reader embeds with the bundled MiniLM model
 
@@ -217,24 +218,24 @@ def _tools(template_id: str) -> list[dict]:
 @pytest.mark.parametrize("template_id,text,expected", PERSON + DISTILLER + GENERAL,
                          ids=[f"{i}-{e.__class__.__name__}" for i, (_, _, e) in enumerate(PERSON + DISTILLER + GENERAL)])
 def test_a_paraphrase_reads_as_the_same_directive(template_id, text, expected):
-    assert dx.parse(text, tools=_tools(template_id)) == [expected]
+    assert read(text, tools=_tools(template_id)) == [expected]
 
 
 def test_held_out_paraphrases_read_mostly_right():
     """The blind set: at least 11 of its 14 read exactly as the bank's sentence would."""
-    wrong = [(text, dx.parse(text, tools=_tools(tid))) for tid, text, expected in HELD_OUT
-             if dx.parse(text, tools=_tools(tid)) != [expected]]
+    wrong = [(text, read(text, tools=_tools(tid))) for tid, text, expected in HELD_OUT
+             if read(text, tools=_tools(tid)) != [expected]]
     assert len(wrong) <= 3, wrong
 
 
 @pytest.mark.parametrize("template_id,text", NOT_GUIDANCE)
 def test_prose_that_is_not_guidance_reads_as_nothing(template_id, text):
-    assert dx.parse(text, tools=_tools(template_id)) == []
+    assert read(text, tools=_tools(template_id)) == []
 
 
 def _directive(lesson, tools: list[dict]):
     """What the bank's own sentence for ``lesson`` reads as (the reader's answer to compare with)."""
-    return dx.parse(sentence(lesson), tools=tools)
+    return read(sentence(lesson), tools=tools)
 
 
 def _person_hints(task) -> list[str] | None:

@@ -10,6 +10,7 @@ from langchain_core.messages import HumanMessage
 from conftest import ask_for, budget, check_first, missing_parameter, missing_tool, order, teaches, unknown_field
 
 from skillbank_harness.envs import directives as dx
+from skillbank_harness.envs.guidance import read
 from skillbank.adapters.injection import SkillInjector
 from skillbank.consistency.validation import CandidateView
 from skillbank_harness.envs import SimulatedPolicy, run_task
@@ -33,7 +34,7 @@ SPECIFIC = [check_first("a", "b"), missing_tool("x"), missing_parameter("t", "p"
 def test_general_and_tool_level_forms_render_and_the_simulator_reads_them_back():
     # One lesson a line, as a skill body renders them; no tool schemas, so roles go by position.
     text = "\n".join(sentence(x) for x in GENERAL + SPECIFIC)
-    assert dx.parse(text) == [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
+    assert read(text) == [dx.CheckFirst(None, None), dx.Unavailable(None), dx.NoParam(None, None),
                               dx.AskFor(None, None), dx.UnknownField(None, None),
                               dx.CheckFirst("a", "b"), dx.Unavailable("x"), dx.NoParam("t", "p"),
                               dx.AskFor("p", "t"), dx.AskFor(None, "t"), dx.UnknownField("t", "f")]

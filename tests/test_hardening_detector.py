@@ -11,8 +11,10 @@ import skillbank.screen.second_layer as second_layer
 from screen_support import (PLAIN, QUIET, WAYS_IN, MarkedDetector, bank_with_a_version_let_in, lint,
                             rules_on_every_way_in)
 from skillbank import SkillBank
-from skillbank.evolution.detector import ENV, WEIGHTS, InjectionDetector, active_detector, chunks
-from skillbank.evolution.lint import LintContext, lint_content, lint_incoming
+from skillbank.evolution.lint import LintContext, lint_content
+from skillbank.screen import lint_incoming
+from skillbank.screen.detector import WEIGHTS, InjectionDetector, chunks
+from skillbank.screen.second_layer import ENV, active_detector
 from skillbank.models import SkillContent, SkillStatus
 
 

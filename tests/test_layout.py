@@ -3,7 +3,7 @@
 The library (``skillbank``) never imports its harness (``skillbank_harness``: environments,
 the simulated policy, the demo); the harness plugs into the command through entry points. The
 library is in layers (a module imports only from the layers below its own) and has no import
-cycles.
+cycles; neither has the harness.
 """
 
 from __future__ import annotations
@@ -73,3 +73,16 @@ def test_an_import_cycle_breaks_the_contract(lint, tmp_path):
     result = _lint(copy)
     assert result.returncode != 0
     assert "No import cycles BROKEN" in result.stdout
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["top-level", "inside-a-function"])
+def test_a_harness_import_cycle_breaks_the_harness_contract(lint, tmp_path, lazy):
+    copy = _copy(tmp_path)
+    # directives <-> guidance was one of the two cycles (hidden by an import inside a function).
+    back = "from skillbank_harness.envs.guidance import read\n"
+    with (copy / "skillbank_harness" / "envs" / "directives.py").open("a") as fh:
+        fh.write(f"\n\ndef _reader():\n    {back}    return read\n" if lazy else f"\n{back}")
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert "The harness has no import cycles BROKEN" in result.stdout
+    assert ".guidance -> .directives" in result.stdout or ".directives -> .guidance" in result.stdout

@@ -153,7 +153,7 @@ def _home(bank, room, calls):
     mw = SkillBankMiddleware(bank, inject=False, verifier=lambda state: room in lit)
     create_agent(ScriptedChatModel(script, cycle=False), [get_room_status, set_light], middleware=[mw]).invoke(
         {"messages": [("user", f"Set the {room} light to 40 percent.")]})
-    return bank.trajectories.get(mw.last_trajectory_id)
+    return bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
 
 
 def test_a_refusal_that_names_its_remedy_is_a_policy_limit_and_teaches_the_check(bank):
@@ -206,7 +206,7 @@ def _house(bank, calls, *, passed):
     create_agent(ScriptedChatModel(script, cycle=False), [set_light, lock_doors, get_room_status],
                  middleware=[mw]).invoke({"messages": [("user", "Dim the kitchen light and lock up.")]})
     from skillbank.evolution.evidence import to_run
-    return to_run(bank.trajectories.get(mw.last_trajectory_id))
+    return to_run(bank.trajectories.get(mw.recording_middleware.last_trajectory_id))
 
 
 def test_a_check_is_never_learned_around_an_invented_tool(bank):

@@ -27,7 +27,8 @@ from skillbank.evolution.general import general_proposals
 from skillbank.evolution.rule import RuleDistiller
 from skillbank.lessons import Example, Lesson, MethodStep, example_text, sentence
 from skillbank.models import SkillContent, SkillStatus
-from skillbank.retrieval import SkillHit, TokenBudget, approx_tokens
+from skillbank.queries import SkillHit
+from skillbank.retrieval import TokenBudget, approx_tokens
 
 # -- a lean block ----------------------------------------------------------------------------------
 
@@ -435,7 +436,7 @@ def test_every_form_on_costs_the_agent_no_step(bank, mode):
     without = _run_until_limit(lambda t: create_agent(looping_model(), [t]), limit, mode)
     mw = SkillBankMiddleware(bank, k=2, lean=True, reminders=True, examples=True)
     executed = _run_until_limit(lambda t: create_agent(looping_model(), [t], middleware=[mw]), limit, mode)
-    traj = bank.trajectories.get(mw.last_trajectory_id)
+    traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     kinds = [s.kind for s in traj.steps]
     # One tools superstep per call whether the call ran or was answered with the lesson: the
     # looping model repeats `ping`, is reminded of the budget once, and the rest run.

@@ -292,13 +292,13 @@ def test_many_changes_sync_the_index_and_reindex_rebuilds_it(any_bank):
 
 
 def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
-    """Below skillbank.index.EXACT_MAX every backend searches exactly: over 300 near-identical
+    """Below skillbank.store.index.EXACT_MAX every backend searches exactly: over 300 near-identical
     hash vectors (where an HNSW graph misses the nearest skill in about 1 bank in 10), the top 5
     are the brute-force top 5, with filters applied before the ranking."""
     import numpy as np
 
     from skillbank.queries import SearchFilters
-    from skillbank.retrieval import Candidate
+    from skillbank.queries import Candidate
 
     with any_bank.store.transaction():
         for i in range(300):

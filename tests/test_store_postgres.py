@@ -37,7 +37,7 @@ pytestmark = pytest.mark.usefixtures("cli_env")
 @pytest.fixture(autouse=True)
 def _pgvector_at_any_size(monkeypatch):
     """These tests are about the pgvector table: use it however few the skills (the exact path
-    below skillbank.index.EXACT_MAX is the conformance suite's)."""
+    below skillbank.store.index.EXACT_MAX is the conformance suite's)."""
     monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")
 
 

@@ -5,10 +5,12 @@
 - :mod:`skillbank.adapters.injection_middleware`, :mod:`~skillbank.adapters.recording_middleware`,
   :mod:`~skillbank.adapters.budget_middleware` -- ``SkillInjectionMiddleware`` (skills into each
   model call), ``SkillRecordingMiddleware`` (the run as a trajectory), ``RunBudgetMiddleware``
-  (token and time budgets per run).
+  (token and time budgets per run): in any order in a middleware list, through
+  :mod:`skillbank.adapters.run_context` (one context per run, found once per call).
 - :mod:`skillbank.adapters.langgraph` -- ``skillbank_prompt`` for ``create_react_agent`` and
   ``inject_skills`` for a custom graph's model node.
-- :mod:`skillbank.adapters.config` -- ``InjectionConfig`` and ``RecordingConfig``, shared by all.
+- :mod:`skillbank.adapters.config` -- ``InjectionConfig``, ``RecordingConfig`` and ``BudgetConfig``,
+  shared by all.
 - :mod:`skillbank.adapters.callbacks` -- ``SkillBankCallbackHandler``: records any runnable.
 - :mod:`skillbank.adapters.judge` -- ``LLMJudge``: an outcome from any chat model.
 - :mod:`skillbank.adapters.recorder` -- ``TrajectoryRecorder``, the framework-neutral core.
@@ -32,6 +34,7 @@ _EXPORTS = {
     "skillbank_hook": "skillbank.adapters.langgraph",
     "InjectionConfig": "skillbank.adapters.config",
     "RecordingConfig": "skillbank.adapters.config",
+    "BudgetConfig": "skillbank.adapters.config",
     "Block": "skillbank.adapters.injection",
     "inject_skills": "skillbank.adapters.injection",
     "SkillInjector": "skillbank.adapters.injection",

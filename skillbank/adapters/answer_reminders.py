@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.lessons import Lesson, LessonKind, sentence
-from skillbank.retrieval import SkillHit
+from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
 from skillbank.units import numbers_in, numeric_fields, states
 

@@ -9,28 +9,32 @@ the run records a ``token_budget`` / ``time_budget`` limit event and labels the 
 that limit, as it does for LangChain's own limit middlewares.
 
 It costs the agent no step: it works only inside ``wrap_model_call`` (and its async twin). A run
-paused by an interrupt keeps what it has used when it resumes in this process.
+paused by an interrupt keeps what it has used when it resumes in this process. What a run has
+used lives in the run's :class:`~skillbank.adapters.run_context.RunContext`; the stop is the
+call's (:meth:`~skillbank.adapters.run_context.CallContext.stop`), so the other parts, wherever
+they sit in the middleware list, neither retrieve for nor record a call it stops.
 """
 
 from __future__ import annotations
 
-import time
+import dataclasses
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from skillbank.adapters.agent_runs import AgentRuns
+from skillbank.adapters.config import BudgetConfig
 from skillbank.adapters.limits import LimitSignal, budget_stop_message
+from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.messages import response_message
 from skillbank.models import LimitType
 
-__all__ = ["RunBudgetMiddleware"]
+__all__ = ["RunBudgetMiddleware", "Spent"]
 
 
 @dataclass
-class _Spent:
+class Spent:
     """What one run has used so far."""
 
     started: float  # the clock when its first model call began
@@ -42,21 +46,30 @@ class _Spent:
 
 
 class RunBudgetMiddleware(AgentMiddleware):
-    """Ends a run before the model call that would exceed ``max_tokens_per_run`` (input + output
-    tokens the model reported) or ``max_seconds_per_run`` (measured with ``clock``, seconds;
-    default ``time.monotonic``); ``None`` is no budget. The same as
-    :class:`~skillbank.adapters.config.RecordingConfig`'s fields of those names, which
-    ``SkillBankMiddleware`` hands it."""
+    """Ends a run before the model call that would exceed its :class:`BudgetConfig`
+    (``RunBudgetMiddleware(max_tokens_per_run=20_000)`` or ``RunBudgetMiddleware(BudgetConfig(...))``)."""
 
-    def __init__(self, *, max_tokens_per_run: int | None = None, max_seconds_per_run: float | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(self, budget: BudgetConfig | None = None, **options: Any):
         super().__init__()
-        self.max_tokens_per_run = max_tokens_per_run
-        self.max_seconds_per_run = max_seconds_per_run
-        self.clock = clock
-        self.runs: AgentRuns[_Spent] = AgentRuns(lambda state: _Spent(clock()))
+        self.budget = BudgetConfig(**options) if budget is None else (
+            dataclasses.replace(budget, **options) if options else budget)
+        self.max_tokens_per_run = self.budget.max_tokens_per_run
+        self.max_seconds_per_run = self.budget.max_seconds_per_run
+        self.clock = self.budget.clock
+        self._runs = agent_runs()
 
-    def stop(self, spent: _Spent) -> AIMessage | None:
+    def _spent(self, call: CallContext) -> Spent | None:
+        """What the call's run has used (``None`` when the run cannot be seen)."""
+        run = call.run
+        if run is None:
+            return None
+        spent = run.spent.get(self)
+        if spent is None:
+            with run.lock:
+                spent = run.spent.setdefault(self, Spent(self.clock()))
+        return spent
+
+    def stop(self, spent: Spent) -> AIMessage | None:
         """The final answer that ends a run which has used ``spent``, if a budget is exceeded."""
         if self.max_tokens_per_run is not None and spent.tokens > self.max_tokens_per_run:
             used, budget = spent.tokens, self.max_tokens_per_run
@@ -77,24 +90,32 @@ class RunBudgetMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        spent = self.runs.current(request.state)
-        if spent is None:
-            return handler(request)
-        if (stop := self.stop(spent)) is not None:
-            return stop
-        with self.runs.calling:
-            response = handler(request)
-        spent.add(response)
-        return response
+        call, token = enter_call(request.state)
+        try:
+            spent = self._spent(call)
+            if spent is None:
+                return handler(request)
+            if (stop := call.stop()) is not None:
+                return stop
+            with self._runs.calling:
+                response = handler(request)
+            spent.add(response)
+            return response
+        finally:
+            leave_call(token)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        spent = self.runs.current(request.state)
-        if spent is None:
-            return await handler(request)
-        if (stop := self.stop(spent)) is not None:
-            return stop
-        with self.runs.calling:
-            response = await handler(request)
-        spent.add(response)
-        return response
+        call, token = enter_call(request.state)
+        try:
+            spent = self._spent(call)
+            if spent is None:
+                return await handler(request)
+            if (stop := call.stop()) is not None:
+                return stop
+            with self._runs.calling:
+                response = await handler(request)
+            spent.add(response)
+            return response
+        finally:
+            leave_call(token)

@@ -1,13 +1,14 @@
-"""The two option sets every adapter shares: what to inject, and how to record.
+"""The option sets the adapters share: what to inject, how to record, when a run has had enough.
 
-    SkillBankMiddleware(bank, k=5, verifier=check)                       # the short form
+    SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)   # the short form
     SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=600),
-                        recording=RecordingConfig(verifier=check, max_tokens_per_run=20_000))
+                        recording=RecordingConfig(verifier=check),
+                        budget=BudgetConfig(max_tokens_per_run=20_000))
 
-The middleware takes both; ``skillbank_prompt``, ``skillbank_hook``, ``inject_skills`` and
+The middleware takes all three; ``skillbank_prompt``, ``skillbank_hook``, ``inject_skills`` and
 ``SkillInjector`` take an :class:`InjectionConfig`; ``SkillBankCallbackHandler`` takes a
-:class:`RecordingConfig`. Each also accepts the fields as keywords (:func:`split_options`), so
-defaults live here once.
+:class:`RecordingConfig`; ``RunBudgetMiddleware`` a :class:`BudgetConfig`. Each also accepts the
+fields as keywords (:func:`split_options`), so defaults live here once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.models import Skill
 
-__all__ = ["InjectionConfig", "RecordingConfig", "split_options", "MESSAGE_CHARS", "GENERAL_K",
+__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
            "LEAN_TOKEN_BUDGET"]
 
 # A turn's query is the task plus the gist of each recent message, at most this many characters
@@ -124,11 +125,9 @@ class RecordingConfig:
     with source ``limit:<type>``. Other runs without a verifier stay unlabelled; label them
     later with ``bank.record_outcome(trajectory_id, ...)``.
 
-    Budgets (``SkillBankMiddleware`` only, which hands them to its ``RunBudgetMiddleware``):
-    ``max_tokens_per_run`` (input + output tokens the model reported) and ``max_seconds_per_run``
-    end the run before the next model call with a final message saying so, and record a
-    ``token_budget`` / ``time_budget`` limit event. ``clock``
-    (default ``time.monotonic``) is what the time budget and step latencies are measured with.
+    Run budgets are a :class:`BudgetConfig`'s (a recording records the limit event a budget's
+    stop carries). ``clock`` (default ``time.monotonic``) is what step latencies are measured
+    with.
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
     ``unknown_field_detector(text)``, ``refusal_detector(text)`` and ``result_error_detector(text)``
@@ -141,8 +140,6 @@ class RecordingConfig:
     verifier: Callable[[Any], Any] | None = None
     judge: Any = None
     scrubber: Callable[[str], str] | None = None
-    max_tokens_per_run: int | None = None
-    max_seconds_per_run: float | None = None
     unknown_field_detector: Callable[[str], Any] | None = find_unknown_fields
     refusal_detector: Callable[[str], Any] | None = detect_refusal
     result_error_detector: Callable[[str], Any] | None = find_result_error
@@ -152,8 +149,13 @@ class RecordingConfig:
     model_name: str | None = None
     flush_every: int = 1
     clock: Callable[[], float] = time.monotonic
+    # Not options any more: given here, they fail with where they went (BudgetConfig).
+    max_tokens_per_run: dataclasses.InitVar[Any] = None
+    max_seconds_per_run: dataclasses.InitVar[Any] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, max_tokens_per_run: Any = None, max_seconds_per_run: Any = None) -> None:
+        given = {"max_tokens_per_run": max_tokens_per_run, "max_seconds_per_run": max_seconds_per_run}
+        _refuse_moved({k: v for k, v in given.items() if v is not None}, (), "RecordingConfig")
         # Two scorers would disagree sooner or later, and which one labels the run would be a
         # rule nobody reads: one scorer per run (an LLMJudge is a verifier too).
         if self.verifier is not None and self.judge is not None:
@@ -173,8 +175,36 @@ class RecordingConfig:
         return None
 
 
+@dataclass(frozen=True)
+class BudgetConfig:
+    """When a run has had enough: ``max_tokens_per_run`` (input + output tokens its model calls
+    reported) and ``max_seconds_per_run`` (since its first model call, measured with ``clock``,
+    default ``time.monotonic``); ``None`` is no budget. A run over one is ended before its next
+    model call with a final message saying so, which carries a ``token_budget`` /
+    ``time_budget`` limit for whoever records the run."""
+
+    max_tokens_per_run: int | None = None
+    max_seconds_per_run: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_tokens_per_run is not None or self.max_seconds_per_run is not None
+
+
 _INJECTION_FIELDS = frozenset(f.name for f in dataclasses.fields(InjectionConfig))
 _RECORDING_FIELDS = frozenset(f.name for f in dataclasses.fields(RecordingConfig))
+_BUDGET_FIELDS = frozenset(f.name for f in dataclasses.fields(BudgetConfig)) - {"clock"}  # clock: recording's
+# Options that moved from one config to another: named in the error, so the fix is one read away.
+_MOVED = {"max_tokens_per_run": "BudgetConfig", "max_seconds_per_run": "BudgetConfig"}
+
+
+def _refuse_moved(options: Mapping[str, Any], accept: tuple[str, ...], owner: str) -> None:
+    moved = sorted(name for name in options if name in _MOVED and "budget" not in accept)
+    if moved:
+        raise TypeError(f"{owner} got {', '.join(moved)}: run budgets moved from RecordingConfig to "
+                        f"BudgetConfig; give them to SkillBankMiddleware (budget=BudgetConfig(...) or "
+                        f"as keywords) or to RunBudgetMiddleware")
 
 
 def split_options(
@@ -190,6 +220,7 @@ def split_options(
     ``accept`` names the configs an adapter takes; a keyword that belongs to neither of them is
     refused with the list of valid ones, so a typo never goes unnoticed.
     """
+    _refuse_moved(options, accept, owner)
     valid = (_INJECTION_FIELDS if "injection" in accept else frozenset()) | \
             (_RECORDING_FIELDS if "recording" in accept else frozenset())
     unknown = sorted(set(options) - valid)
@@ -205,3 +236,14 @@ def split_options(
     if record_opts:
         recording = dataclasses.replace(recording, **record_opts)
     return injection, recording
+
+
+def split_budget(options: Mapping[str, Any], budget: BudgetConfig | None = None
+                 ) -> tuple[BudgetConfig, dict[str, Any]]:
+    """The budget keywords of ``options`` applied over ``budget`` (or the default), and the
+    options left for :func:`split_options`."""
+    budget_opts = {k: v for k, v in options.items() if k in _BUDGET_FIELDS}
+    budget = budget or BudgetConfig()
+    if budget_opts:
+        budget = dataclasses.replace(budget, **budget_opts)
+    return budget, {k: v for k, v in options.items() if k not in _BUDGET_FIELDS}

@@ -28,8 +28,8 @@ from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
 from skillbank.protocols import SkillSource
-from skillbank.retrieval import (Candidate, ExampleChooser, SkillHit, TokenBudget, filter_candidates, render,
-                                 render_one)
+from skillbank.queries import Candidate, SkillHit, filter_candidates
+from skillbank.retrieval import ExampleChooser, TokenBudget, render, render_one
 
 __all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names",
            "merge_system_message", "skills_system_message", "inject_skills", "INJECTION_METADATA_KEY",

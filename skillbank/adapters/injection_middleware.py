@@ -3,15 +3,19 @@
 One concern, what the agent is shown. Per model call it puts the turn's skills into the system
 message: a block that stays the same through the run unless a new skill becomes relevant (so a
 prompt cache keeps the whole prefix; see :class:`~skillbank.adapters.injection.SkillInjector`),
-with the injection's record attached to that system message for whoever records the call
-(:func:`~skillbank.adapters.injection.injections_from_messages`). With
-``InjectionConfig.reminders`` it answers a tool call that breaks a lesson of the run's block with
-the lesson instead of running it, and the answer says which skill gave it
-(:func:`~skillbank.adapters.reminders.reminded_by`). It stores nothing; :attr:`injected` counts
-how many model calls each skill went into (the evolution gate reads it).
+with the injection's record attached to that system message (for a recorder that reads
+messages, :func:`~skillbank.adapters.injection.injections_from_messages`) and to the call's
+:class:`~skillbank.adapters.run_context.CallContext` (for the recording part, wherever it sits).
+With ``InjectionConfig.reminders`` it answers a tool call that breaks a lesson of the run's block
+with the lesson instead of running it, and the answer says which skill gave it
+(:func:`~skillbank.adapters.reminders.reminded_by`); a recording part that is not around the
+call is told of it (:meth:`~skillbank.adapters.run_context.CallContext.answered_without_running`).
+A model call a run budget stops gets no skills. It stores nothing; :attr:`injected` counts how
+many model calls each skill went into (the evolution gate reads it).
 
 With ``reminders`` it also checks a final reply against the block's lessons (a call described
-instead of made; the block repeated) and asks once more (:mod:`~skillbank.adapters.answer_reminders`).
+instead of made; the block repeated; a raw number where a lesson says a scaled one) and asks
+once more, inside the same model call (:mod:`~skillbank.adapters.answer_reminders`).
 
 Like the rest of skillbank's middleware it costs the agent no step: it works only inside
 ``wrap_model_call`` and ``wrap_tool_call`` (and their async twins).
@@ -31,21 +35,21 @@ from langchain.agents.middleware import (AgentMiddleware, ExtendedModelResponse,
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
-from skillbank.adapters.agent_runs import AgentRuns
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
+from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.tools import tool_names
 from skillbank.messages import first_human_text, response_message, state_messages
 from skillbank.protocols import SkillSource
 
-__all__ = ["SkillInjectionMiddleware"]
+__all__ = ["SkillInjectionMiddleware", "RunSkills"]
 
 log = logging.getLogger("skillbank.adapters")
 
 
 @dataclass
-class _RunSkills:
+class RunSkills:
     """What one run has been shown: its skills block (and the reminders kept on it)."""
 
     task: str  # what the run is about: its newest human message when it started
@@ -53,7 +57,7 @@ class _RunSkills:
     answer_reminded: bool = False  # a reply was asked again (answer_reminders.py): once per run
 
     @classmethod
-    def start(cls, state: Mapping[str, Any]) -> "_RunSkills":
+    def start(cls, state: Mapping[str, Any]) -> "RunSkills":
         return cls(first_human_text(state_messages(state), last=True))
 
 
@@ -71,15 +75,26 @@ class SkillInjectionMiddleware(AgentMiddleware):
         super().__init__()
         self.injector = SkillInjector(bank, injection, **options)
         self.config: InjectionConfig = self.injector.config
-        self.runs: AgentRuns[_RunSkills] = AgentRuns(_RunSkills.start)
+        self._runs = agent_runs()
         self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
         self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
         self._lock = threading.Lock()
 
+    def _skills(self, call: CallContext) -> RunSkills | None:
+        """What the call's run has been shown (``None`` when the run cannot be seen)."""
+        run = call.run
+        if run is None:
+            return None
+        skills = run.skills.get(self)
+        if skills is None:
+            with run.lock:
+                skills = run.skills.setdefault(self, RunSkills.start(call.state or {}))
+        return skills
+
     # -- model calls ---------------------------------------------------------------------------
 
-    def _retrieve(self, request: ModelRequest, run: _RunSkills | None) -> InjectionResult | None:
+    def _retrieve(self, request: ModelRequest, run: RunSkills | None) -> InjectionResult | None:
         """The turn's skills (``None`` when retrieval failed: the agent must not go down with it)."""
         if run is not None and self.config.reminders:
             run.block.reminders.know_tools(request.tools)
@@ -91,7 +106,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
             return None
 
-    def _with_skills(self, request: ModelRequest, result: InjectionResult | None) -> ModelRequest:
+    def _with_skills(self, call: CallContext, request: ModelRequest, result: InjectionResult | None) -> ModelRequest:
         with self._lock:
             self.model_calls += 1
         if result is None:
@@ -100,36 +115,51 @@ class SkillInjectionMiddleware(AgentMiddleware):
             self.retrieval_seconds += result.seconds
             self.injected.update([h.skill.id for h in result.hits])
         if not result:
+            call.injected = ()
             return request
+        call.injected = tuple(result.records)
+        call.system_added = request.system_message is None
         return request.override(system_message=skills_system_message(request.system_message, result))
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        run = self.runs.current(request.state)
-        request = self._with_skills(request, self._retrieve(request, run))
-        with self.runs.calling:
-            response: Any = handler(request)
-            again = self._answer_reminder(run, request, response)
-            if again is None:
-                return response
-            return _asked_again(handler(_with_note(request, response, again)), response, again)
+        call, token = enter_call(request.state)
+        try:
+            if call.stop() is not None:  # a budget answers this call: nothing to show
+                return handler(request)
+            skills = self._skills(call)
+            request = self._with_skills(call, request, self._retrieve(request, skills))
+            with self._runs.calling:
+                response: Any = handler(request)
+                again = self._answer_reminder(skills, request, response)
+                if again is None:
+                    return response
+                return _asked_again(handler(_with_note(request, response, again)), response, again)
+        finally:
+            leave_call(token)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        run = self.runs.current(request.state)
-        # Embedding the query is CPU work: keep it off the event loop.
-        request = self._with_skills(request, await asyncio.to_thread(self._retrieve, request, run))
-        with self.runs.calling:
-            response = await handler(request)
-            again = self._answer_reminder(run, request, response)
-            if again is None:
-                return response
-            return _asked_again(await handler(_with_note(request, response, again)), response, again)
+        call, token = enter_call(request.state)
+        try:
+            if call.stop() is not None:  # a budget answers this call: nothing to show
+                return await handler(request)
+            # Embedding the query is CPU work: keep it off the event loop.
+            skills = self._skills(call)
+            result = await asyncio.to_thread(self._retrieve, request, skills)
+            request = self._with_skills(call, request, result)
+            with self._runs.calling:
+                response = await handler(request)
+                again = self._answer_reminder(skills, request, response)
+                if again is None:
+                    return response
+                return _asked_again(await handler(_with_note(request, response, again)), response, again)
+        finally:
+            leave_call(token)
 
     # -- final replies: reminders at the answer (InjectionConfig.reminders; answer_reminders.py)
 
-    def _answer_reminder(self, run: _RunSkills | None, request: ModelRequest,
-                         response: Any) -> AnswerReminder | None:
+    def _answer_reminder(self, run: RunSkills | None, request: ModelRequest, response: Any) -> AnswerReminder | None:
         reply = response_message(response)
         if run is None or not self.config.reminders or run.answer_reminded or reply is None:
             return None
@@ -140,38 +170,53 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     # -- tool calls: reminders (InjectionConfig.reminders; see reminders.py) -------------------
 
-    def _reminder(self, request: ToolCallRequest) -> tuple[_RunSkills | None, ToolMessage | None]:
+    def _reminder(self, call: CallContext, request: ToolCallRequest) -> tuple[RunSkills | None, ToolMessage | None]:
         """The run (when it keeps reminders) and the lesson's answer, when the call breaks one."""
-        run = self.runs.current(request.state) if self.config.reminders else None
+        run = self._skills(call) if self.config.reminders else None
         if run is None:
             return None, None
         found = run.block.reminders.intercept(run.block.hits, request)
-        return run, found[1] if found is not None else None
+        if found is None:
+            return run, None
+        call.answered_without_running(request, found[1])
+        return run, found[1]
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
-        run, answer = self._reminder(request)
-        if answer is not None:
-            return answer
-        with self.runs.calling:
-            try:
-                return handler(request)
-            finally:  # the run's reminders learn the call ran, whatever its outcome
-                if run is not None:
-                    run.block.reminders.ran(request)
+        if not self.config.reminders:  # the tool side is reminders only
+            return handler(request)
+        call, token = enter_call(request.state)
+        try:
+            run, answer = self._reminder(call, request)
+            if answer is not None:
+                return answer
+            with self._runs.calling:
+                try:
+                    return handler(request)
+                finally:  # the run's reminders learn the call ran, whatever its outcome
+                    if run is not None:
+                        run.block.reminders.ran(request)
+        finally:
+            leave_call(token)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
-        run, answer = self._reminder(request)
-        if answer is not None:
-            return answer
-        with self.runs.calling:
-            try:
-                return await handler(request)
-            finally:  # the run's reminders learn the call ran, whatever its outcome
-                if run is not None:
-                    run.block.reminders.ran(request)
+        if not self.config.reminders:  # the tool side is reminders only
+            return await handler(request)
+        call, token = enter_call(request.state)
+        try:
+            run, answer = self._reminder(call, request)
+            if answer is not None:
+                return answer
+            with self._runs.calling:
+                try:
+                    return await handler(request)
+                finally:  # the run's reminders learn the call ran, whatever its outcome
+                    if run is not None:
+                        run.block.reminders.ran(request)
+        finally:
+            leave_call(token)
 
 
 def _with_note(request: ModelRequest, response: Any, reminder: AnswerReminder) -> ModelRequest:

@@ -7,22 +7,26 @@
 
 It is three middlewares of one concern each, composed into one:
 
-- :class:`~skillbank.adapters.budget_middleware.RunBudgetMiddleware` (when a token or time
-  budget is set) ends a run that has used its budget, with a final message saying so;
+- :class:`~skillbank.adapters.budget_middleware.RunBudgetMiddleware` (when a
+  :class:`~skillbank.adapters.config.BudgetConfig` budget is set) ends a run that has used its
+  budget, with a final message saying so;
 - :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware` (unless
   ``inject=False``) puts the skills into each model call, and reminds at the tool;
 - :class:`~skillbank.adapters.recording_middleware.SkillRecordingMiddleware` records the run.
 
-They share no state: each keeps what it needs per run
-(:class:`~skillbank.adapters.agent_runs.AgentRuns`), and what one must tell another travels in
-the call's own messages. The injection's record rides on the system message it builds, which the
-recording reads as the model gets it, so on a model call the injection runs first; the skill a
-reminder came from rides on the ``ToolMessage`` the injection answers a tool call with, which the
-recording sees come back, so on a tool call the recording runs first; a budget's stop is a final
-message carrying its limit, which the recording reads from the run's messages (as it reads a
-LangChain limit middleware's), and the budget runs before both, so a stopped call neither
-retrieves nor counts as a model call. A middleware list has one order for both hooks; this
-composite gives each hook its own, which is why the three come as one.
+They keep what they need per run in the run's
+:class:`~skillbank.adapters.run_context.RunContext` and tell each other what a call needs
+through its :class:`~skillbank.adapters.run_context.CallContext` (the skills injected, the
+budget's stop, who records it), found once per call by the outermost part. So they work in any
+order, here or in a plain ``create_agent(middleware=[...])`` list
+(``tests/test_adapters_middleware_order.py`` stores the same run in every order). This composite
+is the short form, and picks the cheapest order: the budget outermost (a stopped call goes no
+further), the recording around the injection on a tool call (it sees a reminder come back) and
+inside it on a model call (it sees the skills go in).
+
+To add a concern: a part of its own (an ``AgentMiddleware`` that works inside
+``wrap_model_call`` / ``wrap_tool_call``), a field for its per-run value on ``RunContext``, and
+on ``CallContext`` whatever the other parts must know of a call; then its place here.
 
 None of them costs the agent a step: ``create_agent`` turns ``before_*`` / ``after_*`` hooks into
 graph nodes, each node run a superstep counted against ``recursion_limit``, and they have none.
@@ -30,7 +34,7 @@ graph nodes, each node run a superstep counted against ``recursion_limit``, and 
 
 from __future__ import annotations
 
-from collections import deque
+import dataclasses
 from functools import partial
 from typing import Any, Awaitable, Callable
 
@@ -39,96 +43,55 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters.budget_middleware import RunBudgetMiddleware
-from skillbank.adapters.config import InjectionConfig, RecordingConfig, split_options
-from skillbank.adapters.injection import SkillInjector
+from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig, split_budget, split_options
 from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
-from skillbank.adapters.limits import Detectors
-from skillbank.adapters.recorder import TrajectoryRecorder
 from skillbank.adapters.recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
 from skillbank.protocols import AgentBank
 
-__all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY", "RunBudgetMiddleware",
-           "SkillInjectionMiddleware", "SkillRecordingMiddleware"]
+__all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
 
 
 class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
     """Injects skills per model turn and records the run as a trajectory.
 
-    ``SkillBankMiddleware(bank, k=5, verifier=check)``: keyword options are the fields of
-    :class:`~skillbank.adapters.config.InjectionConfig` (what is injected) and
-    :class:`~skillbank.adapters.config.RecordingConfig` (how the run is recorded and
-    labelled); ``injection=`` / ``recording=`` take whole configs. ``inject=False`` only records.
-    The parts are :attr:`budget_middleware` (``None`` without a budget),
-    :attr:`injection_middleware` and :attr:`recording_middleware`.
+    ``SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)``: keyword options
+    are the fields of :class:`~skillbank.adapters.config.InjectionConfig` (what is injected),
+    :class:`~skillbank.adapters.config.RecordingConfig` (how the run is recorded and labelled)
+    and :class:`~skillbank.adapters.config.BudgetConfig` (when a run has had enough);
+    ``injection=`` / ``recording=`` / ``budget=`` take whole configs. ``inject=False`` only
+    records. The parts are :attr:`budget_middleware` (``None`` without a budget),
+    :attr:`injection_middleware` and :attr:`recording_middleware`: what they count (the
+    recording's ``last_trajectory_id``, the injection's ``retrieval_seconds``, ...) is read there.
     """
 
     state_schema = SkillBankState
 
     def __init__(self, bank: AgentBank, *, injection: InjectionConfig | None = None,
-                 recording: RecordingConfig | None = None, inject: bool = True, **options: Any):
+                 recording: RecordingConfig | None = None, budget: BudgetConfig | None = None,
+                 inject: bool = True, **options: Any):
         super().__init__()
         self.bank = bank
         self.inject = inject
+        budget_given = budget is not None
+        budget, options = split_budget(options, budget)
         self.injection, self.recording = split_options(options, injection=injection, recording=recording,
                                                        owner="SkillBankMiddleware")
-        cfg = self.recording
-        budgeted = cfg.max_tokens_per_run is not None or cfg.max_seconds_per_run is not None
-        self.budget_middleware = RunBudgetMiddleware(
-            max_tokens_per_run=cfg.max_tokens_per_run, max_seconds_per_run=cfg.max_seconds_per_run,
-            clock=cfg.clock) if budgeted else None
+        if not budget_given:  # one clock for the run: the recording's (a test's fake one, say)
+            budget = dataclasses.replace(budget, clock=self.recording.clock)
+        self.budget = budget
+        self.budget_middleware = RunBudgetMiddleware(budget) if budget.enabled else None
         self.injection_middleware = SkillInjectionMiddleware(bank, self.injection)
         self.recording_middleware = SkillRecordingMiddleware(bank, self.recording)
         # Each hook's layers, outermost first (see the module docstring for why in this order).
-        budget = [self.budget_middleware] if self.budget_middleware is not None else []
+        budgeting = [self.budget_middleware] if self.budget_middleware is not None else []
         injecting = [self.injection_middleware] if inject else []
         reminding = injecting if self.injection.reminders else []  # else its tool hook only passes through
-        model_layers: list[Any] = [*budget, *injecting, self.recording_middleware]
+        model_layers: list[Any] = [*budgeting, *injecting, self.recording_middleware]
         tool_layers: list[Any] = [self.recording_middleware, *reminding]
         self._model_calls = [m.wrap_model_call for m in model_layers]
         self._amodel_calls = [m.awrap_model_call for m in model_layers]
         self._tool_calls = [m.wrap_tool_call for m in tool_layers]
         self._atool_calls = [m.awrap_tool_call for m in tool_layers]
-
-    # -- the parts' state, where callers have always read it --------------------------------------
-
-    @property
-    def injector(self) -> SkillInjector:
-        return self.injection_middleware.injector
-
-    @injector.setter
-    def injector(self, injector: SkillInjector) -> None:
-        self.injection_middleware.injector = injector
-
-    @property
-    def retrieval_seconds(self) -> float:
-        """Seconds spent in retrieval so far (embedding, search, rendering), for overhead reports."""
-        return self.injection_middleware.retrieval_seconds
-
-    @retrieval_seconds.setter
-    def retrieval_seconds(self, seconds: float) -> None:
-        self.injection_middleware.retrieval_seconds = seconds
-
-    @property
-    def detectors(self) -> Detectors:
-        return self.recording_middleware.detectors
-
-    @property
-    def last_trajectory_id(self) -> str | None:
-        return self.recording_middleware.last_trajectory_id
-
-    @property
-    def trajectory_ids(self) -> deque[str]:
-        """The runs this middleware started, oldest first (the latest 10,000)."""
-        return self.recording_middleware.trajectory_ids
-
-    @property
-    def logging_seconds(self) -> float:
-        """Seconds spent writing trajectories so far (all runs of this middleware)."""
-        return self.recording_middleware.logging_seconds
-
-    def recorder(self, trajectory_id: str) -> TrajectoryRecorder | None:
-        """The live recorder of a running trajectory (``None`` once it has finished)."""
-        return self.recording_middleware.recorder(trajectory_id)
 
     # -- hooks: the parts' own, each wrapping the next -------------------------------------------
 

@@ -302,14 +302,20 @@ class TrajectoryRecorder:
         ``tools`` the names of the tools the model is offered (when they changed since the
         previous turn: the evolution loop learns which toolset a lesson holds for)."""
         index = self._take_index()
+        self.add_injections(index, injections)
+        return ModelTurn(index, utcnow(), self.clock(), input_messages,
+                         list(tools) if tools is not None else None)
+
+    def add_injections(self, step: int, injections: Sequence[tuple[str, int, float]]) -> None:
+        """The skills injected into model turn ``step``: ``(skill_id, version, score)`` in rank
+        order (given at :meth:`begin_model`, or before :meth:`end_model` when the recorder learns
+        them only once the call has returned)."""
         if injections:
             with self._lock:
                 self._pending.injections.extend(
-                    Injection(step=index, skill_id=sid, version=int(version), rank=rank, score=float(score))
+                    Injection(step=step, skill_id=sid, version=int(version), rank=rank, score=float(score))
                     for rank, (sid, version, score) in enumerate(injections)
                 )
-        return ModelTurn(index, utcnow(), self.clock(), input_messages,
-                         list(tools) if tools is not None else None)
 
     def end_model(self, turn: ModelTurn, message: BaseMessage | None = None, *, error: BaseException | None = None,
                   detect_refusal: bool = True) -> None:

@@ -6,15 +6,20 @@ One concern, the record. It works entirely inside ``wrap_model_call`` and ``wrap
 
 - a run starts on its first wrapped call, and its trajectory id goes into the state with that
   model call's own update (no node of its own);
-- it records every model call, with the skills its system message carries
-  (:func:`~skillbank.adapters.injection.injections_from_messages`: put there by the injection
-  middleware when it runs before this one), and every tool call, a call answered with a lesson
-  as a ``reminder`` step with that skill injected at it
-  (:func:`~skillbank.adapters.reminders.reminded_by`);
+- it records every model call, with the skills injected into it (the call's
+  :class:`~skillbank.adapters.run_context.CallContext`, read when the call returns, so the
+  injection part may sit inside or around it; else the record on the system message,
+  :func:`~skillbank.adapters.injection.injections_from_messages`), and every tool call, a call
+  answered with a lesson as a ``reminder`` step with that skill injected at it
+  (:func:`~skillbank.adapters.reminders.reminded_by`; when the injection part sits around it
+  and answers first, it is told, :meth:`record_answer`); a model call a run budget stops is
+  not a model call (the budget's final message is read with the run's messages);
 - it records every limit the run runs into from the real signal: the exception, the error
   ``ToolMessage`` LangGraph wrote, the message a limit middleware or a run budget appended;
 - the run ends when its graph run ends (:class:`~skillbank.adapters.agent_runs.AgentRuns`,
-  which also sees the errors raised *between* nodes, as ``GraphRecursionError`` is). There the
+  which also sees the errors raised *between* nodes, as ``GraphRecursionError`` is; the run's
+  :class:`~skillbank.adapters.run_context.RunContext` hands its ends to :meth:`ended`,
+  :meth:`failed` and :meth:`paused`). There the
   verifier labels the run; a run that ended at a limit is labelled even when the graph raised
   (the verifier gets the last state seen; without one it is a failure).
 
@@ -40,6 +45,7 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from skillbank.adapters.agent_runs import AgentRuns, run_config
+from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig, split_options
 from skillbank.adapters.injection import injections_from_messages
@@ -52,7 +58,7 @@ from skillbank.messages import (first_human_text, last_message, message_text, re
 from skillbank.models import LimitType
 from skillbank.protocols import TrajectorySink
 
-__all__ = ["SkillRecordingMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
+__all__ = ["SkillRecordingMiddleware", "SkillBankState", "RecordedRun", "TRAJECTORY_KEY"]
 
 log = logging.getLogger("skillbank.adapters")
 
@@ -66,7 +72,7 @@ class SkillBankState(AgentState):
 
 
 @dataclass
-class _Run:
+class RecordedRun:
     recorder: TrajectoryRecorder
     seen: set[str] = field(default_factory=set)  # message ids already scanned for limits
     state: dict[str, Any] = field(default_factory=dict)  # the last state a wrapper saw
@@ -85,9 +91,8 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
     """Records each run of the agent into ``bank.trajectories``.
 
     ``SkillRecordingMiddleware(bank, verifier=check)``: keyword options are the fields of
-    :class:`~skillbank.adapters.config.RecordingConfig` (``recording=`` takes a whole one; its
-    budgets are :class:`~skillbank.adapters.budget_middleware.RunBudgetMiddleware`'s). ``bank`` is
-    anything a :class:`~skillbank.protocols.TrajectorySink`.
+    :class:`~skillbank.adapters.config.RecordingConfig` (``recording=`` takes a whole one). ``bank``
+    is anything a :class:`~skillbank.protocols.TrajectorySink`.
     """
 
     state_schema = SkillBankState
@@ -101,11 +106,10 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         self.last_trajectory_id: str | None = None
         # The runs this middleware started, oldest first (the latest 10,000).
         self.trajectory_ids: deque[str] = deque(maxlen=10_000)
-        self._by_trajectory: dict[str, _Run] = {}  # trajectory id -> live or paused run
+        self._by_trajectory: dict[str, RecordedRun] = {}  # trajectory id -> live or paused run
         self._lock = threading.Lock()
         self._closed_write_seconds = 0.0
-        self.runs: AgentRuns[_Run] = AgentRuns(self._new_run, resume=self._resumed_run, attached=self._attached,
-                                               ended=self._ended, failed=self._failed, paused=self._paused)
+        self._runs = agent_runs()
 
     @property
     def logging_seconds(self) -> float:
@@ -119,9 +123,20 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             run = self._by_trajectory.get(trajectory_id)
         return run.recorder if run else None
 
-    # -- a run's life (AgentRuns hooks) ----------------------------------------------------------
+    # -- a run's life (RunContext hands these on from AgentRuns) -----------------------------------
 
-    def _new_run(self, state: Mapping[str, Any]) -> _Run:
+    def _join(self, context: RunContext, state: Any) -> RecordedRun:
+        """This part's record of a run it meets for the first time: a run paused in another
+        process that ``state`` continues, or a new one."""
+        state = state if isinstance(state, Mapping) else {}
+        made = self._resumed_run(state) or self._new_run(state)
+        with context.lock:
+            run = context.records.setdefault(self, made)
+        if run is made:
+            self.attached(run)
+        return run
+
+    def _new_run(self, state: Mapping[str, Any]) -> RecordedRun:
         messages = state_messages(state)
         cfg = self.recording
         metadata = dict(run_config().get("metadata") or {})
@@ -134,9 +149,9 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             scrubber=cfg.scrubber, detectors=self.detectors, flush_every=cfg.flush_every,
             clock=cfg.clock,
         )
-        return _Run(recorder, seen=_ids(messages))
+        return RecordedRun(recorder, seen=_ids(messages))
 
-    def _resumed_run(self, state: Mapping[str, Any]) -> _Run | None:
+    def _resumed_run(self, state: Mapping[str, Any]) -> RecordedRun | None:
         """The run ``state`` continues when it was paused in another process: its trajectory is
         still ``running`` and the state's newest human message is its task."""
         tid = state.get(TRAJECTORY_KEY)
@@ -159,9 +174,9 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             detectors=self.detectors, snapshot=traj.bank_snapshot, flush_every=cfg.flush_every, clock=cfg.clock,
             resume_index=max((s.index for s in traj.steps), default=-1) + 1,
         )
-        return _Run(recorder, seen=_ids(messages), keyed=True)
+        return RecordedRun(recorder, seen=_ids(messages), keyed=True)
 
-    def _attached(self, run: _Run) -> None:
+    def attached(self, run: RecordedRun) -> None:
         recorder = run.recorder
         with self._lock:
             known = recorder.id in self._by_trajectory  # resumed in this process
@@ -175,7 +190,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             recorder.start()
         self._claim(run)
 
-    def _claim(self, run: _Run) -> None:
+    def _claim(self, run: RecordedRun) -> None:
         # A SkillBankCallbackHandler on this bank in the same run's callbacks would record the
         # run a second time, less precisely: tell it this graph run is ours. The handlers this
         # node's callback manager carries are exactly the ones that see this run.
@@ -190,7 +205,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
                 except Exception:
                     log.warning("skillbank: could not tell a callback handler to leave this run", exc_info=True)
 
-    def _ended(self, run: _Run, outputs: Any) -> None:
+    def ended(self, run: RecordedRun, outputs: Any) -> None:
         if run.recorder.closed:
             return
         state = outputs if isinstance(outputs, dict) and "messages" in outputs else run.last_state()
@@ -204,7 +219,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         self._release(run)
         run.recorder.label(self.recording.scorer(), state, run.recorder.ended_at_limit(state))
 
-    def _failed(self, run: _Run, error: BaseException) -> None:
+    def failed(self, run: RecordedRun, error: BaseException) -> None:
         if run.recorder.closed:
             return
         state = run.last_state()
@@ -215,21 +230,21 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         if limit is not None:
             run.recorder.label(self.recording.scorer(), state, limit)
 
-    def _paused(self, run: _Run, kept: bool) -> None:
+    def paused(self, run: RecordedRun, kept: bool) -> None:
         """The graph run ended but the run did not: it waits for a resume (here when ``kept``,
         else through its trajectory, as a run paused in another process does)."""
         run.recorder.flush()
         if not kept:
             self._release(run)
 
-    def _release(self, run: _Run) -> None:
+    def _release(self, run: RecordedRun) -> None:
         with self._lock:
             if self._by_trajectory.pop(run.recorder.id, None) is not None:
                 self._closed_write_seconds += run.recorder.write_seconds
 
     # -- what the wrappers record ----------------------------------------------------------------
 
-    def _scan(self, run: _Run, messages: Sequence[Any]) -> None:
+    def _scan(self, run: RecordedRun, messages: Sequence[Any]) -> None:
         """Record limits announced by messages other components appended since the last look."""
         fresh = []
         for message in reversed(messages):
@@ -252,7 +267,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         for signal in found.values():
             run.recorder.add_limit(signal)
 
-    def _begin_model(self, run: _Run, request: ModelRequest) -> ModelTurn:
+    def _begin_model(self, run: RecordedRun, request: ModelRequest) -> ModelTurn:
         run.state, run.tail = dict(request.state or {}), []
         self._scan(run, request.messages)
         recorder = run.recorder
@@ -260,12 +275,23 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         tools = tool_names(request.tools)
         offered = tools if tools != run.tools else None  # stored when it changes, not every turn
         run.tools = tools
-        system = request.system_message
-        injected = injections_from_messages([system]) if system is not None else ()
-        n_in = len(request.messages) + (1 if system is not None else 0)
-        return recorder.begin_model(n_in, injected, tools=offered)
+        n_in = len(request.messages) + (1 if request.system_message is not None else 0)
+        return recorder.begin_model(n_in, tools=offered)
 
-    def _model_done(self, run: _Run, turn: ModelTurn, response: ModelCallResult) -> ModelCallResult:
+    def _injected(self, run: RecordedRun, turn: ModelTurn, call: CallContext, request: ModelRequest) -> None:
+        """The skills the call went out with, known once it has returned: from the injection
+        part (wherever it sits), else from the record on the system message the call was made
+        with (an injector that writes only that)."""
+        system = request.system_message
+        if call.injected is not None:
+            injected: Sequence[tuple[str, int, float]] = call.injected
+            if call.system_added and system is None:  # the injection made the system message inside us
+                turn.input_messages = (turn.input_messages or 0) + 1
+        else:
+            injected = injections_from_messages([system]) if system is not None else ()
+        run.recorder.add_injections(turn.index, injected)
+
+    def _model_done(self, run: RecordedRun, turn: ModelTurn, response: ModelCallResult) -> ModelCallResult:
         """The wrapper's answer: the model's response, and on the run's first answer the state
         update that puts the trajectory id into the graph state (no node of its own needed)."""
         message = response_message(response)
@@ -282,11 +308,11 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         return ExtendedModelResponse(model_response=response,  # type: ignore[arg-type]  # made a ModelResponse above
                                      command=Command(update={TRAJECTORY_KEY: run.recorder.id}))
 
-    def _begin_tool(self, run: _Run, request: ToolCallRequest) -> ToolTurn:
+    def _begin_tool(self, run: RecordedRun, request: ToolCallRequest) -> ToolTurn:
         call = request.tool_call
         return run.recorder.begin_tool(call.get("name") or "?", call.get("args"), call.get("id"))
 
-    def _tool_done(self, run: _Run, turn: ToolTurn, request: ToolCallRequest,
+    def _tool_done(self, run: RecordedRun, turn: ToolTurn, request: ToolCallRequest,
                    result: ToolMessage | Command[Any]) -> None:
         message = tool_result_message(result)
         if isinstance(message, ToolMessage):
@@ -302,66 +328,93 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 recorder.add_limit(signal, turn.index)
 
-    def _run_for(self, state: Mapping[str, Any]) -> _Run | None:
-        run = self.runs.current(state)
-        if run is None:
+    def record_answer(self, run: RecordedRun, request: ToolCallRequest, answer: ToolMessage) -> None:
+        """A tool call another part answered without running it (the injection's reminder, when
+        it sits around this part): recorded as if it had come back through here."""
+        self._tool_done(run, self._begin_tool(run, request), request, answer)
+
+    def _run_for(self, call: CallContext) -> RecordedRun | None:
+        if call.run is None:
             _warn_unwatched()
-        return run
+            return None
+        return call.run.records.get(self) or self._join(call.run, call.state)
 
     # -- wrappers ------------------------------------------------------------------------------
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        run = self._run_for(request.state)
-        if run is None:
-            return handler(request)
-        turn = self._begin_model(run, request)
-        with _Step(self.runs, run.recorder, turn):
-            response = handler(request)
-        return self._model_done(run, turn, response)
+        call, token = enter_call(request.state)
+        try:
+            run = self._run_for(call)
+            if run is None or call.stop() is not None:  # a budget's stop is no model call
+                return handler(request)
+            turn = self._begin_model(run, request)
+            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, call, request)):
+                response = handler(request)
+            self._injected(run, turn, call, request)
+            return self._model_done(run, turn, response)
+        finally:
+            leave_call(token)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        run = self._run_for(request.state)
-        if run is None:
-            return await handler(request)
-        turn = self._begin_model(run, request)
-        with _Step(self.runs, run.recorder, turn):
-            response = await handler(request)
-        return self._model_done(run, turn, response)
+        call, token = enter_call(request.state)
+        try:
+            run = self._run_for(call)
+            if run is None or call.stop() is not None:  # a budget's stop is no model call
+                return await handler(request)
+            turn = self._begin_model(run, request)
+            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, call, request)):
+                response = await handler(request)
+            self._injected(run, turn, call, request)
+            return self._model_done(run, turn, response)
+        finally:
+            leave_call(token)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
-        run = self._run_for(request.state)
-        if run is None:
-            return handler(request)
-        turn = self._begin_tool(run, request)
-        with _Step(self.runs, run.recorder, turn):
-            result = handler(request)
-        self._tool_done(run, turn, request, result)
-        return result
+        call, token = enter_call(request.state)
+        try:
+            run = self._run_for(call)
+            if run is None:
+                return handler(request)
+            call.recording.append(self)  # an answer given inside this call comes back through here
+            turn = self._begin_tool(run, request)
+            with _Step(self._runs, run.recorder, turn):
+                result = handler(request)
+            self._tool_done(run, turn, request, result)
+            return result
+        finally:
+            leave_call(token)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
-        run = self._run_for(request.state)
-        if run is None:
-            return await handler(request)
-        turn = self._begin_tool(run, request)
-        with _Step(self.runs, run.recorder, turn):
-            result = await handler(request)
-        self._tool_done(run, turn, request, result)
-        return result
+        call, token = enter_call(request.state)
+        try:
+            run = self._run_for(call)
+            if run is None:
+                return await handler(request)
+            call.recording.append(self)  # an answer given inside this call comes back through here
+            turn = self._begin_tool(run, request)
+            with _Step(self._runs, run.recorder, turn):
+                result = await handler(request)
+            self._tool_done(run, turn, request, result)
+            return result
+        finally:
+            leave_call(token)
 
 
 class _Step:
     """``with _Step(...):`` around a wrapped call: if it raises, its step ends with the error
     (and an interrupt pauses the run). A class, not a generator: it runs on every call."""
 
-    __slots__ = ("runs", "recorder", "turn")
+    __slots__ = ("runs", "recorder", "turn", "before_end")
 
-    def __init__(self, runs: AgentRuns[_Run], recorder: TrajectoryRecorder, turn: ModelTurn | ToolTurn):
+    def __init__(self, runs: AgentRuns[Any], recorder: TrajectoryRecorder, turn: ModelTurn | ToolTurn,
+                 before_end: Callable[[], None] | None = None):
         self.runs, self.recorder, self.turn = runs, recorder, turn
+        self.before_end = before_end  # what the step still needs before it ends (a model call's skills)
 
     def __enter__(self) -> None:
         return None
@@ -369,6 +422,8 @@ class _Step:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
         if error is None:
             return
+        if self.before_end is not None:
+            self.before_end()
         if isinstance(self.turn, ModelTurn):
             self.recorder.end_model(self.turn, error=error)
         else:

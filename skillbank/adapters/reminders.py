@@ -38,7 +38,7 @@ from skillbank.adapters.tools import DeclaredParameters
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
-from skillbank.retrieval import SkillHit
+from skillbank.queries import SkillHit
 from skillbank.toolnames import fits
 from skillbank.units import converts, numbers_in
 

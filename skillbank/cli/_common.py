@@ -14,49 +14,16 @@ from contextlib import contextmanager
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 
-import typer
 from rich.console import Console
 from rich.text import Text
 
-from skillbank.bank import DEFAULT_DIR, ENV_DIR  # light: Chroma and the model load on first use
 from skillbank.errors import CliError, SkillBankError, SkillFileError
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
     from skillbank.models import Skill
-
-# -- shared options ------------------------------------------------------------------------------
-# Every command takes these two, so ``skillbank <noun> <verb> -d PATH`` works everywhere. A
-# command's folder defaults to None: open_bank then takes the bank's own default
-# (``$SKILLBANK_DIR`` or ``./.skillbank``, defined once in skillbank.bank).
-
-DirOption = Annotated[
-    Optional[Path],
-    typer.Option(
-        "-d",
-        "--dir",
-        envvar=ENV_DIR,
-        help="Skill bank folder.",
-        show_default=f"./{DEFAULT_DIR}",
-        show_envvar=True,
-    ),
-]
-
-EmbedderOption = Annotated[
-    Optional[str],
-    typer.Option(
-        "--embedder",
-        envvar="SKILLBANK_EMBEDDER",
-        help="Embedder: default is the bundled MiniLM model; 'hash' is model-free (tests), "
-        "or a sentence-transformers model path.",
-        show_envvar=True,
-    ),
-]
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
-
 
 # -- consoles ------------------------------------------------------------------------------------
 # Made per call so the width (COLUMNS) and streams are read when a command runs, not at import.

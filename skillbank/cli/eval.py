@@ -14,14 +14,8 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from rich.markup import escape
 
-from skillbank.cli._common import (
-    DirOption,
-    EmbedderOption,
-    console,
-    err_console,
-    fail,
-    open_bank,
-)
+from skillbank.cli._common import console, err_console, fail, open_bank
+from skillbank.cli.options import DirOption, EmbedderOption
 
 
 def _provider(env: str) -> Any:

@@ -20,18 +20,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import (
-    DirOption,
-    EmbedderOption,
-    JsonOption,
-    console,
-    fail,
-    get_skill,
-    open_bank,
-    print_json,
-    short_hash,
-    skill_json,
-)
+from skillbank.cli._common import console, fail, get_skill, open_bank, print_json, short_hash, skill_json
+from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 
 candidates_app = typer.Typer(
     help="Review candidate skills from evolution rounds: list, show, promote, reject.",

@@ -10,7 +10,8 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from skillbank.cli._common import DirOption, EmbedderOption, console, open_bank
+from skillbank.cli._common import console, open_bank
+from skillbank.cli.options import DirOption, EmbedderOption
 from skillbank.models import SkillStatus
 
 
@@ -90,7 +91,7 @@ def lint(
     Versions stored before a screen existed (or with --allow-unsafe) get the same patterns and
     detector every new version meets. Quarantined versions are listed too: they were already held.
     """
-    from skillbank.evolution.lint import lint_incoming
+    from skillbank.screen import lint_incoming
     from skillbank.screen.second_layer import active_detector, configured_mode, unavailable
 
     mode = "off" if patterns_only else (detector_choice.value if detector_choice else

@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import DirOption, EmbedderOption, JsonOption, console, open_bank, print_json
+from skillbank.cli._common import console, open_bank, print_json
+from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 
 
 def init(

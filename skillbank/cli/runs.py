@@ -13,16 +13,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import (
-    DirOption,
-    EmbedderOption,
-    JsonOption,
-    console,
-    fail,
-    open_bank,
-    print_json,
-    short_time,
-)
+from skillbank.cli._common import console, fail, open_bank, print_json, short_time
+from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.models import LimitEvent, Step, Trajectory

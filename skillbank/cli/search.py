@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from skillbank.cli._common import DirOption, EmbedderOption, JsonOption, console, open_bank, print_json, skill_json
+from skillbank.cli._common import console, open_bank, print_json, skill_json
+from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 from skillbank.models import SkillKind
 
 

@@ -6,7 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from skillbank.cli._common import ENV_DIR, EmbedderOption, open_bank
+from skillbank.cli._common import open_bank
+from skillbank.cli.options import EmbedderOption
+from skillbank.store.location import ENV_DIR
 
 
 def serve(

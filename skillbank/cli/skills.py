@@ -15,23 +15,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import (
-    DirOption,
-    EmbedderOption,
-    JsonOption,
-    console,
-    fail,
-    get_skill,
-    held_for_review,
-    iso,
-    open_bank,
-    print_json,
-    rate,
-    read_body,
-    short_hash,
-    short_time,
-    skill_json,
-)
+from skillbank.cli._common import console, fail, get_skill, held_for_review, iso, open_bank, print_json, rate, read_body, short_hash, short_time, skill_json
+from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 from skillbank.models import SkillKind, SkillStatus
 from skillbank.provenance import text_source
 

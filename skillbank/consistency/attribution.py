@@ -17,7 +17,6 @@ honest held-out result; any ``held_out`` evidence is flagged.
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
@@ -29,14 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
 
 __all__ = ["attribute", "skill_names", "skill_provenance", "ArmResults"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "HELD_OUT_NAMES":
-        warnings.warn("skillbank.consistency.attribution.HELD_OUT_NAMES is deprecated: use "
-                      "skillbank.consistency.splits.HELD_OUT_SPLITS", DeprecationWarning, stacklevel=2)
-        return HELD_OUT_SPLITS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ArmResults(Protocol):

@@ -17,21 +17,21 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from skillbank.bank import SearchFilters, SkillBank
+from skillbank.bank import SkillBank
 from skillbank.consistency import metrics
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.retrieval import Candidate, SkillHit, take_within
+from skillbank.queries import Candidate, SearchFilters, SkillHit
+from skillbank.retrieval import take_within
 from skillbank.store.drafts import DraftRepo
 
-__all__ = ["CandidateView", "InjectOnlyMiddleware", "make_validator", "ValidationLog"]
+__all__ = ["CandidateView", "make_validator", "ValidationLog"]
 
 
 class CandidateView:
@@ -87,24 +87,6 @@ class CandidateView:
             hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
         return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
-
-
-if TYPE_CHECKING:  # imported where it is used (here and make_validator): langchain.agents is slow to import
-    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
-
-
-def InjectOnlyMiddleware(bank: Any, **options: Any) -> "SkillInjectionMiddleware":
-    """Deprecated: the gate's trials run with
-    :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware` (this returns
-    one), which injects skills into each model call as ``SkillBankMiddleware`` does (and, with
-    ``reminders=True``, answers a tool call that breaks a lesson of the run's block with it) and
-    records nothing; its ``injected`` counts how many model calls each skill went into. One
-    instance may serve many runs at once."""
-    warnings.warn("InjectOnlyMiddleware is deprecated: use "
-                  "skillbank.adapters.injection_middleware.SkillInjectionMiddleware", DeprecationWarning, stacklevel=2)
-    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
-
-    return SkillInjectionMiddleware(bank, **options)
 
 
 @dataclass

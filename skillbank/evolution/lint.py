@@ -42,15 +42,12 @@ from skillbank.evolution.evidence import (
 )
 from skillbank.lessons import lesson_tools
 from skillbank.models import SkillContent
-from skillbank.screen.patterns import (  # noqa: F401 - injection_findings, detector_findings: their old home
+from skillbank.screen.patterns import (
     QUARANTINE,
     REJECT,
     Finding,
     LintResult,
     added_text,
-    detector_findings,
-    injection_findings,
-    lint_incoming,
     screen_findings,
 )
 

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, create_model
 
-from skillbank.lessons import Lesson
+from skillbank import Lesson
 
 __all__ = [
     "TaskType",

@@ -16,7 +16,7 @@ The policy treats a general directive as the specific one for every tool it cove
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence, Union
+from typing import Union
 
 __all__ = [
     "Order",
@@ -28,7 +28,6 @@ __all__ = [
     "StepBudget",
     "NoRepeat",
     "Directive",
-    "parse",
 ]
 
 @dataclass(frozen=True)
@@ -126,14 +125,5 @@ class NoRepeat:
 
 Directive = Union[Order, CheckFirst, Unavailable, NoParam, AskFor, UnknownField, StepBudget, NoRepeat]
 
-
-def parse(text: str, tools: Sequence[dict[str, Any]] = (), fields: Iterable[str] = ()) -> list[Directive]:
-    """Every directive in ``text``, in order of appearance, without duplicates.
-
-    ``tools``: the reader's own tool schemas (``name``, ``parameters``), which tell it which
-    names are its tools and which their parameters; ``fields``: result fields it has seen.
-    See :func:`skillbank_harness.envs.guidance.read`.
-    """
-    from skillbank_harness.envs.guidance import read  # guidance imports these classes
-
-    return read(text, tools, fields)
+# The reading (text -> directives) is skillbank_harness.envs.guidance.read, which imports these
+# classes: this module stays the vocabulary only, so the two never import each other.

@@ -173,7 +173,7 @@ class _Embeddings:
 
     def _ready(self) -> None:
         if self._embedder is None:
-            from skillbank.embed import MiniLMEmbedder
+            from skillbank import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
             labels = [intent for intent, texts in INTENTS.items() for _ in texts]

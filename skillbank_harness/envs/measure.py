@@ -14,12 +14,10 @@ from skillbank.consistency.runner import (
     ARM_WITHOUT,
     MeasureError,
     MeasureResult,
-    TrialSpec,
     logged_factory,
     measure,
 )
-from skillbank_harness.envs.policy import SimulatedPolicy
-from skillbank_harness.envs.runner import run_task
+from skillbank_harness.envs.trials import simulated_trial, trial_with
 from skillbank_harness.envs.workers import TrialWorkers
 
 __all__ = ["measure_env", "ARM_WITH", "ARM_WITHOUT"]
@@ -73,20 +71,3 @@ def measure_env(
         factory = logged_factory(bank, arms, k, middleware_options, run_trial)
     return measure(factory, tasks, trials=trials, bank=bank, arms=arms, model=model,
                    simulated=simulated, **kwargs)
-
-
-def trial_with(model_factory: Callable[[Any, int], Any]) -> Callable[..., tuple[Any, bool]]:
-    """``run_trial(task, middleware, spec, config)`` for ``logged_factory``: one run of the task
-    with ``model_factory(task, trial seed)``, returning ``(final state or None, success)``."""
-    def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> tuple[Any, bool]:
-        outcome = run_task(task, model_factory(task, spec.seed), middleware=[middleware], config=config)
-        return outcome.state, bool(outcome.success)
-    return run_trial
-
-
-def _simulated(task: Any, seed: int) -> SimulatedPolicy:
-    return SimulatedPolicy(seed=seed)
-
-
-# The default trial, importable by name: worker processes run it too.
-simulated_trial = trial_with(_simulated)

@@ -27,7 +27,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from skillbank_harness.envs.directives import (AskFor, CheckFirst, NoParam, NoRepeat, Order, StepBudget, Unavailable,
-                                               UnknownField, parse)
+                                               UnknownField)
+from skillbank_harness.envs.guidance import read
 from skillbank_harness.envs.reading import (
     AMBIGUOUS,
     ToolView,
@@ -92,7 +93,7 @@ class SimulatedPolicy(BaseChatModel):
     * ``p_stop_early`` = 0.05 -- per request of several parts: it answers after the first.
 
     Skills in the system message are read by meaning with
-    :func:`skillbank_harness.envs.directives.parse` (``skillbank_harness.envs.guidance``: the
+    :func:`skillbank_harness.envs.guidance.read` (the
     advice each line gives, whatever its wording, and the names of its own tools it mentions)
     and followed literally, each with probability ``adherence`` = 0.9 (otherwise it falls back to its
     unguided behaviour for that decision): ``CheckFirst`` and ``Order`` add checks and fix
@@ -282,7 +283,7 @@ class _Turn:
                 last_was_question = False
 
         fields = {k for c in self.history for row in _rows(c.result) for k in row}
-        directives = [d for d in parse(system, tools=policy.tool_specs, fields=sorted(fields))
+        directives = [d for d in read(system, tools=policy.tool_specs, fields=sorted(fields))
                       if self._follows(d)]
         self.check_first = [d for d in directives if isinstance(d, CheckFirst)]
         self.orders = [d for d in directives if isinstance(d, Order)]

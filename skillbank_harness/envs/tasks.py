@@ -7,7 +7,7 @@ import hashlib
 import random
 from typing import Iterable, Literal, Sequence
 
-from skillbank.lessons import Lesson, LessonKind
+from skillbank import Lesson, LessonKind
 from skillbank_harness.envs import families as _families  # noqa: F401  (registers the templates)
 from skillbank_harness.envs.base import TEMPLATES, Environment, Spec, Task, Template
 

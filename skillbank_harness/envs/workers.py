@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from skillbank.consistency.runner import MeasureError, TrialOutcome, TrialSpec, logged_factory
+from skillbank_harness.envs.trials import simulated_trial
 
 __all__ = ["TaskRecipe", "TrialWorkers"]
 
@@ -123,7 +124,7 @@ def _start_worker(location: str, recipe: TaskRecipe, embedder: Any) -> None:
 
 def _bank() -> Any:
     if "bank" not in _OPENED:
-        from skillbank.bank import SkillBank
+        from skillbank import SkillBank
 
         location, _, embedder = _SETUP
         _OPENED["bank"] = SkillBank.open(location, embedder=embedder, create=False)
@@ -142,8 +143,6 @@ def _ready() -> None:
 
 
 def _trial(setup: tuple[str, tuple[str, ...], int, dict[str, Any]], spec: TrialSpec) -> TrialOutcome:
-    from skillbank_harness.envs.measure import simulated_trial
-
     key, arms, k, options = setup
     factory = _FACTORIES.get(key)
     if factory is None:

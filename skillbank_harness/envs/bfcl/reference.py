@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from skillbank.adapters.testing import ScriptedChatModel
+from skillbank import ScriptedChatModel
 from skillbank_harness.envs.bfcl import _bfcl
 from skillbank_harness.envs.bfcl.tasks import BfclTask
 

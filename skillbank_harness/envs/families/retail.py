@@ -11,7 +11,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from skillbank.lessons import Lesson, LessonKind
+from skillbank import Lesson, LessonKind
 from skillbank_harness.envs.base import (
     EnvError,
     Environment,
