@@ -332,6 +332,13 @@ class LimitEvent(BaseModel):
     tool: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("tool")
+    @classmethod
+    def _no_blank_tool(cls, v: str | None) -> str | None:
+        # A blank name is no tool (a real run carried `policy_refusal:` beside
+        # `policy_refusal:set_thermostat`, two situations for one): stored as None.
+        return v.strip() or None if v is not None else None
+
     @property
     def category(self) -> str:
         return self.type.category

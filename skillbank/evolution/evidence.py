@@ -84,7 +84,8 @@ def template_words(template: str) -> list[str]:
 
 
 def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
-    """The most frequent template with every word not shared by ``share`` of them elided."""
+    """The most frequent template with every word not shared by ``share`` of them elided; empty
+    when that keeps under half of its content words."""
     if not templates:
         return ""
     counts: dict[str, int] = defaultdict(int)
@@ -101,7 +102,12 @@ def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
             out.append(token)
         elif not out or out[-1] != "…":
             out.append("…")
-    return " ".join(out).strip()
+    pattern = " ".join(out).strip()
+    # A pattern that keeps under half the content words of the requests it stands for is stop
+    # words and ellipses ("… and is … to …? you … first"): it says nothing (issue 31's trace).
+    if 2 * len(template_words(pattern)) < len(template_words(base)):
+        return ""
+    return pattern
 
 
 _FILLER = frozenset({"the", "a", "an", "and", "or", "my", "your", "this", "that"})
@@ -293,7 +299,7 @@ def _limit_hits(type_: Any, step: int, detail: str | None, tool: str | None,
     data = data or {}
     detail = detail or ""
     type_ = LimitType(type_)
-    tool = tool or data.get("tool")
+    tool = str(tool or data.get("tool") or "").strip() or None  # a blank name is no tool
     if tool is None and type_ != LimitType.policy_refusal and (m := _TOOL_IN_DETAIL.search(detail)):
         tool = m.group(1)
     fields: list[str | None] = [None]

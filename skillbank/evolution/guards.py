@@ -107,11 +107,15 @@ class Situation:
 
 
 def _most_repeated(run: Run) -> str | None:
+    """The tool a run kept calling, for "do not keep calling it" — never the only tool an agent
+    has (``act(command)``, a shell): there every action is a call of it, and the lesson would
+    tell the agent to stop acting. Such an agent's budget lesson is about identical calls."""
     counts = Counter(run.tools)
     if not counts:
         return None
     tool, n = counts.most_common(1)[0]
-    return tool if n >= 2 else None
+    only_tool = len(run.toolset) == 1  # unknown (not recorded): the old reading
+    return tool if n >= 2 and not only_tool else None
 
 
 def _budget_usage(run: Run, hit_type: LimitType) -> int | None:
