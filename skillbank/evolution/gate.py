@@ -21,6 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from skillbank.errors import InvalidSkillError
 from skillbank.evolution.review import Pending, promote, reject
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
@@ -86,7 +87,7 @@ def _model_written(bank: Any, pending: Pending) -> bool:
 @dataclass
 class GateDecision:
     skill_id: str
-    decision: str  # promoted | rejected | waiting
+    decision: str  # promoted | rejected | waiting | decided (by a person while the gate measured)
     detail: str
     result: GateResult | None = None
     active_id: str | None = None  # the skill that became active (the target, for a draft)
@@ -158,14 +159,26 @@ class Gate:
                         p.skill.id, "waiting", f"validation failed: {type(exc).__name__}: {exc}"))
                     continue
                 self.spent += result.cost
-                if result.accepted(self.config.min_gain):
-                    active = promote(bank, p.skill.id, author="gate",
-                                     reason=f"gate passed: {result.describe()} on {len(tasks)} task(s)")
-                    self.decisions.append(GateDecision(p.skill.id, "promoted", result.describe(), result, active.id))
-                else:
-                    reject(bank, p.skill.id, author="gate",
-                           reason=f"gate failed: {result.describe()} on {len(tasks)} task(s)")
-                    self.decisions.append(GateDecision(p.skill.id, "rejected", result.describe(), result))
+                try:
+                    if result.accepted(self.config.min_gain):
+                        active = promote(bank, p.skill.id, author="gate",
+                                         reason=f"gate passed: {result.describe()} on {len(tasks)} task(s)")
+                        self.decisions.append(GateDecision(p.skill.id, "promoted", result.describe(), result,
+                                                           active.id))
+                    else:
+                        reject(bank, p.skill.id, author="gate",
+                               reason=f"gate failed: {result.describe()} on {len(tasks)} task(s)")
+                        self.decisions.append(GateDecision(p.skill.id, "rejected", result.describe(), result))
+                except InvalidSkillError:
+                    # A person (the review page, the CLI) decided the candidate while it was being
+                    # measured: their decision stands, the round goes on, the measurement is kept.
+                    now = bank.get_skill(p.skill.id).status
+                    if now == SkillStatus.candidate:
+                        raise
+                    verb = "rejected" if now == SkillStatus.retired else now.value
+                    self.decisions.append(GateDecision(
+                        p.skill.id, "decided", f"a person {verb} it first; the gate measured {result.describe()}",
+                        result))
             elif policy is not None and _model_written(bank, p):
                 self.decisions.append(GateDecision(
                     p.skill.id, "waiting", "written by an LLM distiller: only the gate's measured gain or a "

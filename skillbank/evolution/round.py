@@ -360,6 +360,8 @@ class _Round:
             elif d.decision == "rejected":
                 change.status = "rejected"
                 change.note = (change.note + "; " if change.note else "") + f"gate: {d.detail}"
+            elif d.decision == "decided":
+                change.note = (change.note + "; " if change.note else "") + f"gate: {d.detail}"
 
     def _keep_within_budget(self, reading: _Reading, planned: list[Planned], allowance: int,
                             report: EvolutionReport) -> None:
