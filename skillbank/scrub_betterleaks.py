@@ -6,7 +6,9 @@ runs *after* our patterns, so it only sees what they left, and every call scans 
 strings in ONE call to the library (a trajectory is one scan: one crossing into Go, one rule-set
 pass). Measured on 400 log lines (benchmarks/RESULTS.md, "Scrubber"), the batch is not faster
 than a call per string -- a call costs well under a millisecond -- so batching is for the
-bounded number of calls, not for speed.
+bounded number of calls, not for speed. One effect of the batch: a vendor rule that needs its
+keyword (``airtable``) fires on a token anywhere in the batch when the keyword is anywhere in
+it, so a trajectory that names its vendor once is covered throughout.
 
 Span-exact: a finding's ``match.value`` is the secret alone (a rule's context, such as the
 ``TOKEN=`` in front, is not part of it); only that value is replaced, on the line the finding names.
