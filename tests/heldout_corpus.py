@@ -53,15 +53,19 @@ class SecretCase:
         return not any(s in out for s in self.secrets)
 
 
-def secrets() -> list[SecretCase]:
+HELDOUT_V2 = Path(__file__).resolve().parent / "data" / "heldout_v2"
+
+
+def secrets(directory: Path = HELDOUT) -> list[SecretCase]:
+    """The held-out secret cases; ``HELDOUT_V2`` for the second set (issue 32)."""
     out = []
-    for line in (HELDOUT / "secrets.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (directory / "secrets.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         out.append(SecretCase(row["format"], row["context"], row["text"], tuple(row["secrets"])))
     return out
 
 
-def lookalikes() -> list[tuple[str, str]]:
+def lookalikes(directory: Path = HELDOUT) -> list[tuple[str, str]]:
     """(kind, text) that must come out of the scrubber unchanged."""
-    rows = [json.loads(line) for line in (HELDOUT / "lookalikes.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in (directory / "lookalikes.jsonl").read_text(encoding="utf-8").splitlines()]
     return [(r["kind"], r["text"]) for r in rows]

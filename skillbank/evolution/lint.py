@@ -11,7 +11,8 @@ Two severities:
   system prompt, to call a tool that neither the skill nor its evidence knows, to send data to a
   URL or an e-mail address, to skip a required check, claims of system or administrator
   authority, announcements that re-define policy, encoded payloads (long base64 or hex, escapes,
-  invisible characters), role or delimiter spoofing, or sentences copied from tool outputs. The
+  invisible characters), role or delimiter spoofing, or sentences copied from tool outputs (the
+  finding names the tool and the trajectory the copied text sits in, issue 32). The
   version is stored as ``quarantined`` with the reason in its note and needs explicit human
   promotion (``skillbank candidates promote ID --force``).
 
@@ -61,7 +62,9 @@ class LintContext:
     # skill learned from runs, not against the fixed sentences its lessons render to.
     request_words: frozenset[str] = frozenset()
     known_tools: set[str] = field(default_factory=set)
-    tool_outputs: Sequence[str] = ()
+    # What a distiller could have copied from: each a tool output's text, or (text, where it came
+    # from) so a finding can tell a reviewer which tool in which run the copied text sits in.
+    tool_outputs: Sequence[str | tuple[str, str]] = ()
     scrubber: Callable[[str], str] | None = None
     max_body_chars: int = 4000
     max_description_chars: int = 600
@@ -76,8 +79,9 @@ class LintContext:
                  | {t for r in runs for t in r.toolset})
         # What a distiller could have copied from: the tool outputs of (up to 500 of) the runs.
         sample = runs[-_MAX_OUTPUT_RUNS:]
-        outputs = [c.result for r in sample for c in r.calls if c.result]
-        outputs += [c.error for r in sample for c in r.calls if c.error]
+        outputs: list[str | tuple[str, str]] = [
+            (c.result, f"the `{c.tool}` output in trajectory {r.id}") for r in sample for c in r.calls if c.result]
+        outputs += [(c.error, f"the `{c.tool}` error in trajectory {r.id}") for r in sample for c in r.calls if c.error]
         return cls(hidden=hidden, known_tools=tools, tool_outputs=outputs, **kw)
 
 
@@ -163,10 +167,11 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
         skill_shingles = _shingles(new_text)
         if skill_shingles:
             for output in ctx.tool_outputs:
-                common = skill_shingles & _shingles(output)
+                text, source = output if isinstance(output, tuple) else (output, "a tool output")
+                common = skill_shingles & _shingles(text)
                 if common:
                     add(Finding("tool-output", QUARANTINE,
-                                "copies text from a tool output: " + repr(" ".join(min(common)))))
+                                f"copies text from {source}: " + repr(" ".join(min(common)))))
                     break
 
     # Hidden literals and de-hardcoding (<placeholders> and known tool names aside).
