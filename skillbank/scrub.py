@@ -3,26 +3,16 @@
 A :class:`Scrubber` replaces each secret it recognises with ``[REDACTED:<kind>]`` (for example
 ``[REDACTED:openai_key]``) and counts what it removed per kind -- never the values themselves.
 
-Design rules
-------------
-* **Precision over recall on ordinary text.** Each default pattern keys on a vendor prefix or a
-  label (``password=``, ``Authorization: Bearer``, ``AccountKey=``...), requires the right length
-  and character classes, and checks token boundaries on both sides, so words like ``task-force``,
-  ``sk-learn``, uuids, git SHAs, "password reset link" or "Bearer of bad news" survive.
-* **Unlabelled secrets need their partner id.** A bare AWS secret access key (40 base64
-  characters) or Twilio auth token / API key secret (32 characters) has no shape of its own, so it
-  is caught only on the same or the next line as the id it belongs to (``AKIA...``/``ASIA...``,
-  ``AC...``, ``SK...``, or that id's placeholder), and must look random (both letter cases and a
-  digit), so git SHAs, md5s and uuids next to an id survive. Those branches are tried only in a
-  short window around each such id (see :data:`_NEAR`).
+The built-in patterns are a catalogue of their own (:mod:`skillbank.scrub_rules`, with the
+design rules they follow); this module is the engine that runs them, the loader of the
+``detect-secrets`` rules, and the :class:`Scrubber` around them.
+
 * **Only the secret goes.** Where a pattern has named groups ``secret`` / ``secret_*`` only those
   spans are replaced: ``postgres://admin:[REDACTED:url_password]@db:5432`` keeps user and host,
   ``DB_PASSWORD=[REDACTED:password]`` keeps the label.
-* **Linear time.** Patterns are precompiled, no pattern has nested quantifiers over overlapping
-  classes, unbounded runs only start at token boundaries and look-aheads are bounded. Patterns
-  that begin with a case-sensitive literal (``sk-``, ``AIza``) let the regex engine skip ahead;
-  label patterns (``password=``, ``Bearer``) are tried only where their label occurs in the
-  lower-cased text. About 2-3 ms for 100 KB of ordinary text.
+* **Linear time.** Patterns with anchors are tried only where an anchor occurs in the lower-cased
+  text; detect-secrets regexes without a literal prefix only near their first literal. About 2-3 ms
+  for 100 KB of ordinary text.
 * **Idempotent.** Placeholders already in the text are never matched again, and a pass is
   repeated until nothing changes, so ``scrub(scrub(t)) == scrub(t)``.
 
@@ -34,13 +24,13 @@ from __future__ import annotations
 
 import re
 import threading
-import types
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from skillbank import scrub_betterleaks as _betterleaks
+from skillbank.scrub_rules import _DEFAULT_ANCHORS, _NEAR, DEFAULT_PATTERNS
 
 __all__ = [
     "DEFAULT_PATTERNS",
@@ -68,314 +58,6 @@ _MAX_PASSES = 8
 def placeholder(kind: str) -> str:
     """The text that replaces a secret of ``kind``."""
     return f"[REDACTED:{kind}]"
-
-
-# ---------------------------------------------------------------------------------------------
-# Default patterns
-# ---------------------------------------------------------------------------------------------
-
-_T = r"[A-Za-z0-9_-]"  # characters of a token (base64url); used for token boundaries
-_AN = r"[A-Za-z0-9]"
-
-
-def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | None = _T) -> str:
-    """``prefix`` + ``body`` as a whole token.
-
-    The prefix comes first so the regex engine can scan for it quickly; the left boundary is a
-    fixed-width look-behind over the prefix just matched (``width`` characters) and one more.
-    """
-    out = rf"{prefix}(?<!{left}[\s\S]{{{width}}}){body}"
-    if right:
-        out += rf"(?!{right})"
-    return out
-
-
-# Possessive quantifiers (Python >= 3.11) stop runs of generic values from backtracking when the
-# character after them rules the match out; older Pythons fall back to plain (bounded) runs.
-try:
-    re.compile("a{1,2}+")
-    _POS = "+"
-except re.error:  # pragma: no cover - Python < 3.11
-    _POS = ""
-
-# "contains a digit" / "contains an upper and a lower case letter", written with disjoint classes
-# and bounded so the look-aheads are linear.
-_HAS_DIGIT_AN = r"(?=[A-Za-z]{0,512}[0-9])"
-_HAS_ALPHA_AN = r"(?=[0-9]{0,512}[A-Za-z])"
-
-# Values of generic assignments. Quoted values end at the quote (``\\"`` too, for JSON inside
-# JSON). Password values need >= 8 non-space characters and may hold spaces when quoted
-# (passphrases); other secret values hold no spaces and must look random: a digit, or two
-# capitals and a small letter. Bare values are maximal runs and must not look like code or prose (see
-# ``_NOT_BARE``). Runs are bounded so failed attempts stay cheap.
-_BARE = r"""[^\s"'`,;&<>()\[\]{}\\]"""
-_BARE_NO = r"""[^\s"'`,;&<>()\[\]{}\\%s]"""  # _BARE minus the given characters
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,31}"
-_NOT_QUOTED = r"(?!\[REDACTED:|\$\{|\{\{|<|%\()"
-_NOT_BARE = (
-    # env and template references: $X, ${X}, {{ x }}, %(x)s
-    r"(?!\[REDACTED:|\$|\{\{|%\("
-    # attribute paths: self.api_key, settings.SECRET_KEY, Token.Comment.Single
-    r"|(?:" + _IDENT + r"\.)+" + _IDENT + r"(?!" + _BARE + r")"
-    # UPPER_SNAKE constants: OPENAI_API_KEY
-    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?!" + _BARE + r")"
-    # identifiers passed on: f(password=pw), password=password, proxy_password = proxy_password
-    r"|[A-Za-z_]+[,)]"
-    r"|[a-z_]*(?:pass|pwd|secret|token|key|cred|auth)[a-z_]*(?!" + _BARE + r")"
-    # snake_case names: password = index_url_password_info
-    r"|[a-z]+(?:_[a-z]+)+(?!" + _BARE + r")"
-    # annotations: token: TokenOpt = None, password: _PasswordType | None, password: SecretStr
-    r"|[A-Za-z_][A-Za-z0-9_]*[ \t]*(?:\|[ \t]|=[ \t])"
-    r"|(?:[A-Z][a-z0-9]*)+(?:Str|String|Bytes|Type|Field|Opt|Optional)(?!" + _BARE + r")"
-    # prose after a label: "api_key: Explicitly-provided API key", ":param password: Password for"
-    r"|[A-Za-z]+(?:-[A-Za-z]+)*[ \t]+[A-Za-z]{2,})"
-)
-
-
-def _random_like(cls_minus: str) -> str:
-    """Look-ahead: the run (class given as a template minus ``%s``) has a digit, or two capitals
-    and a small letter (so ``Whitespace`` or ``Punctuation`` do not count)."""
-    return (
-        r"(?:(?=" + cls_minus % "0-9" + r"{0,1024}[0-9])"
-        r"|(?=(?:" + cls_minus % "A-Z" + r"{0,1024}[A-Z]){2})(?=" + cls_minus % "a-z" + r"{0,1024}[a-z]))"
-    )
-
-
-def _no_label_word(cls: str) -> str:
-    """Look-ahead: the run holds no word of a label (``"secret": "V1SecretProjection"``,
-    ``token_key = "RpcGroupManagementToken"``): names in code, practically never random keys."""
-    return r"(?!" + cls + r"{0,1024}?(?i:secret|token|key|auth|cred|pass))"
-
-
-def _value(*, password: bool, tag: str = "") -> str:
-    """The value alternatives; their groups are named ``secret_<tag>dq|sq|bare``."""
-    alts = []
-    for q, name in (('"', f"secret_{tag}dq"), ("'", f"secret_{tag}sq")):
-        esc = "\\\\?" if q == '"' else ""  # JSON-escaped double quotes
-        if password:
-            body = r"(?=(?:[ \t]*[^\s" + q + r"\\]){8})(?P<" + name + r">[^" + q + r"\\\n]{8,1024}" + _POS + ")"
-        else:
-            body = (
-                _random_like(r"[^\s" + q + r"\\%s]")
-                + _no_label_word(r"[^\s" + q + r"\\]")
-                + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024}" + _POS + ")"
-            )
-        alts.append(esc + q + _NOT_QUOTED + body + esc + q)
-    bare = _NOT_BARE + ("" if password else _random_like(_BARE_NO) + _no_label_word(_BARE))
-    alts.append(bare + r"(?P<secret_" + tag + r"bare>" + _BARE + r"{8,1024}" + _POS + r")(?!" + _BARE + r"|[(\[])")
-    return "(?:" + "|".join(alts) + ")"
-
-
-_ASSIGN = r"""\\?["']?[ \t]*(?:=>|:=|[:=])[ \t]*"""
-_SUFFIX = r"(?:[_.-]?(?:key|token|secret|value|base|str|string))?"
-_PASSWORD_LABEL = r"(?i:pass(?:word|wd|phrase)" + _SUFFIX + r")"
-_SECRET_LABEL = (
-    r"(?i:(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth[_-]?key"
-    r"|session[_-]?key|credentials?)" + _SUFFIX + r")"
-)
-
-
-def _assignment(label: str, *, password: bool) -> str:
-    # ``--password VALUE``: a flag name followed by prose is common, so the value must look random
-    flag = r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]+-){0,4}" + label + r"[ \t]+" + _value(password=False, tag="f")
-    return r"(?:" + flag + r"|" + label + _ASSIGN + _value(password=password) + r")"
-
-
-# Bearer tokens: >= 16 characters with a digit, or with both letter cases.
-_BEARER_CHARS = r"[A-Za-z0-9._~+/-]"
-_BEARER_TOKEN = (
-    r"(?:(?=[A-Za-z._~+/-]{0,1024}[0-9])|(?=[a-z0-9._~+/-]{0,1024}[A-Z])(?=[A-Z0-9._~+/-]{0,1024}[a-z]))"
-    + _BEARER_CHARS
-    + r"{16,}=*"
-)
-
-# Context-anchored secrets: a value with no prefix of its own, caught only next to the id it
-# belongs to. The id may already be a placeholder (its own rule runs first). Boundaries accept an
-# escaped newline/tab before the value (JSON inside JSON). Gaps are bounded (48 characters of the
-# same line), so each id costs a constant amount of work.
-_ESC_LEFT = r"(?<=\\[nrt])"
-# the end of a line: closing quotes or separators, then a newline or the end of the text
-_EOL = r"""[ \t\r,;|"']{0,8}(?:\n|$)"""
-_LEFT_AN = r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9]))"
-_AWS_ID = r"(?:" + _LEFT_AN + r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])|\[REDACTED:aws_access_key_id\])"
-# 40 base64 characters as a whole token, with both letter cases and a digit, '/' or '+' (so git
-# SHA-1s, words and lower-case paths do not count); not followed by more base64 or by '.ext'.
-_AWS_SECRET = (
-    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9/+_.-]))"
-    r"(?=[a-z0-9/+]{0,39}[A-Z])(?=[A-Z0-9/+]{0,39}[a-z])(?=[A-Za-z]{0,39}[0-9/+])"
-    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-]|\.[A-Za-z0-9])"
-)
-# Twilio: only punctuation between the SID and the value (an md5 elsewhere on the line is no token)
-_TW_SEP = r"""(?:[ \t\r"',:;|=()]|\\[nrt"'])"""
-_TW_GAP = _TW_SEP + r"{0,8}(?:\n" + _TW_SEP + r"{0,8})?"  # at most one line break
-_TW_ACCOUNT_SID = _LEFT_AN + r"AC[0-9a-f]{32}(?![A-Za-z0-9])"
-_TW_KEY_SID = r"(?:" + _LEFT_AN + r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])|\[REDACTED:twilio_key\])"
-_TW_AUTH_TOKEN = (
-    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9_-]))"
-    r"(?=[a-f]{0,31}[0-9])(?=[0-9]{0,31}[a-f])[0-9a-f]{32}(?![A-Za-z0-9_-])"
-)
-# Both letter cases (so an md5 next to the SID is no secret), but no digit quota: 1 in 280 real
-# 32-character secrets has no digit.
-_TW_KEY_SECRET = (
-    r"(?:" + _ESC_LEFT + r"|(?<![A-Za-z0-9_-]))"
-    r"(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}(?![A-Za-z0-9_-])"
-)
-
-# (kind, regex, anchors). Most patterns begin with a case-sensitive literal (``sk-``, ``AIza``),
-# which the regex engine finds as fast as a substring search. The others (case-insensitive
-# labels, character-class prefixes) carry ``anchors``: lower-case strings one of which every match
-# *starts* with. Those patterns are tried only where an anchor occurs in the lower-cased text,
-# instead of at every position.
-_SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
-    (
-        "private_key",
-        r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-        # the body cannot contain "-----", so the run stops at the next delimiter
-        r"(?:(?:[^-]|-(?!----)){0,12000}-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})*)",  # truncated block: header + base64 lines
-        None,
-    ),
-    (
-        "jwt",
-        _tok("eyJ", 3, r"[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}", right=None),
-        None,
-    ),
-    ("anthropic_key", _tok("sk-ant-", 7, r"[A-Za-z0-9_-]{20,}"), None),
-    (
-        "openai_key",
-        r"sk-(?<!" + _T + r"[\s\S]{3})(?:"
-        r"(?:proj|svcacct|admin|None)-(?=[A-Za-z_-]{0,512}[0-9])(?=[a-z0-9_-]{0,512}[A-Z])"
-        r"(?=[A-Z0-9_-]{0,512}[a-z])[A-Za-z0-9_-]{40,}"
-        r"|" + _HAS_DIGIT_AN + _HAS_ALPHA_AN + r"[A-Za-z0-9]{20,}"
-        r")",
-        None,
-    ),
-    ("google_api_key", _tok("AIza", 4, r"[A-Za-z0-9_-]{35}"), None),
-    ("google_oauth_secret", _tok("GOCSPX-", 7, r"[A-Za-z0-9_-]{24,40}"), None),
-    ("google_oauth_token", _tok(r"ya29\.", 5, r"[A-Za-z0-9_-]{20,}"), None),
-    (
-        "github_token",
-        r"(?:" + _tok("gh[pousr]_", 4, r"[A-Za-z0-9]{30,}", right=None)
-        + r"|" + _tok("github_pat_", 11, r"[A-Za-z0-9_]{30,}", right=None) + r")(?![A-Za-z0-9_])",
-        None,
-    ),
-    ("gitlab_token", _tok("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), None),
-    ("slack_token", _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]{0,512}[0-9])[A-Za-z0-9-]{10,}"), None),
-    (
-        "slack_webhook",
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
-        None,
-    ),
-    (
-        "discord_webhook",
-        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}",
-        None,
-    ),
-    ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("sk_", "pk_", "rk_")),
-    (
-        "aws_access_key_id",
-        # like _tok(..., left=_AN, right=_AN), but also right after an escaped newline (JSON inside JSON)
-        r"A(?:KIA|SIA|BIA|CCA)(?:(?<=\\[nrt][\s\S]{4})|(?<!" + _AN + r"[\s\S]{4}))[A-Z0-9]{16}(?!" + _AN + r")",
-        None,
-    ),
-    (
-        "aws_secret_key",
-        r"(?i:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)"
-        + _ASSIGN
-        + r"""\\?["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
-        # unlabelled, next to its access key id: "AKIA... <secret>", CSV rows, or on adjacent lines
-        # when the id ends one line and the secret ends the other
-        + r"|" + _AWS_ID + r"[^\n]{0,48}?(?P<secret_after_id>" + _AWS_SECRET + r")"
-        + r"|" + _AWS_ID + _EOL + r"[^\n]{0,48}?(?P<secret_after_id_nl>" + _AWS_SECRET + r")(?=" + _EOL + r")"
-        + r"|(?P<secret_before_id>" + _AWS_SECRET + r")(?=[^\n]{0,48}?" + _AWS_ID + r")"
-        + r"|(?P<secret_before_id_nl>" + _AWS_SECRET + r")(?=" + _EOL + r"[^\n]{0,48}?" + _AWS_ID + _EOL + r")",
-        ("aws", "secret"),
-    ),
-    (
-        "huggingface_token",
-        # Exactly 34 letters and digits, in any mix of cases: the length is the shape. Identifiers
-        # (hf_hub_download, hf_AutoModelForCausalLM) break the run with "_" or are another length;
-        # a capital-letter quota missed real tokens with few capitals.
-        _tok("hf_", 3, r"[A-Za-z0-9]{34}", right=r"[A-Za-z0-9_]"),
-        None,
-    ),
-    ("twilio_key", _tok("SK", 2, r"[0-9a-fA-F]{32}", left=_AN, right=_AN), None),
-    (
-        "twilio_secret",
-        # an auth token right after or before an account SID: Client("AC...", "<token>"), -u AC...:<token>
-        _TW_ACCOUNT_SID + _TW_GAP + r"(?P<secret_after_sid>" + _TW_AUTH_TOKEN + r")"
-        + r"|(?P<secret_before_sid>" + _TW_AUTH_TOKEN + r")(?=" + _TW_GAP + _TW_ACCOUNT_SID + r")"
-        # an API key secret right after its key SID: Client("SK...", "<secret>", "AC...")
-        + r"|" + _TW_KEY_SID + _TW_GAP + r"(?P<secret_after_key>" + _TW_KEY_SECRET + r")",
-        (),  # only where an SID occurs, see _NEAR
-    ),
-    ("sendgrid_key", _tok(r"SG\.", 3, r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), None),
-    ("npm_token", _tok("npm_", 4, r"[A-Za-z0-9]{36}", right=r"[A-Za-z0-9_]"), None),
-    # The prefix and the length are the shape of these keys; a "has a digit" rule missed the
-    # keys that happen to have none (1 in 280 of 32-character Tavily keys).
-    ("groq_key", _tok("gsk_", 4, r"[A-Za-z0-9]{40,}"), None),
-    ("replicate_token", _tok("r8_", 3, r"[A-Za-z0-9]{30,}"), None),
-    ("perplexity_key", _tok("pplx-", 5, r"[A-Za-z0-9]{40,}"), None),
-    ("xai_key", _tok("xai-", 4, r"[A-Za-z0-9]{40,}"), None),
-    ("langsmith_key", _tok("lsv2_(?:pt|sk)_", 8, r"[0-9a-f]{32}_[0-9a-f]{8,12}"), None),
-    ("tavily_key", _tok("tvly-", 5, r"(?:dev-|prod-)?[A-Za-z0-9]{20,}"), None),
-    (
-        "account_key",
-        r"(?i:(?:account|sharedaccess)key)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})"
-        r"|[?&;]sig=(?P<secret_sig>[A-Za-z0-9%+/=]{20,})",
-        ("accountkey", "sharedaccesskey", "?sig=", "&sig=", ";sig="),
-    ),
-    (
-        "url_password",
-        r""":\\?/\\?/[^\s:@/?#\[\]"'<>\\]{0,256}:"""
-        r"(?!\[REDACTED:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?@)"
-        r"""(?P<secret>[^\s@/?#\[\]"'<>\\]{1,256})@""",
-        None,
-    ),
-    (
-        "bearer_token",
-        r"(?i:bearer)(?<![A-Za-z0-9][\s\S]{6})[ \t]+(?P<secret>" + _BEARER_TOKEN + r")",
-        ("bearer",),
-    ),
-    (
-        "basic_auth",
-        r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})""",
-        ("authorization",),
-    ),
-    (
-        # Authorization headers beyond Bearer and Basic (which run first): ``Token <t>``,
-        # ``ApiKey <t>``, ``SSWS <t>`` or a bare credential; it must look random.
-        "auth_header",
-        r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?:[A-Za-z][A-Za-z0-9_-]{1,24}[ \t]+)?"""
-        + r"(?!\[REDACTED:)" + _random_like(r"[^\s\"'`,;\\%s]")
-        + r"""(?P<secret>[^\s"'`,;\\]{8,1024}""" + _POS + r""")(?![^\s"'`,;\\])""",
-        ("authorization",),
-    ),
-    ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass", "--")),
-    (
-        "secret",
-        _assignment(_SECRET_LABEL, password=False),
-        ("secret", "token", "api", "access", "private", "auth", "session", "credential", "--"),
-    ),
-]
-
-_FLAGS = re.ASCII  # ASCII-only case folding keeps the lower-case anchors exact
-
-#: Ordered kinds -> compiled regexes of the built-in detectors (read-only).
-DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = types.MappingProxyType(
-    {kind: re.compile(rx, _FLAGS) for kind, rx, _ in _SPECS}
-)
-_DEFAULT_ANCHORS: dict[str, tuple[str, ...] | None] = {kind: anchors for kind, _, anchors in _SPECS}
-
-#: Rules whose matches may also start away from their anchors, next to an id: kind -> (a regex
-#: that finds every id the rule's context branches accept, and how far before the start of such an
-#: id a match may begin). The rule is tried at its anchors and at every position in those windows.
-_NEAR: dict[str, tuple[re.Pattern[str], int]] = {
-    # secret (40) + same-line gap (48), or secret + line end (8 + 1) + gap (48)
-    "aws_secret_key": (re.compile(r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}|\[REDACTED:aws_access_key_id\]", _FLAGS), 100),
-    # token (32) + gap (2 x 8 separators of up to 2 characters + a newline)
-    "twilio_secret": (re.compile(r"AC[0-9a-f]{32}|SK[0-9a-fA-F]{32}|\[REDACTED:twilio_key\]", _FLAGS), 70),
-}
 
 
 # ---------------------------------------------------------------------------------------------
