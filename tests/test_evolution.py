@@ -18,14 +18,11 @@ from skillbank.evolution import (
     promote,
     reject,
 )
+from skillbank.evolution.batch import load_batch
 from skillbank.evolution.cluster import cluster_runs
-from skillbank.evolution.evidence import (
-    hidden_literals,
-    load_batch,
-    task_template,
-    to_run,
-)
+from skillbank.evolution.evidence import hidden_literals, to_run
 from skillbank.evolution.exploit import claimed_actions, flag_exploits
+from skillbank.evolution.templates import task_template
 from skillbank.evolution.watermark import current_round
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import LimitEvent, SkillStatus, utcnow

@@ -236,7 +236,7 @@ def test_a_check_needs_two_successes_that_checked_first(bank):
 
 
 def test_a_request_pattern_that_is_mostly_elisions_is_left_out():
-    from skillbank.evolution.evidence import describable
+    from skillbank.evolution.templates import describable
 
     assert describable("… the …") == ""
     assert describable("switch off the <value> the <value> and <value> the <value>") == ""

@@ -21,8 +21,9 @@ from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.reminders import CallHistory, ReminderRules
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.cli import app
+from skillbank.evolution.batch import group
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.evidence import group, to_run
+from skillbank.evolution.evidence import to_run
 from skillbank.evolution.general import general_proposals
 from skillbank.evolution.rule import RuleDistiller
 from skillbank.lessons import Example, Lesson, MethodStep, example_text, sentence

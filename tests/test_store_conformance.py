@@ -18,7 +18,7 @@ import pytest
 from skillbank import SkillBank
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.evolution.evidence import load_batch
+from skillbank.evolution.batch import load_batch
 from skillbank.evolution.watermark import current_round
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.splits import HELD_OUT_SPLITS

@@ -14,7 +14,7 @@ as keywords): see :mod:`.gate` and :mod:`.review`.
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run, ToolCall, task_template
+from skillbank.evolution.evidence import Run, ToolCall
 from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
 from skillbank.evolution.llm import LLMDistiller
@@ -23,6 +23,7 @@ from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
 from skillbank.evolution.review import Pending, list_candidates, promote, reject
 from skillbank.evolution.round import Change, EvolutionReport, evolve, resolve_distiller
 from skillbank.evolution.rule import RuleDistiller
+from skillbank.evolution.templates import task_template
 
 __all__ = [
     "evolve",

@@ -21,7 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from skillbank.evolution.evidence import Run, RunGroup, template_words
+from skillbank.evolution.evidence import Run, RunGroup
+from skillbank.evolution.templates import template_words
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Evidence for a round: which trajectories, grouped how, and seen as the agent saw them.
+"""Evidence for a round, seen as the agent saw it: the :class:`Run` model and what it hides.
 
 A trajectory becomes a :class:`Run`: the task text, the tool calls with their arguments,
 results and errors, the limit events and the final answer. That is what the agent had at run
@@ -12,14 +12,12 @@ Secrets are removed where text leaves the round, not on reading: the LLM distill
 whole prompt with the bank's scrubber, and the linter refuses any skill text the scrubber would
 change (scrubbing every stored step on read would cost more than the rest of a rule round).
 
-The watermark: every trajectory a round reads is stamped with the round number
-(``consumed_round``), so the next round skips it; a round started with ``since`` re-reads
-labelled trajectories from that time on, consumed or not.
+Reading them for a round (loading, grouping, the watermark) is :mod:`skillbank.evolution.batch`;
+the task templates and request patterns are :mod:`skillbank.evolution.templates`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,130 +26,9 @@ from functools import cached_property
 from typing import Any, Iterable, Sequence
 
 from skillbank.evolution.methods import instance_values, leaves, method_key, skeleton, word_tokens
+from skillbank.evolution.templates import STOPWORDS, task_template
 from skillbank.hashing import canonical_json
 from skillbank.models import LimitType, Trajectory
-from skillbank.splits import HELD_OUT_SPLITS
-
-# -- task templates ------------------------------------------------------------------------------
-# Tasks that differ only in their values (an order number, a city, a person) share a template;
-# templates are what the round clusters and what descriptions are written from.
-
-_URL = re.compile(r"https?://\S+|www\.\S+")
-# An e-mail address and a UUID: templated away here, refused in a skill by the linter.
-EMAIL_PATTERN = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-UUID_PATTERN = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|“[^”\n]{1,80}”")
-_NUMBER = re.compile(r"(?<![\w<])[-+]?\$?\d[\d,.:/-]*\b")
-_MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")
-_PROPER = re.compile(r"(?<=[a-z0-9,;>] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*")
-_WORD = re.compile(r"<[a-z]+>|[a-z][a-z'-]*")
-
-STOPWORDS = frozenset("""
-a an the and or but if then else of for to in on at by with from into onto about as is are was
-were be been being it its this that these those my your our their his her me you we they i he
-she them us please can could would should will shall may might must do does did done have has
-had not no so than too very just also up out over under again there here what which who whom
-whose when where why how all any each some such own same other more most both few nor only
-hi hello hey thanks thank kindly quickly asap need want like would just now also
-""".split())
-
-
-def task_template(task: str, instance_values: Sequence[str] = ()) -> str:
-    """``"Refund order 1234 for Alice"`` -> ``"refund order <num> for <name>"``.
-
-    ``instance_values`` (argument values the run's tool calls took from the task, see
-    ``methods.instance_values``) become ``<value>`` first: "please refund ann's last order" and
-    "please refund bob's last order" are one template.
-    """
-    text = _URL.sub(" <url> ", task)
-    text = EMAIL_PATTERN.sub(" <email> ", text)
-    text = UUID_PATTERN.sub(" <id> ", text)
-    text = _QUOTED.sub(" <text> ", text)
-    text = _MIXED.sub(" <id> ", text)
-    text = _NUMBER.sub(" <num> ", text)
-    text = _PROPER.sub("<name>", text)
-    text = " ".join(text.lower().split())
-    # Instance values last: the rules above already template most of them the same way whether
-    # or not a run's calls happened to pass them on.
-    for value in instance_values:
-        text = re.sub(rf"(?<![\w<]){re.escape(value.lower())}(?![\w>])", "<value>", text)
-    return re.sub(r"\s+([,.;:!?'’])", r"\1", text)
-
-
-def template_words(template: str) -> list[str]:
-    """Content words of a template (placeholders and stop words dropped), in order."""
-    return [w for w in _WORD.findall(template) if not w.startswith("<") and w not in STOPWORDS]
-
-
-def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
-    """The most frequent template with every word not shared by ``share`` of them elided; empty
-    when that keeps under half of its content words."""
-    if not templates:
-        return ""
-    counts: dict[str, int] = defaultdict(int)
-    for t in templates:
-        for w in set(_WORD.findall(t)):
-            counts[w] += 1
-    need = max(1, int(share * len(templates) + 0.999))
-    base = max(set(templates), key=lambda t: (templates.count(t), -len(t)))
-    out: list[str] = []
-    for token in base.split():
-        words = _WORD.findall(token)
-        keep = all(counts[w] >= need for w in words)  # punctuation alone is kept
-        if keep:
-            out.append(token)
-        elif not out or out[-1] != "…":
-            out.append("…")
-    pattern = " ".join(out).strip()
-    # A pattern that keeps under half the content words of the requests it stands for is stop
-    # words and ellipses ("… and is … to …? you … first"): it says nothing (issue 31's trace).
-    if 2 * len(template_words(pattern)) < len(template_words(base)):
-        return ""
-    return pattern
-
-
-_FILLER = frozenset({"the", "a", "an", "and", "or", "my", "your", "this", "that"})
-
-
-def describable(pattern: str) -> str:
-    """A template pattern fit for a description a model reads: placeholders read as an
-    ellipsis, and a pattern that is mostly elisions is no pattern.
-
-    An elision says what it stands for when a word of its own frames it ("schedule … with … on
-    … at …": what, with whom, which day, what time); after an article, a conjunction or a
-    frame word already used it says nothing ("switch off the … the … and … the …"). A pattern
-    needs a content word, and no more such empty elisions than content words and framed ones.
-    """
-    text = re.sub(r"<[a-z_]+>", "…", pattern)
-    text = re.sub(r"…(?:\s*…)+", "…", text).strip()
-    content = len(template_words(text))
-    tokens = re.findall(r"…|[^\s…]+", text)
-    framed, empty, frames = 0, 0, set()
-    for i, token in enumerate(tokens):
-        if token != "…":
-            continue
-        before = tokens[i - 1].lower().strip(",.;:!?") if i else ""
-        if before and before not in _FILLER and before not in frames:
-            framed += 1
-            frames.add(before)
-        else:
-            empty += 1
-    return text if content and empty <= framed + content else ""
-
-
-def common_words(templates: Sequence[str], share: float = 0.6, limit: int = 4) -> list[str]:
-    """Content words present in at least ``share`` of the templates, in order of first use."""
-    if not templates:
-        return []
-    need = max(1, int(share * len(templates) + 0.999))
-    counts: dict[str, int] = defaultdict(int)
-    for t in templates:
-        for w in set(template_words(t)):
-            counts[w] += 1
-    base = max(set(templates), key=lambda t: templates.count(t))
-    ordered = list(dict.fromkeys(w for w in template_words(base) if counts[w] >= need))
-    return ordered[:limit]
-
 
 # -- the agent-visible record --------------------------------------------------------------------
 
@@ -265,6 +142,10 @@ class RunGroup:
     @property
     def failures(self) -> list[Run]:
         return [r for r in self.runs if not r.success]
+
+
+def _dt(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 
 def _int(value: Any) -> int | None:
@@ -513,96 +394,3 @@ def _leaf_strings(value: Any) -> Iterable[str]:
         text = str(leaf).strip()
         if len(text) >= 3 and not (isinstance(leaf, (int, float)) and abs(leaf) < 1000):
             yield text
-
-
-# -- loading, grouping and the watermark ----------------------------------------------------------
-
-
-@dataclass
-class Batch:
-    """The labelled trajectories one round reads."""
-
-    runs: list[Run]
-    hidden: HiddenLiterals
-    by_skill: dict[str, list[Run]]
-    uncovered: list[Run]
-
-    @property
-    def ids(self) -> list[str]:
-        return [r.id for r in self.runs]
-
-
-def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500,
-               include_heldout: bool = False) -> Batch:
-    """Labelled trajectories not consumed by an earlier round (or all since ``since``).
-
-    Runs labelled with a held-out split (``split=heldout``, ``test``, ...) are measured on, not
-    learned from: they are left out (and left unconsumed) unless ``include_heldout``. Rows are
-    read in batches of ``chunk`` ids straight from the store into :class:`Run` (no per-step
-    model validation: the rows were validated when written), so a 100,000-trajectory round
-    stays in memory and in minutes.
-    """
-    ids = bank.evidence.labelled_ids(since=since, exclude_splits=() if include_heldout else HELD_OUT_SPLITS)
-    runs: list[Run] = []
-    hidden = HiddenLiterals()
-    for start in range(0, len(ids), chunk):
-        runs.extend(_load_runs(bank, ids[start:start + chunk], hidden))
-    return group(runs, hidden)
-
-
-def _load_runs(bank: Any, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
-    rows = bank.evidence.run_rows(ids)
-    out: list[Run] = []
-    for tid in ids:
-        r = rows.trajectories.get(tid)
-        if r is None:
-            continue
-        note = json.loads(r["outcome"]).get("note") if r["outcome"] else None
-        _hide(hidden, r["task_id"], r["task_type"], json.loads(r["labels"] or "{}"), note)
-        out.append(build_run(id=tid, task=r["task"], success=r["success"], steps=rows.steps.get(tid, ()),
-                             limits=rows.limits.get(tid, ()), injections=rows.injections.get(tid, ()),
-                             answer=r["final_answer"], started_at=r["started_at"],
-                             task_id=r["task_id"], task_type=r["task_type"]))
-    return out
-
-
-def _dt(value: Any) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-
-
-def retemplate(runs: Sequence[Run]) -> None:
-    """Template every run's task with the instance values any run of the batch revealed.
-
-    A run's own calls show which of its task's words are instance values ("ann" in "refund
-    ann's last order", passed as ``customer``); a run that made no such call (a shortcut, a
-    refusal) would keep them and fall out of its kind of request. The union fixes that.
-    """
-    known: set[str] = set()
-    for run in runs:
-        known.update(v.lower() for v in instance_values(run.task, run.calls))
-    if not known:
-        return
-    for run in runs:
-        task = run.task.lower()
-        mine = sorted((v for v in known if v in task), key=lambda v: (-len(v), v))
-        template = task_template(run.task, mine)
-        if run.group == run.template:
-            run.group = template
-        run.template = template
-
-
-def group(runs: list[Run], hidden: HiddenLiterals | None = None) -> Batch:
-    """Group runs by the skills injected into them; runs that used none are uncovered (task
-    templates first made consistent across the batch, see :func:`retemplate`)."""
-    retemplate(runs)
-    by_skill: dict[str, list[Run]] = defaultdict(list)
-    uncovered: list[Run] = []
-    for run in runs:
-        if run.skills:
-            for sid in run.skills:
-                by_skill[sid].append(run)
-        else:
-            uncovered.append(run)
-    return Batch(runs=runs, hidden=hidden or HiddenLiterals(), by_skill=dict(by_skill),
-                 uncovered=uncovered)
-

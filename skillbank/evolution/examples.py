@@ -20,9 +20,10 @@ import re
 from collections import Counter
 from typing import Any, Callable, Sequence
 
-from skillbank.evolution.evidence import Run, ToolCall, instance_literals, request_words, task_template
+from skillbank.evolution.evidence import Run, ToolCall, instance_literals, request_words
 from skillbank.evolution.lint import LintContext, lint_content
 from skillbank.evolution.methods import _plain_constant, _source, leaves, placeholder
+from skillbank.evolution.templates import task_template
 from skillbank.lessons import Example, Lesson, LessonKind, MethodStep, example_text
 from skillbank.models import SkillContent
 
@@ -177,7 +178,7 @@ def _result_fields(call: ToolCall) -> dict[str, Any]:
 
 def _shape(text: str | None, values: dict[str, str]) -> str:
     """``text`` with the known instance values as their placeholders and the rest templated
-    like a task (``evidence.task_template``), placeholders kept as they are."""
+    like a task (``templates.task_template``), placeholders kept as they are."""
     if not text:
         return ""
     text = " ".join(text.split())

@@ -30,8 +30,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from skillbank.evolution.evidence import Run, common_pattern, describable
+from skillbank.evolution.evidence import Run
 from skillbank.evolution.naming import fit_name
+from skillbank.evolution.templates import common_pattern, describable
 from skillbank.toolnames import fitting_tool, is_skill_name
 from skillbank.lessons import Lesson, LessonKind
 from skillbank.models import LimitType, SkillContent, SkillKind

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.evidence import task_template
+from skillbank.evolution.templates import task_template
 from skillbank.models import Skill
 
 

@@ -33,14 +33,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from skillbank.evolution.evidence import (
-    EMAIL_PATTERN,
-    UUID_PATTERN,
-    HiddenLiterals,
-    Run,
-    literal_key,
-    literal_tokens,
-)
+from skillbank.evolution.evidence import HiddenLiterals, Run, literal_key, literal_tokens
+from skillbank.evolution.templates import EMAIL_PATTERN, UUID_PATTERN
 from skillbank.lessons import lesson_tools
 from skillbank.models import SkillContent
 from skillbank.screen.patterns import (

@@ -4,7 +4,7 @@ A value that appears both in the task and in a tool argument is an *instance val
 with the request (a customer's name, an order number, the item a game asks for), so it is never
 part of a lesson. Three things follow from that rule:
 
-- **Task templates** (``evidence.task_template``) replace instance values in the task with a
+- **Task templates** (``templates.task_template``) replace instance values in the task with a
   placeholder, so "please refund ann's last order" and "... bob's ..." are one kind of request.
 - **Skeletons**: a run's steps with every argument word that also appears in its own task
   blanked. Runs of one kind of request share a skeleton even when their tasks share few words,

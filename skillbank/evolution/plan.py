@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from skillbank.errors import InvalidSkillError, SkillNotFoundError
+from skillbank.evolution.batch import Batch
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller
-from skillbank.evolution.evidence import Batch, Run, instance_literals, request_words
+from skillbank.evolution.evidence import Run, instance_literals, request_words
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.evolution.report import Change, EvolutionReport

@@ -36,11 +36,12 @@ from typing import Any, Callable, Mapping
 
 from skillbank.errors import DuplicateSkillError, SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
+from skillbank.evolution.batch import Batch, load_batch
 from skillbank.evolution.cluster import cluster_runs
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Batch, Run, load_batch
+from skillbank.evolution.evidence import Run
 from skillbank.evolution.exploit import flag_exploits
 from skillbank.evolution.gate import Gate, GateConfig
 from skillbank.evolution.general import general_proposals

@@ -35,12 +35,13 @@ from skillbank.evolution.answers import answer_units
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lessons, relevant
-from skillbank.evolution.evidence import Run, common_pattern, common_words, describable
+from skillbank.evolution.evidence import Run
 from skillbank.evolution.examples import attach_examples
 from skillbank.evolution.guards import situation_lessons, slug
 from skillbank.evolution.methods import BLANK, method_steps
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.evolution.templates import common_pattern, common_words, describable
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import SkillContent, SkillKind
 from skillbank.toolnames import names_tool
