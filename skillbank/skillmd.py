@@ -30,6 +30,8 @@ someone else, ``allowed-tools`` (a space-separated string) supplies the tools if
 Reading is all-or-nothing: :func:`read_skill_dir` checks every file first and raises one
 :class:`~skillbank.errors.SkillFileError` naming each bad file and why, so an import never
 half-happens.
+
+Over 500 lines because it holds both halves of one format; most of it is the reader's checks.
 """
 
 from __future__ import annotations

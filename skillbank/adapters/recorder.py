@@ -7,6 +7,8 @@ flushed at once by default, so an agent that dies loses at most the step in flig
 raises is stored as ``incomplete`` with its error. Every text passes the scrubber before it is
 stored. All methods are thread safe, and a failure to write is logged, never raised into the
 agent being observed.
+
+Over 500 lines because TrajectoryRecorder is one thread-safe state machine over a run's steps.
 """
 
 from __future__ import annotations

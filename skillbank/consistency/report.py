@@ -6,6 +6,8 @@ states plainly when the policy was simulated. It is the jinja2 template
 ``templates/report.html.j2`` rendered with autoescape: this module hands it plain data (text,
 numbers, tables of cells), and every value, agent text included, is escaped on the way out.
 :func:`rich_table` builds the terminal table.
+
+Over 500 lines because the HTML page, JSON file and terminal table all render one measurement.
 """
 
 from __future__ import annotations
