@@ -53,7 +53,7 @@ def test_a_request_pattern_of_stop_words_and_ellipses_is_left_out():
                 "the room is dark and a lamp is to the east of the stairs"]
     assert common_pattern(requests) == ""
     # Requests that share most of their words keep a pattern.
-    assert common_pattern(["go north and open the door", "go north and open the gate",
+    assert common_pattern(["go north and open the gate", "go north and open the door",
                            "go north and close the door"]) == "go north and open the …"
 
 

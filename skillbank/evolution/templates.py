@@ -69,7 +69,9 @@ def common_pattern(templates: Sequence[str], share: float = 0.6) -> str:
         for w in set(_WORD.findall(t)):
             counts[w] += 1
     need = max(1, int(share * len(templates) + 0.999))
-    base = max(set(templates), key=lambda t: (templates.count(t), -len(t)))
+    # The first of the most frequent (then shortest) in the order given: a set's order would
+    # change with PYTHONHASHSEED, and the pattern with it.
+    base = max(dict.fromkeys(templates), key=lambda t: (templates.count(t), -len(t)))
     out: list[str] = []
     for token in base.split():
         words = _WORD.findall(token)
@@ -124,6 +126,6 @@ def common_words(templates: Sequence[str], share: float = 0.6, limit: int = 4) -
     for t in templates:
         for w in set(template_words(t)):
             counts[w] += 1
-    base = max(set(templates), key=lambda t: templates.count(t))
+    base = max(dict.fromkeys(templates), key=lambda t: templates.count(t))  # first of the most frequent
     ordered = list(dict.fromkeys(w for w in template_words(base) if counts[w] >= need))
     return ordered[:limit]
