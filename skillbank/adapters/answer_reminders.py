@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Literal, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -44,7 +44,7 @@ _SKILL_TAG = re.compile(r"</?skill\b", re.I)
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: str  # "described", "repeated block" or "raw number"
+    reason: Literal["described", "repeated block", "raw number"]
     note: str
     skill_id: str | None = None
     version: int | None = None
