@@ -5,6 +5,7 @@ No timing assertions: the numbers of a --quick run (tiny sizes, hash embedder) m
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import unavailable
 
 BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCH_DIR.glob("bench_*.py"))
@@ -48,6 +51,9 @@ def _real_model_missing() -> str | None:
 @pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.local_model)
                                     if s == "bench_real_model.py" else s for s in SCRIPTS])
 def test_benchmark_quick(script: str, tmp_path: Path) -> None:
+    if script == "bench_serve.py" and importlib.util.find_spec("starlette") is None:
+        # The README's plain install is skillbank[dev]; the review app is the web extra.
+        unavailable("the web extra is not installed (pip install 'skillbank[web]')")
     if script == "bench_real_model.py" and (missing := _real_model_missing()):
         # tests/test_local_model.py is the check that fails in CI without the real model
         pytest.skip(missing)
