@@ -1,8 +1,8 @@
 """The consistency protocol (``protocol.json``) on the real model: calibration and measurement.
 
     python benchmarks/real_model_protocol.py --calibrate      # the steady tier's evolution side
-    python benchmarks/real_model_protocol.py --measure        # evidence, round, forms, three tiers
-    (--protocol 1 re-runs the superseded version 1 into its own files; the default is the newest)
+    python benchmarks/real_model_protocol.py --measure        # evidence, round(s), variants, three tiers
+    (--protocol 1 or 2 re-runs a superseded version into its own files; the default is the newest)
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
 unguided model (no bank, no oracle), at the protocol's calibration seed, which no later phase
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PROTOCOLS = {1: HERE / "protocol.json", 2: HERE / "protocol_v2.json"}
+PROTOCOLS = {1: HERE / "protocol.json", 2: HERE / "protocol_v2.json", 3: HERE / "protocol_v3.json"}
 # Where each version keeps its logs and summaries: a later version never overwrites an earlier
 # one's (a superseded result stays, with why).
 FILES = {
@@ -32,6 +32,9 @@ FILES = {
         "trials_log": "consistency_trials.jsonl", "measurement": "consistency_measurement.json"},
     2: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
         "trials_log": "consistency_trials_v2.jsonl", "measurement": "consistency_measurement_v2.json"},
+    # v3 keeps v2's calibration (its protocol says so): it reads v2's files and writes none.
+    3: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
+        "trials_log": "consistency_trials_v3.jsonl", "measurement": "consistency_measurement_v3.json"},
 }
 PROTOCOL: dict = {}
 
@@ -153,20 +156,46 @@ def markdown(rows: list[dict], minutes: float) -> str:
 
 # ----------------------------------------------------------------------------- measurement
 
+def variants() -> dict[str, tuple[str, dict]]:
+    """What the evolution tier compares: label -> (the distiller arm whose bank it reads, its
+    middleware options). v2 compared forms on one rule round; v3 compares distillers in one form."""
+    m = PROTOCOL["measurement"]
+    if "variants" in m:
+        return {label: (v["distiller"], v["options"]) for label, v in m["variants"].items()}
+    return {form: (PROTOCOL["round"]["distiller"], options) for form, options in m["forms"].items()}
+
+
+def gate_options(distiller: str) -> dict:
+    """The middleware options the gate measures a distiller's candidates under: v2's gate ran
+    every form at once; v3's runs the form its variant is measured in."""
+    m = PROTOCOL["measurement"]
+    if "variants" not in m:
+        return m["forms"]["both"]
+    return next(v["options"] for v in m["variants"].values() if v["distiller"] == distiller)
+
+
+def make_distiller(name: str, model) -> object:
+    """A protocol's distiller name as what ``evolve`` takes; the LLM distills greedily."""
+    from skillbank.evolution import LLMDistiller
+
+    if name == "rule":
+        return "rule"
+    llm = LLMDistiller(model.model_copy(update={"temperature": 0.0}))
+    return {"llm": llm, "rule+llm": ["rule", llm]}[name]
+
+
 def measure(threads: int | None) -> dict:
-    """Every phase after calibration, as ``protocol.json`` names it; every trial (the gate's
-    included) appended to ``runs/consistency_trials.jsonl``."""
+    """Every phase after calibration, as the protocol names it; every trial (the gate's
+    included) appended to the version's trials log."""
+    import shutil
     import tempfile
     from dataclasses import asdict
 
     from bench_real_model import _model
-    from by_template import bootstrap, per_template, sign_flip_p
+    from by_template import per_template
     from skillbank.bank import SkillBank
-    from skillbank.consistency.validation import ValidationLog, make_validator
-    from skillbank.evolution import evolve
     from skillbank_harness import envs
-    from skillbank_harness.envs.families.steady import AGAIN, KINDS
-    from skillbank_harness.demo import _round_row
+    from skillbank_harness.envs.families.steady import AGAIN
     from skillbank_harness.envs.measure import ARM_WITH, ARM_WITHOUT, measure_env
 
     rows = json.loads(SUMMARY.read_text())["rows"]
@@ -191,61 +220,95 @@ def measure(threads: int | None) -> dict:
     factory = lambda task, s: model.with_seed(s)  # noqa: E731
     started = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="skillbank-consistency-"))
-    with SkillBank.open(folder / "bank") as bank:
-        ev = PROTOCOL["evidence"]
-        evidence = tasks(evolution, seeds["evidence"], ev["instances_per_template"])
+    ev = PROTOCOL["evidence"]
+    evidence = tasks(evolution, seeds["evidence"], ev["instances_per_template"])
+    with SkillBank.open(folder / "evidence") as bank:
         keep("evidence", measure_env(evidence, factory, trials=ev["trials_per_instance"], bank=bank,
                                      arms=(ARM_WITHOUT,), run_id="evidence", seed=seeds["evidence"],
                                      **common_args))
+    compared = variants()
+    banks: dict[str, Path] = {}
+    rounds: dict[str, dict] = {}
+    for name in dict.fromkeys(d for d, _ in compared.values()):  # one round per distiller, each on a copy
+        banks[name] = folder / f"bank-{name}"
+        shutil.copytree(folder / "evidence", banks[name])
+        with SkillBank.open(banks[name]) as bank:
+            rounds[name] = run_round(bank, name, model, {t.id: t for t in evidence}, log)
 
-        def trial_fn(task, middleware, seed: int) -> bool:
-            result = envs.run_task(task, model.with_seed(seed), middleware=[middleware])
-            log.write(json.dumps({"phase": "gate", "task_id": task.id, "seed": seed,
-                                  "success": bool(result.success),
-                                  "reasons": task.explain(result.env, result.final_answer, result.messages),
-                                  "tools": _tools_called(result.messages),
-                                  "answer": (result.final_answer or "")[:300]}) + "\n")
-            log.flush()
-            return result.success
-
-        gate_log = ValidationLog()
-        validate = make_validator(bank, {t.id: t for t in evidence}, trial_fn, trials=gate("trials", 2),
-                                  concurrency=1, seed=seeds["gate"], k=3, max_tasks=gate("max_tasks", 3),
-                                  log=gate_log, middleware_options=m["forms"]["both"])
-        report = evolve(bank, auto_promote=True, validate=validate, eval_budget=gate("budget", 24),
-                        examples_per_lesson=PROTOCOL["round"]["examples_per_lesson"])
-        skills = [{"name": s.name, "kind": s.kind.value, "body": s.body}
-                  for s in bank.list_skills(status="active")]
-        round_row = _round_row(report, {"trials": gate_log.trials, "seconds": gate_log.seconds})
-
-        n, trials = m["instances_per_template"], m["trials_per_instance"]
-        evo_tasks = tasks(evolution, seeds["measurement"], n)
+    n, trials = m["instances_per_template"], m["trials_per_instance"]
+    evo_tasks = tasks(evolution, seeds["measurement"], n)
+    with SkillBank.open(folder / "evidence") as bank:
         arms = {"without": keep("evolution/without", measure_env(
             evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITHOUT,), run_id="evo-without",
             seed=seeds["measurement"], **common_args))}
-        for form, options in m["forms"].items():
-            arms[form] = keep(f"evolution/{form}", measure_env(
-                evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITH,), run_id=f"evo-{form}",
+    for label, (name, options) in compared.items():
+        with SkillBank.open(banks[name]) as bank:
+            arms[label] = keep(f"evolution/{label}", measure_env(
+                evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITH,), run_id=f"evo-{label}",
                 middleware_options=options, seed=seeds["measurement"], **common_args))
-        score = {f: sum(per_template(arms[f], trials).values()) for f in m["forms"]}
-        chosen = max(m["forms"], key=lambda f: (score[f], -list(m["forms"]).index(f)))
+    score = {label: sum(per_template(arms[label], trials).values()) for label in compared}
+    chosen = max(compared, key=lambda label: (score[label], -list(compared).index(label)))
 
-        tiers = {"evolution": (arms["without"], arms[chosen])}
+    tiers = {"evolution": (arms["without"], arms[chosen])}
+    name, options = compared[chosen]
+    with SkillBank.open(banks[name]) as bank:
         for tier, templates in (("unseen instances", [AGAIN[t] for t in evolution]),
                                 ("unseen templates", unseen_templates(PROTOCOL["version"]))):
             result = measure_env(tasks(templates, seeds["measurement"], n), factory, trials=trials,
                                  bank=bank, arms=(ARM_WITHOUT, ARM_WITH), run_id=tier.replace(" ", "-"),
-                                 middleware_options=m["forms"][chosen], seed=seeds["measurement"],
-                                 **common_args)
+                                 middleware_options=options, seed=seeds["measurement"], **common_args)
             keep(tier, result)
             split = {a: {r.task_id: [] for r in result.records} for a in (ARM_WITHOUT, ARM_WITH)}
             for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
                 split[r.arm][r.task_id].append(bool(r.success))
             tiers[tier] = (split[ARM_WITHOUT], split[ARM_WITH])
-        if PROTOCOL["version"] >= 2:  # every transcript (reminders, injected skills, drafts) kept too
-            keep_transcripts(bank, TRIALS_LOG.with_name(TRIALS_LOG.stem.replace("trials", "transcripts")
-                                                        + ".jsonl.gz"))
+    if PROTOCOL["version"] >= 2:  # every transcript (reminders, injected skills, drafts) kept too
+        keep_transcripts({"evidence": folder / "evidence", **banks},
+                         TRIALS_LOG.with_name(TRIALS_LOG.stem.replace("trials", "transcripts") + ".jsonl.gz"))
     log.close()
+    return {"protocol": PROTOCOL["version"], "evolution_templates": evolution, "rounds": rounds,
+            "gate_trials": sum(r["gate_trials"] for r in rounds.values()), "scores": score,
+            "chosen": chosen, "table": table_of(tiers, trials),
+            "minutes": (time.perf_counter() - started) / 60, "arms": arms,
+            "tiers": {t: {"without": a, "with": b} for t, (a, b) in tiers.items()}}
+
+
+def run_round(bank, name: str, model, evidence: dict, log) -> dict:
+    """One evolution round with distiller ``name`` on ``bank``, gated on the model itself; every
+    gate trial logged."""
+    from skillbank.consistency.validation import ValidationLog, make_validator
+    from skillbank.evolution import evolve
+    from skillbank_harness import envs
+    from skillbank_harness.demo import _round_row
+
+    def trial_fn(task, middleware, seed: int) -> bool:
+        result = envs.run_task(task, model.with_seed(seed), middleware=[middleware])
+        log.write(json.dumps({"phase": "gate", "distiller": name, "task_id": task.id, "seed": seed,
+                              "success": bool(result.success),
+                              "reasons": task.explain(result.env, result.final_answer, result.messages),
+                              "tools": _tools_called(result.messages),
+                              "answer": (result.final_answer or "")[:300]}) + "\n")
+        log.flush()
+        return result.success
+
+    gate_log = ValidationLog()
+    validate = make_validator(bank, evidence, trial_fn, trials=gate("trials", 2), concurrency=1,
+                              seed=PROTOCOL["seeds"]["gate"], k=3, max_tasks=gate("max_tasks", 3),
+                              log=gate_log, middleware_options=gate_options(name))
+    report = evolve(bank, distiller=make_distiller(name, model), auto_promote=True, validate=validate,
+                    eval_budget=gate("budget", 24),
+                    examples_per_lesson=PROTOCOL["round"]["examples_per_lesson"])
+    return {"row": _round_row(report, {"trials": gate_log.trials, "seconds": gate_log.seconds}),
+            "usage": report.usage.as_dict(), "gate_trials": gate_log.trials,
+            "skills": [{"name": s.name, "kind": s.kind.value, "body": s.body}
+                       for s in bank.list_skills(status="active")]}
+
+
+def table_of(tiers: dict, trials: int) -> dict:
+    """Per tier: pass^1 and pass^k without and with, the gain with its interval by template and
+    its sign-flip p, the consistency headroom and the share of it closed."""
+    from by_template import bootstrap, per_template, sign_flip_p
+    from skillbank_harness.envs.families.steady import KINDS
 
     table = {}
     for tier, (without, with_) in tiers.items():
@@ -262,30 +325,32 @@ def measure(threads: int | None) -> dict:
         row["closed"] = row[f"pass^{trials}"]["gain"] / head if head > 1e-9 else None
         row["kinds"] = sorted({KINDS[t.split("#")[0]] for t in without})
         table[tier] = row
-    return {"protocol": PROTOCOL["version"], "evolution_templates": evolution, "skills": skills,
-            "round": round_row, "gate_trials": gate_log.trials, "form_scores": score,
-            "chosen_form": chosen, "table": table, "minutes": (time.perf_counter() - started) / 60,
-            "arms": {f: v for f, v in arms.items()}, "tiers": {t: {"without": a, "with": b}
-                                                               for t, (a, b) in tiers.items()}}
+    return table
 
 
-def keep_transcripts(bank, path: Path) -> None:
-    """Every trajectory the measured bank recorded, steps included, as gzipped JSON lines."""
+def keep_transcripts(banks: dict[str, Path], path: Path) -> None:
+    """Every trajectory each bank recorded, steps included, as gzipped JSON lines, each line
+    naming its bank."""
     import gzip
 
+    from skillbank.bank import SkillBank
+
     with gzip.open(path, "wt") as out:
-        for traj in bank.trajectories.list(limit=None, with_steps=True):
-            out.write(traj.model_dump_json() + "\n")
+        for name, folder in banks.items():
+            with SkillBank.open(folder) as bank:
+                for traj in bank.trajectories.list(limit=None, with_steps=True):
+                    out.write(json.dumps({"bank": name, **json.loads(traj.model_dump_json())}) + "\n")
 
 
 def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
+    what = "variant" if "variants" in PROTOCOL["measurement"] else "form"
     lines = [f"Command: `python benchmarks/real_model_protocol.py --measure --protocol {out['protocol']}` "
              f"(protocol v{out['protocol']}, {out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} "
              f"included, in `benchmarks/runs/{TRIALS_LOG.name}`). Evolution templates: "
              + ", ".join(f"`{t}`" for t in out["evolution_templates"])
-             + f". Form chosen on the evolution tier: **{out['chosen_form']}** (sum of pass^{k} over "
-             "templates: " + ", ".join(f"{f} {v:.2f}" for f, v in out["form_scores"].items()) + ").", "",
+             + f". {what.capitalize()} chosen on the evolution tier: **{out['chosen']}** (sum of pass^{k} "
+             "over templates: " + ", ".join(f"{f} {v:.2f}" for f, v in out["scores"].items()) + ").", "",
              f"| tier | templates, tasks x trials | pass^1 without → with | pass^{k} without → with | "
              f"with − without pass^{k} [95% CI by template], p | consistency headroom (pass@{k} − pass^{k}) | closed |",
              "|---|---|---|---|---|---|---|"]
@@ -296,11 +361,15 @@ def measure_markdown(out: dict) -> str:
                      f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
                      f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
                      f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
-    r = out["round"]
-    lines += ["", f"Round: {r['proposed']} proposed, {r['promoted']} promoted, {r['rejected']} rejected "
-              f"({r['note']})."]
-    lines += ["", "Active skills after the round: " + (", ".join(
-        f"`{s['name']}` ({s['kind']})" for s in out["skills"]) or "none")]
+    if what == "variant":
+        lines += ["", f"| {what} | pass^{k} on the evolution tier (sum over templates) |", "|---|---|"]
+        lines += [f"| {label} | {score:.2f} |" for label, score in out["scores"].items()]
+    for name, r in out["rounds"].items():
+        row, usage = r["row"], r["usage"]
+        lines += ["", f"Round ({name}): {row['proposed']} proposed, {row['promoted']} promoted, "
+                  f"{row['rejected']} rejected ({row['note']}); model calls {usage['calls']}, "
+                  f"{len(usage['failures'])} skipped. Active skills after it: " + (", ".join(
+                      f"`{s['name']}` ({s['kind']})" for s in r["skills"]) or "none") + "."]
     return "\n".join(lines)
 
 
@@ -322,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.calibrate:
         parser.error("say --calibrate or --measure")
+    if not isinstance(PROTOCOL["seeds"]["calibration"], int):
+        parser.error(f"protocol v{args.protocol} calibrates nothing: it keeps v2's calibration "
+                     "(--calibrate --protocol 2)")
     t0 = time.perf_counter()
     rows = calibrate(args.threads)
     minutes = (time.perf_counter() - t0) / 60

@@ -65,6 +65,7 @@ PUBLIC: dict[str, str] = {
     "GateConfig": "skillbank.evolution.gate",
     "RuleDistiller": "skillbank.evolution.rule",
     "LLMDistiller": "skillbank.evolution.llm",
+    "CombinedDistiller": "skillbank.evolution.combined",
     # measurement
     "measure": "skillbank.consistency.measure",
     "measure_agent": "skillbank.consistency.agents",
@@ -135,6 +136,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see; mirrors
         TrajectoryNotFoundError,
         VersionNotFoundError,
     )
+    from skillbank.evolution.combined import CombinedDistiller
     from skillbank.evolution.config import EvolutionConfig
     from skillbank.evolution.gate import GateConfig
     from skillbank.evolution.llm import LLMDistiller

@@ -136,3 +136,9 @@ def test_show_an_edit_prints_its_diff(tmp_path, monkeypatch):
     assert "refund-orders v2" in listed.output and "update (v1 → v2)" in listed.output
     # ... and it is a version of that skill, not a skill of its own.
     assert "refund-orders-next" not in run("skills", "list", "-d", str(path), "--embedder", "hash").output
+
+
+def test_with_rules_needs_an_llm(bank_dir):
+    result = run("evolve", "--with-rules", "--dry-run")
+    assert result.exit_code == 2
+    assert "--with-rules pools the rule distiller with an --llm model" in result.output

@@ -87,6 +87,9 @@ def evolve(
     llm: Annotated[Optional[str], typer.Option(
         "--llm", help="Distil with this chat model (provider:model, e.g. ollama:qwen2.5:3b); "
                       "default: the rule-based distiller, no model.")] = None,
+    with_rules: Annotated[bool, typer.Option(
+        "--with-rules", help="With --llm: run the rule-based distiller too, on the same evidence, "
+                             "and pool both distillers' proposals.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
     since: Annotated[Optional[str], typer.Option(
         "--since", help="Re-read labelled runs from this time on (7d, 12h or an ISO date), "
@@ -119,11 +122,14 @@ def evolve(
 
     validator = load_callable(validate) if validate else None
     since_at = parse_since(since)
+    if with_rules and not llm:
+        raise typer.BadParameter("--with-rules pools the rule distiller with an --llm model; "
+                                 "without --llm the rule distiller runs alone already")
     distiller = None
     if llm:
-        from skillbank.evolution import LLMDistiller
+        from skillbank.evolution import LLMDistiller, RuleDistiller, resolve_distiller
 
-        distiller = LLMDistiller(llm)
+        distiller = resolve_distiller([RuleDistiller(), LLMDistiller(llm)]) if with_rules else LLMDistiller(llm)
     with open_bank(dir, embedder) as bank:
         gate = GateConfig(validate=validator, auto_promote=auto_promote,
                           promote_policy=promote_policy.value if promote_policy else None,

@@ -3,6 +3,7 @@
     from skillbank.evolution import evolve, RuleDistiller, LLMDistiller
     report = evolve(bank)                                   # rule-based, no model needed
     report = evolve(bank, distiller=LLMDistiller(model))    # any LangChain chat model
+    report = evolve(bank, distiller=["rule", model])        # both, proposals pooled
     report = evolve(bank, dry_run=True)                     # the plan, nothing written
     print(report)
 
@@ -12,6 +13,7 @@ as keywords): see :mod:`.gate` and :mod:`.review`.
 """
 
 from skillbank.evolution.cluster import Cluster
+from skillbank.evolution.combined import CombinedDistiller
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution.distiller import Distiller, SkillEvidence
 from skillbank.evolution.evidence import Run, ToolCall
@@ -34,6 +36,7 @@ __all__ = [
     "Distiller",
     "RuleDistiller",
     "LLMDistiller",
+    "CombinedDistiller",
     "SkillEvidence",
     "Cluster",
     "Run",

@@ -19,7 +19,7 @@ from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller
 from skillbank.evolution.evidence import Run, instance_literals, request_words
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
-from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.evolution.proposals import ChangeKind, Proposal, joint_author
 from skillbank.evolution.report import Change, EvolutionReport
 from skillbank.evolution.review import draft_id_for, is_rejected, pending_info, remember_rejection
 from skillbank.models import Skill, SkillContent, SkillStatus
@@ -107,6 +107,7 @@ class Planner:
                         merged = self.distiller.merge(base, content)
                         merged_into.content = merged
                         merged_into.proposal.evidence = tuple(dict.fromkeys(merged_into.proposal.evidence + prop.evidence))
+                        merged_into.proposal.author = joint_author(merged_into.proposal.author, prop.author)
                         merged_into.change.evidence = merged_into.proposal.evidence
                         merged_into.change.reason += f"; merged a similar proposal ({match.how} {match.score:.2f})"
                         continue
@@ -131,6 +132,7 @@ class Planner:
                 prior = by_target[target.id]
                 prior.content = self.distiller.merge(prior.content, content) if prior.content else content
                 prior.proposal.evidence = tuple(dict.fromkeys(prior.proposal.evidence + prop.evidence))
+                prior.proposal.author = joint_author(prior.proposal.author, prop.author)
                 prior.change.evidence = prior.proposal.evidence
                 prior.change.reason += "; " + prop.reason
                 if kind == ChangeKind.merge.value:

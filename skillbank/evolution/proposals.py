@@ -34,10 +34,19 @@ class Proposal:
     parent: str | None = None  # for a skill split off from another
     absorb: tuple[str, ...] = ()  # merge: skills retired when this is promoted
     origin: str = ""  # "revise" | "induce" | "guard" | "generalise" | "dedupe" | "harm" | "budget"
+    # Who wrote the text, when it is not the round's distiller as a whole (one part of a
+    # CombinedDistiller); it becomes the version's author, and so its text source.
+    author: str = ""
 
     def __post_init__(self) -> None:
         self.kind = ChangeKind(self.kind)
         self.evidence = tuple(dict.fromkeys(self.evidence))
+
+
+def joint_author(first: str, second: str) -> str:
+    """The author of one text made from two proposals' texts: model-written text wins, so a
+    merge that carries any of it is treated (and gated) as model-written."""
+    return second if second.startswith("evolution:llm") and not first.startswith("evolution:llm") else first
 
 
 @dataclass

@@ -62,13 +62,18 @@ _GATE_FIELDS_IN_CONFIG = ("min_gain", "holdout")
 
 
 def resolve_distiller(spec: Any) -> Distiller:
-    """``None``/``"rule"`` -> RuleDistiller; a chat model or ``"provider:model"`` -> LLMDistiller."""
+    """``None``/``"rule"`` -> RuleDistiller; a chat model or ``"provider:model"`` -> LLMDistiller;
+    a list or tuple of these -> a CombinedDistiller of them, in that order."""
     from skillbank.evolution.rule import RuleDistiller
 
     if spec is None or spec == "rule":
         return RuleDistiller()
     if isinstance(spec, Distiller):
         return spec
+    if isinstance(spec, (list, tuple)):
+        from skillbank.evolution.combined import CombinedDistiller
+
+        return CombinedDistiller(*(resolve_distiller(part) for part in spec))
     from skillbank.evolution.llm import LLMDistiller
 
     return LLMDistiller(spec)
@@ -412,7 +417,7 @@ class _Round:
     def _write(self, item: Planned, round_no: int, runs: Mapping[str, Run]) -> Pending | None:
         """Write one planned change as a new version (a new skill, a draft, or a status)."""
         bank, prop, change = self.bank, item.proposal, item.change
-        author = self.distiller.author
+        author = prop.author or self.distiller.author
         if item.content is None:  # retire or flag
             updated = bank.skills.new_version(item.target.id, status=item.status, reason=prop.reason,
                                               author=author, provenance=prop.evidence, note=prop.reason,
