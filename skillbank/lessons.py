@@ -225,13 +225,25 @@ def _t(name: str | None) -> str:
     return f"`{name}`"
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def _nth_in_request(param: str, shape: str) -> str | None:
+    """``<room_2>`` for ``room``: "the second `room` the request names" (values apart by role)."""
+    found = re.fullmatch(rf"<{re.escape(param.lower())}_(\d+)>", shape)
+    if found is None:
+        return None
+    n = int(found.group(1))
+    return f"the {_ORDINALS[n - 1] if n <= len(_ORDINALS) else f'number {n}'} `{param}` the request names"
+
+
 def _step_text(step: MethodStep, verb: str = "Call") -> str:
     args = []
     for param, shape in step.args.items():
         value = f"`{shape}`" if not (shape.startswith("<") and shape.endswith(">")) else shape
         source = step.sources.get(param)
         if source == "request":
-            value += " (from the request)"
+            value += f" ({_nth_in_request(param, shape) or 'from the request'})"
         elif source:
             value += f" (from the result of `{source}`)"
         args.append(f"`{param}`={value}")

@@ -362,3 +362,45 @@ def _success_with_a_call(bank):
 
     return worlds.traj(COMPLIMENTS[1], [("get_order", {"order_id": "ORD-7"}, '{"status": "shipped"}')],
                        success=True, answer="Thank you!")
+
+
+def test_two_values_of_one_parameter_get_two_placeholders_named_by_the_request():
+    """The trace: "1. Call `set_light` with `room`=<room>, `on`=`true` … 2. Call `set_light` with
+    `room`=<room>, `on`=`false`" — the model then switched the wrong room off."""
+    from test_evolution_support import traj
+
+    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution.methods import method_steps
+    from skillbank.lessons import Lesson, sentence
+
+    rooms = (("kitchen", "hall"), ("office", "bedroom"), ("garage", "porch"))
+    runs = [to_run(traj(f"Turn on the {on} light and switch off the {off} light.",
+                        [("set_light", {"room": on, "on": True}, "ok"),
+                         ("set_light", {"room": off, "on": False}, "ok")], success=True, task_id=f"l-{on}"))
+            for on, off in rooms]
+    steps = method_steps(runs, runs[0].method)
+    assert [s.args for s in steps] == [{"room": "<room_1>", "on": "true"}, {"room": "<room_2>", "on": "false"}]
+    assert [s.sources for s in steps] == [{"room": "request"}, {"room": "request"}]
+    text = sentence(Lesson(kind=LessonKind.procedure, steps=tuple(steps)))
+    assert "`room`=<room_2> (the second `room` the request names), `on`=`false`" in text
+    # named by where the request names the value, not by step order
+    flipped = [to_run(traj(f"Switch off the {off} light after turning on the {on} light.",
+                           [("set_light", {"room": on, "on": True}, "ok"),
+                            ("set_light", {"room": off, "on": False}, "ok")], success=True, task_id=f"f-{on}"))
+               for on, off in rooms]
+    steps = method_steps(flipped, flipped[0].method)
+    assert [s.args["room"] for s in steps] == ["<room_2>", "<room_1>"]
+
+
+def test_one_value_passed_twice_keeps_one_placeholder():
+    from test_evolution_support import traj
+
+    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution.methods import method_steps
+
+    runs = [to_run(traj(f"Dim the {room} light.",
+                        [("get_light", {"room": room}, "on, 80%"),
+                         ("set_light", {"room": room, "brightness": 30}, "ok")], success=True, task_id=f"d-{room}"))
+            for room in ("kitchen", "hall", "porch")]
+    steps = method_steps(runs, runs[0].method)
+    assert [s.args["room"] for s in steps] == ["<room>", "<room>"]

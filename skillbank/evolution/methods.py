@@ -219,7 +219,56 @@ def method_steps(runs: Sequence[Any], key: tuple) -> list[MethodStep]:
             if source is not None and hits * 2 >= len(per_run):
                 sources[param] = source
         steps.append(MethodStep(tool=tool, args=args, sources=sources))
-    return steps
+    return _apart_by_role(steps, per_run)
+
+
+def _apart_by_role(steps: list[MethodStep], per_run: Sequence[tuple[list[Any], Any]]) -> list[MethodStep]:
+    """One placeholder per value, never one for two: where two steps pass one parameter values
+    that differ within a run ("turn on the kitchen, turn off the hall": ``set_light`` twice),
+    each value gets its own placeholder, numbered by where the request names it (``<room_1>``
+    is the room named first), so a model cannot switch the wrong one off. Steps that pass the
+    same value (look the room up, then set it) keep one placeholder."""
+    uses: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for i, step in enumerate(steps):
+        for param, shape in step.args.items():
+            if shape == placeholder(param):
+                uses[shape].append((i, param))
+    renames: dict[tuple[int, str], str] = {}
+    for name, where in uses.items():
+        roles = _roles(where, per_run)
+        if len(roles) < 2:
+            continue
+        for n, role in enumerate(roles, 1):
+            for use in role:
+                renames[use] = f"{name[:-1]}_{n}>"
+    if not renames:
+        return steps
+    return [step.model_copy(update={"args": {param: renames.get((i, param), shape)
+                                             for param, shape in step.args.items()}})
+            for i, step in enumerate(steps)]
+
+
+def _roles(where: list[tuple[int, str]], per_run: Sequence[tuple[list[Any], Any]]) -> list[list[tuple[int, str]]]:
+    """The uses of one placeholder grouped by value (uses whose values are equal in most runs
+    share a group), the groups ordered by where the runs' requests name their values."""
+    def value(calls: list[Any], use: tuple[int, str]) -> str:
+        return str(calls[use[0]].args.get(use[1], "")).lower()
+
+    groups: list[list[tuple[int, str]]] = []
+    for use in where:
+        for group in groups:
+            same = sum(1 for calls, _ in per_run if value(calls, group[0]) == value(calls, use))
+            if same * 2 > len(per_run):
+                group.append(use)
+                break
+        else:
+            groups.append([use])
+
+    def named_at(group: list[tuple[int, str]]) -> tuple[float, int]:
+        found = sorted(p for calls, run in per_run if (p := run.task.lower().find(value(calls, group[0]))) >= 0)
+        return (found[len(found) // 2] if found else float("inf"), group[0][0])
+
+    return sorted(groups, key=named_at)
 
 
 def _plain_constant(value: Any) -> bool:
