@@ -404,3 +404,41 @@ def test_one_value_passed_twice_keeps_one_placeholder():
             for room in ("kitchen", "hall", "porch")]
     steps = method_steps(runs, runs[0].method)
     assert [s.args["room"] for s in steps] == ["<room>", "<room>"]
+
+
+def _lights(on_room, off_room, pct, *, success, off_args=None, off_error=None, task_id):
+    from test_evolution_support import traj
+
+    from skillbank.evolution.evidence import to_run
+
+    off = off_args or {"room": off_room, "on": False}
+    return to_run(traj(f"Turn on the {on_room} light at {pct}% and turn off the {off_room} light.",
+                       [("set_light", {"room": on_room, "on": True, "brightness": pct}, "ok"),
+                        ("set_light", off, "error" if off_error else "ok", *([off_error] if off_error else []))],
+                       success=success, task_id=task_id))
+
+
+def test_a_call_shape_that_worked_in_failed_runs_is_no_pitfall():
+    """The trace: "Do not call `set_light` with `brightness`=`0`, `on`=`False`" was learned from
+    runs that failed for another reason (the wrong room); the call itself worked."""
+    from skillbank.evolution.rule import mistakes
+
+    ok = [_lights(a, b, p, success=True, task_id=f"ok-{a}")
+          for a, b, p in (("kitchen", "hall", 60), ("office", "porch", 40), ("garage", "attic", 70))]
+    bad = [_lights(a, b, p, success=False, off_args={"room": a, "on": False, "brightness": 0}, task_id=f"bad-{a}")
+           for a, b, p in (("den", "bath", 30), ("loft", "yard", 50))]
+    found = mistakes(ok, bad, ok[0].skeleton)
+    assert not [x for x, _ in found if x.kind == LessonKind.pitfall and x.avoid == "call"], found
+
+
+def test_a_call_shape_that_failed_where_the_same_call_succeeds_is_a_pitfall():
+    from skillbank.evolution.rule import mistakes
+
+    ok = [_lights(a, b, p, success=True, task_id=f"ok-{a}")
+          for a, b, p in (("kitchen", "hall", 60), ("office", "porch", 40), ("garage", "attic", 70))]
+    bad = [_lights(a, b, p, success=False, off_args={"room": b, "on": False, "brightness": 0},
+                   off_error="brightness must be between 1 and 100", task_id=f"bad-{a}")
+           for a, b, p in (("den", "bath", 30), ("loft", "yard", 50))]
+    found = mistakes(ok, bad, ok[0].skeleton)
+    [pitfall] = [x for x, _ in found if x.kind == LessonKind.pitfall and x.avoid == "call"]
+    assert pitfall.tool == "set_light" and pitfall.steps[0].args["brightness"] == "0"

@@ -38,7 +38,7 @@ from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lesson
 from skillbank.evolution.evidence import Run
 from skillbank.evolution.examples import attach_examples
 from skillbank.evolution.guards import situation_lessons, slug
-from skillbank.evolution.methods import BLANK, method_steps
+from skillbank.evolution.methods import BLANK, method_steps, skeleton
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.evolution.templates import common_pattern, common_words, describable
@@ -144,7 +144,15 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
                             steps=(shown(step),) if shown else ())
             out.append((lesson, f"{len(missing)} failed run(s) never took {label(step)}"))
     seen_ok = set().union(*ok_steps) if ok_steps else set()
-    bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok and s[0] in real)
+    # A step only failures took is a cause, not a correlation, when it fails where the same call
+    # otherwise succeeds: by tool, failures of requests the successes also served (the same
+    # template); by argument shape (one tool), failures where that very call returned an error
+    # (the trace: "do not call `set_light` with `brightness`=`0`" was learned from runs that
+    # failed for another reason, the call itself having worked).
+    served = {r.template for r in ok}
+    caused = (lambda r, s: any(not c.ok and skeleton(r.task, [c])[0] == s for c in r.calls)) if one_tool \
+        else (lambda r, s: r.template in served)
+    bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok and s[0] in real and caused(r, s))
     for step, n in bad_counts.most_common(2):
         if n >= need_bad and ok:
             lesson = Lesson(kind=LessonKind.pitfall, avoid="call", tool=step[0],
