@@ -112,11 +112,3 @@ def test_min_support_is_the_successes_a_new_skill_needs(tmp_path, min_support, r
         report = evolve(bank, promote_policy="all", min_support=min_support)
         assert bool(_procedures(report)) is induced
 
-
-def test_the_old_meta_key_prefixes_of_drafts_are_deprecated():
-    from skillbank.evolution import review
-
-    with pytest.warns(DeprecationWarning, match="DraftRepo"):
-        assert review.DRAFT_PREFIX == "evolution:draft:"
-    with pytest.warns(DeprecationWarning, match="DraftRepo"):
-        assert review.PENDING_PREFIX == "evolution:pending:"

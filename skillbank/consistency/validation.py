@@ -26,10 +26,10 @@ from skillbank.bank import SkillBank
 from skillbank.consistency import metrics
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.queries import Candidate, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
-from skillbank.store.drafts import DraftRepo
 
 __all__ = ["CandidateView", "make_validator", "ValidationLog"]
 
@@ -41,7 +41,7 @@ class CandidateView:
     would absorb. Everything but :meth:`search` is the bank's own.
     """
 
-    def __init__(self, bank: Any, candidate: Skill, *, replaces: str | None = None,
+    def __init__(self, bank: EvolutionBank, candidate: Skill, *, replaces: str | None = None,
                  name: str | None = None, hides: Iterable[str] = ()):
         self._bank = bank
         update: dict[str, Any] = {"status": SkillStatus.active}
@@ -53,9 +53,9 @@ class CandidateView:
                                   dtype=np.float32)
 
     @classmethod
-    def for_pending(cls, bank: Any, candidate: Skill) -> "CandidateView":
+    def for_pending(cls, bank: EvolutionBank, candidate: Skill) -> "CandidateView":
         """The view for a candidate as the evolution round left it (draft target, absorbs)."""
-        info = DraftRepo(bank.store).pending(candidate.id) or {}
+        info = bank.drafts.pending(candidate.id) or {}
         return cls(bank, candidate, replaces=info.get("target"), name=info.get("name"),
                    hides=info.get("absorb") or ())
 
@@ -154,7 +154,7 @@ class _Tally:
 
 
 def make_validator(
-    bank: Any,
+    bank: EvolutionBank,
     tasks: Mapping[str, Any] | Sequence[Any],
     trial_fn: TrialFn,
     *,
