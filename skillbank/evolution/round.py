@@ -28,7 +28,6 @@ import contextlib
 import dataclasses
 import functools
 import time
-import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -57,9 +56,6 @@ from skillbank.evolution.watermark import finish_round
 from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
 
 __all__ = ["Change", "EvolutionReport", "evolve", "resolve_distiller"]
-
-# EvolutionConfig fields that became the gate's: set there, they still reach it (deprecated).
-_GATE_FIELDS_IN_CONFIG = ("min_gain", "holdout")
 
 
 def resolve_distiller(spec: Any) -> Distiller:
@@ -115,15 +111,6 @@ def _configs(config: EvolutionConfig | None, gate: GateConfig | None,
     gate_options = {name: value for name, value in options.items() if name in gate_names}
     config = dataclasses.replace(config or EvolutionConfig(),
                                  **{n: v for n, v in options.items() if n not in gate_names})
-    if gate is None:
-        defaults = EvolutionConfig()
-        moved = {name: getattr(config, name) for name in _GATE_FIELDS_IN_CONFIG
-                 if getattr(config, name) != getattr(defaults, name) and name not in gate_options}
-        if moved:
-            warnings.warn(f"EvolutionConfig.{'/'.join(moved)} is deprecated: the gate's settings "
-                          "are GateConfig's (evolve(gate=GateConfig(...)) or evolve(holdout=...))",
-                          DeprecationWarning, stacklevel=3)
-        gate_options = {**moved, **gate_options}
     return config, dataclasses.replace(gate or GateConfig(), **gate_options)
 
 
