@@ -28,9 +28,11 @@ from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
 
 
-@dataclass
+@dataclass(frozen=True)
 class GateResult:
-    """What a validation function reports for one candidate."""
+    """What a validation function reports for one candidate (the validator of
+    :func:`skillbank.consistency.validation.make_validator` reports a ``GateMeasurement``, a
+    ``GateResult`` with the per-task evidence)."""
 
     gain: float = 0.0  # e.g. pass^k with the candidate minus without it
     regressions: Sequence[str] = ()  # task ids that got worse

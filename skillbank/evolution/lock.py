@@ -20,7 +20,8 @@ LOCK_FILE = f"{LOCK_NAME}.lock"
 
 
 @contextlib.contextmanager
-def evolution_lock(bank: EvolutionBank | str | Path, *, timeout: float | None = 10.0, what: str = "evolve") -> Iterator[Any]:
+def evolution_lock(bank: EvolutionBank | str | Path, *, timeout: float | None = 10.0,
+                   what: str = "evolve") -> Iterator[Any]:
     """Hold the evolution lock of ``bank`` (a ``SkillBank``, or a bank folder's path); wait up to
     ``timeout`` seconds (``None`` waits forever).
 
