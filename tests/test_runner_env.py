@@ -125,3 +125,25 @@ def test_trajectory_found_by_labels_when_the_state_is_lost(bank, tasks):
     bank.trajectories.save(Trajectory(task="x", task_id=tasks[1].id, labels=dict(spec.labels)))
     outcome = _logged_outcome(None, False, bank, tasks[0], spec)
     assert outcome.trajectory_id == tid and outcome.success is False
+
+
+def test_candidate_view_is_an_explicit_read_view(bank):
+    """The view forwards nothing: it has what the injection middleware reads of a bank (a
+    SkillSource) and no way to write, and the candidate reaches a prompt through it."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from skillbank.adapters.injection import inject_skills
+    from skillbank.protocols import SkillSource
+
+    cand = bank.add_skill(name="car-status-check", description="Before changing the car's climate, "
+                          "check the vehicle status", body="Call `get_vehicle_status` first.",
+                          status="candidate")
+    view = CandidateView(bank, cand)
+    assert not any("__getattr__" in vars(c) for c in type(view).__mro__ if c is not object)
+    assert isinstance(view, SkillSource)
+    assert not any(hasattr(view, name) for name in ("add_skill", "update_skill", "store", "trajectories", "drafts"))
+    messages = inject_skills(view, [SystemMessage("You drive a car."),
+                                    HumanMessage("set the car climate to 20 degrees")])
+    assert "car-status-check" in messages[0].content
+    assert "car-status-check" not in inject_skills(bank, [SystemMessage("You drive a car."),
+                                                          HumanMessage("set the car climate to 20 degrees")])[0].content

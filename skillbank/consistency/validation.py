@@ -25,25 +25,29 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from skillbank.bank import SkillBank
 from skillbank.consistency import metrics
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
+from skillbank.protocols import QueryEmbedder, Scrubber, SkillReader
 from skillbank.queries import Candidate, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
+from skillbank.search import Searchable
 
 __all__ = ["CandidateView", "GateMeasurement", "TaskTrials", "TrialValidator", "ValidationConfig", "ValidationLog",
            "make_validator"]
 
 
-class CandidateView:
-    """A read view of ``bank`` in which ``candidate`` is retrievable as if it were active.
+class CandidateView(Searchable):
+    """A read view of ``bank`` in which ``candidate`` is retrievable as if it were active: what
+    the injection middleware reads of a bank (a :class:`~skillbank.protocols.SkillSource`),
+    nothing more.
 
     A draft (an edit of an active skill) replaces its target; a merge hides the skills it
-    would absorb. Everything but :meth:`search` is the bank's own.
+    would absorb. The searches are :class:`~skillbank.search.Searchable`'s, ending in
+    :meth:`search_filtered`, which adds the candidate; the rest reads the bank as it is.
     """
 
     def __init__(self, bank: EvolutionBank, candidate: Skill, *, replaces: str | None = None,
@@ -64,8 +68,21 @@ class CandidateView:
         return cls(bank, candidate, replaces=info.get("target"), name=info.get("name"),
                    hides=info.get("absorb") or ())
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._bank, name)
+    @property
+    def embedder(self) -> QueryEmbedder:  # type: ignore[override]
+        return self._bank.embedder
+
+    @property
+    def scrubber(self) -> Scrubber:  # type: ignore[override]
+        return self._bank.scrubber
+
+    @property
+    def skills(self) -> SkillReader:
+        """The bank's skills as they are (pinned skills are read by reference through it)."""
+        return self._bank.skills
+
+    def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
+        return self._bank.render(hits, token_budget=token_budget)
 
     def general_skills(self) -> list[Skill]:
         """The bank's general skills as they would be with the candidate promoted."""
@@ -73,11 +90,6 @@ class CandidateView:
         if GENERAL_TAG in self.candidate.tags:
             skills.append(self.candidate)
         return skills
-
-    # The public searches are the bank's own (same keywords, and ``search`` embeds with the bank's
-    # embedder); both end in :meth:`search_filtered`, which adds the candidate.
-    search = SkillBank.search
-    search_vector = SkillBank.search_vector
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         """:meth:`SkillBank.search_filtered` over the active skills plus the candidate."""
