@@ -297,7 +297,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
     import numpy as np
 
     from skillbank.queries import SearchFilters
-    from skillbank.queries import Candidate
+    from skillbank.queries import ScoredHit
 
     with any_bank.store.transaction():
         for i in range(300):
@@ -313,7 +313,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
         for filters in (None, SearchFilters(kinds=["policy"], tags=["topic-2"]),
                         SearchFilters(exclude=[s.id for s in active[:50]])):
             allowed = [i for i, s in enumerate(active)
-                       if filters is None or filters.allow([Candidate(s, 0.0, None)])]
+                       if filters is None or filters.allow([ScoredHit(s, 0.0, None)])]
             sims = vectors[allowed] @ v
             truth = np.sort(sims)[::-1][:5]
             hits = index.query(v, 5, filters)

@@ -32,7 +32,7 @@ from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.protocols import QueryEmbedder, Scrubber, SkillReader
-from skillbank.queries import Candidate, SearchFilters, SkillHit
+from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
 from skillbank.search import Searchable
 
@@ -100,7 +100,7 @@ class CandidateView(Searchable):
         around = replace(filters, token_budget=None, exclude={*filters.exclude, *self.hidden})
         hits = list(self._bank.search_filtered(vector, k + len(self.hidden), around))
         similarity = float(np.dot(self._vector, vector))
-        if similarity >= filters.min_score and filters.allow([Candidate(self.candidate, similarity, None)]):
+        if similarity >= filters.min_score and filters.allow([ScoredHit(self.candidate, similarity, None)]):
             hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
         return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
