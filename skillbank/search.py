@@ -14,7 +14,7 @@ import numpy as np
 from skillbank import retrieval
 from skillbank.errors import DamagedIndexError
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.protocols import QueryEmbedder, Scrubber
+from skillbank.protocols import QueryEmbedder, ScrubsText
 from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.store.skills import SkillRepo
 from skillbank.store.sync import IndexSync
@@ -35,7 +35,7 @@ class Searchable:
     """
 
     embedder: QueryEmbedder
-    scrubber: Scrubber
+    scrubber: ScrubsText
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         raise NotImplementedError

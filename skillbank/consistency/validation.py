@@ -31,7 +31,7 @@ from skillbank.consistency.measure import measure
 from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.protocols import QueryEmbedder, Scrubber, SkillReader
+from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
 from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
 from skillbank.search import Searchable
@@ -73,7 +73,7 @@ class CandidateView(Searchable):
         return self._bank.embedder
 
     @property
-    def scrubber(self) -> Scrubber:  # type: ignore[override]
+    def scrubber(self) -> ScrubsText:  # type: ignore[override]
         return self._bank.scrubber
 
     @property
