@@ -354,7 +354,7 @@ def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None)
     evolution set, then held-out with the winning form. See the module docstring."""
     from oracle_hints import ORACLE
     from skillbank.bank import SkillBank
-    from skillbank.consistency.validation import ValidationLog, make_validator
+    from skillbank.consistency.validation import ValidationConfig, ValidationLog, make_validator
     from skillbank.evolution import evolve
     from skillbank_harness import envs
     from skillbank_harness.demo import _round_row
@@ -404,10 +404,9 @@ def run_loop(cfg: Config, seed: int, out_dir: Path, templates: list[str] | None)
         rows = []
         for round_no in range(1, cfg.rounds + 1):
             log = ValidationLog()
-            validate = make_validator(bank, by_id, trial_fn, trials=cfg.validate_trials,
-                                      concurrency=1, seed=seed + 1000 * round_no, k=cfg.k,
-                                      max_tasks=cfg.validate_tasks, log=log,
-                                      middleware_options=FORMS[cfg.gate_form])
+            checks = ValidationConfig(trials=cfg.validate_trials, concurrency=1, seed=seed + 1000 * round_no,
+                                      k=cfg.k, max_tasks=cfg.validate_tasks, middleware_options=FORMS[cfg.gate_form])
+            validate = make_validator(bank, by_id, trial_fn, checks, log=log)
             # Worked examples are written by the round (three per lesson); whether they are
             # shown is the form's switch.
             report = evolve(bank, auto_promote=True, validate=validate,

@@ -102,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=40, help="timed requests per page (after one warm-up)")
     args = parser.parse_args(argv)
     from skillbank import SkillBank
-    from skillbank.evolution.review import save_pending
     from skillbank.models import SkillStatus
     from skillbank.web.views import PAGE_SIZE
 
@@ -141,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                 cand = bank.add_skill(f"draft-{i}", "Look the order up first.",
                                       f"Call get_order with the id.\nStep {i}.\nThen refund.",
                                       status=SkillStatus.candidate, author="evolution:rule")
-                save_pending(bank, cand.id, {"kind": "edit", "target": target.id, "evidence": [f"tr_{i:016x}"],
-                                             "task_ids": [], "reason": "seen in runs", "author": "evolution:rule",
-                                             "round": 1, "name": target.name, "base_hash": target.content_hash})
+                bank.drafts.save_pending(cand.id, {"kind": "edit", "target": target.id, "evidence": [f"tr_{i:016x}"],
+                                                   "task_ids": [], "reason": "seen in runs", "author": "evolution:rule",
+                                                   "round": 1, "name": target.name, "base_hash": target.content_hash})
         rows.append(row(f"candidates page, {candidates} drafts with diffs",
                         measure(bank, "/candidates", repeat, f"cand-{cand.id}")))
         loads.append(os.getloadavg()[0])

@@ -276,7 +276,7 @@ def measure(threads: int | None) -> dict:
 def run_round(bank, name: str, model, evidence: dict, log) -> dict:
     """One evolution round with distiller ``name`` on ``bank``, gated on the model itself; every
     gate trial logged."""
-    from skillbank.consistency.validation import ValidationLog, make_validator
+    from skillbank.consistency.validation import ValidationConfig, ValidationLog, make_validator
     from skillbank.evolution import evolve
     from skillbank_harness import envs
     from skillbank_harness.demo import _round_row
@@ -292,9 +292,9 @@ def run_round(bank, name: str, model, evidence: dict, log) -> dict:
         return result.success
 
     gate_log = ValidationLog()
-    validate = make_validator(bank, evidence, trial_fn, trials=gate("trials", 2), concurrency=1,
-                              seed=PROTOCOL["seeds"]["gate"], k=3, max_tasks=gate("max_tasks", 3),
-                              log=gate_log, middleware_options=gate_options(name))
+    checks = ValidationConfig(trials=gate("trials", 2), concurrency=1, seed=PROTOCOL["seeds"]["gate"], k=3,
+                              max_tasks=gate("max_tasks", 3), middleware_options=gate_options(name))
+    validate = make_validator(bank, evidence, trial_fn, checks, log=gate_log)
     report = evolve(bank, distiller=make_distiller(name, model), auto_promote=True, validate=validate,
                     eval_budget=gate("budget", 24),
                     examples_per_lesson=PROTOCOL["round"]["examples_per_lesson"])

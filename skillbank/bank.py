@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
 from skillbank.store.location import open_store
+from skillbank.store.rounds import RoundRepo
 from skillbank.store.skills import SkillRepo
 from skillbank.store.sync import IndexSync
 from skillbank.store.trajectories import TrajectoryRepo
@@ -61,6 +62,8 @@ class SkillBank(Searchable):
         self.trajectories = TrajectoryRepo(store, self.skills)
         self.evidence = EvidenceRepo(store)
         self.embeddings = EmbeddingCache(store)
+        self.drafts = DraftRepo(store)
+        self.rounds = RoundRepo(store)
         self.scrubber: Callable[[str], str] = resolve_scrubber(scrubber)
         self.screen: Screen = screen if screen is not None else lint_incoming
         self._embedder_spec = embedder
@@ -93,6 +96,15 @@ class SkillBank(Searchable):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def transaction(self) -> ContextManager[Any]:
+        """One write transaction around several of the bank's writes (nested use joins it)."""
+        return self.store.transaction()
+
+    def lock(self, name: str, *, timeout: float | None, what: str, busy: Any = None) -> ContextManager[Any]:
+        """An exclusive lock named ``name`` held across every process using this bank
+        (:meth:`Store.lock <skillbank.store.base.Store.lock>`)."""
+        return self.store.lock(name, timeout=timeout, what=what, busy=busy)
 
     @property
     def embedder(self) -> BaseEmbedder:
@@ -184,7 +196,7 @@ class SkillBank(Searchable):
         skills = self.skills.list(status=status, kind=kind, tag=tag)
         if drafts:
             return skills
-        hidden = DraftRepo(self.store).draft_ids()
+        hidden = self.drafts.draft_ids()
         return [s for s in skills if s.id not in hidden]
 
     def list_skills_page(self, *, status: SkillStatus | str | None = None, kind: str | None = None,
@@ -247,7 +259,7 @@ class SkillBank(Searchable):
                              now=now or utcnow(), unused_days=unused_days, min_success_rate=min_success_rate,
                              min_evidence=min_evidence, max_active=max_active)
         if not dry_run:
-            with self.store.transaction():
+            with self.transaction():
                 for action in actions:
                     self.retire(action.skill_id, reason=f"prune ({action.rule}): {action.detail}",
                                 author="prune")

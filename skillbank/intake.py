@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from skillbank.errors import InvalidSkillError, SkillBankError
 from skillbank.lessons import scrub_lesson
 from skillbank.models import Skill, SkillContent, SkillStatus, error_message
-from skillbank.protocols import Scrubber, Screen
+from skillbank.protocols import Screen, ScrubsText
 from skillbank.provenance import Source, SourceRecord, recorded, source_entry, source_of_author
 from skillbank.skillmd import read_skill_dir
 from skillbank.store.base import Store
@@ -21,7 +21,7 @@ from skillbank.store.skills import SkillRepo
 __all__ = ["build_content", "updated_content", "screen_status", "with_source", "import_skill_files"]
 
 
-def build_content(scrubber: Scrubber, **fields: Any) -> SkillContent:
+def build_content(scrubber: ScrubsText, **fields: Any) -> SkillContent:
     """A skill's content from ``fields``, its text scrubbed; invalid fields raise
     :class:`InvalidSkillError` with the readable reasons only."""
     # Secrets never enter a skill, and so never a prompt.
@@ -39,7 +39,7 @@ def build_content(scrubber: Scrubber, **fields: Any) -> SkillContent:
         raise InvalidSkillError(f"invalid skill: {reasons}") from None
 
 
-def updated_content(scrubber: Scrubber, skills: SkillRepo, skill_id: str,
+def updated_content(scrubber: ScrubsText, skills: SkillRepo, skill_id: str,
                     changes: dict[str, Any]) -> tuple[Skill, SkillContent]:
     """The skill ``skill_id`` names and its content with ``changes`` applied (``None`` values
     leave a field as it is), as :func:`build_content` makes it; a field that is not a content
@@ -79,7 +79,7 @@ def with_source(provenance: Iterable[str], source: Source | None, author: str) -
     return entries
 
 
-def import_skill_files(store: Store, skills: SkillRepo, directory: Path, *, scrubber: Scrubber, screen: Screen,
+def import_skill_files(store: Store, skills: SkillRepo, directory: Path, *, scrubber: ScrubsText, screen: Screen,
                        author: str, allow_unsafe: bool, trusted: bool) -> list[Skill]:
     """``SkillBank.import_skills``: every file validated first, then all written in one transaction."""
     parsed = read_skill_dir(directory, consequence="nothing was imported")

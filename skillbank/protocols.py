@@ -4,7 +4,7 @@ A caller types its argument as the protocol it uses, not as the class that happe
 it today: the skill injector reads a :class:`SkillSource`, the recorder writes to a
 :class:`TrajectorySink` (a :class:`~skillbank.bank.SkillBank` is both: an :class:`AgentBank`, as
 the middleware that does both takes it), the bank's search reads a
-:class:`VectorIndex`, and the bank takes an :class:`Embedder`, a :class:`Scrubber` and a
+:class:`VectorIndex`, and the bank takes an :class:`Embedder`, a scrubber (:class:`ScrubsText`) and a
 :class:`Screen`. These are structural: anything with the right attributes fits, a test double
 included.
 """
@@ -20,7 +20,7 @@ from typing_extensions import Unpack
 from skillbank.models import Injection, LimitEvent, Outcome, Skill, SkillContent, Step, Trajectory
 from skillbank.queries import FilterOptions, IndexHit, IndexState, SearchFilters, SkillHit
 
-__all__ = ["Embedder", "QueryEmbedder", "Scrubber", "Verifier", "Screen", "ScreenResult", "VectorIndex",
+__all__ = ["Embedder", "QueryEmbedder", "ScrubsText", "Verifier", "Screen", "ScreenResult", "VectorIndex",
            "ChangeLog", "SkillReader", "SkillSource", "TrajectoryLog", "TrajectorySink", "AgentBank"]
 
 
@@ -39,8 +39,9 @@ class QueryEmbedder(Embedder, Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-class Scrubber(Protocol):
-    """Text as it may be stored or shown: secrets and personal data redacted."""
+class ScrubsText(Protocol):
+    """Text as it may be stored or shown: secrets and personal data redacted (the class
+    :class:`skillbank.scrub.Scrubber` is one; so is any ``str -> str`` function)."""
 
     def __call__(self, text: str, /) -> str: ...
 
@@ -108,7 +109,7 @@ class SkillSource(Protocol):
     def embedder(self) -> Embedder: ...
 
     @property
-    def scrubber(self) -> Scrubber: ...
+    def scrubber(self) -> ScrubsText: ...
 
     @property
     def skills(self) -> SkillReader: ...
@@ -152,7 +153,7 @@ class TrajectorySink(Protocol):
     def skills(self) -> ChangeLog: ...
 
     @property
-    def scrubber(self) -> Scrubber: ...
+    def scrubber(self) -> ScrubsText: ...
 
     def snapshot_id(self) -> str: ...
 

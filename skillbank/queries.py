@@ -10,7 +10,8 @@ reads the clauses instead of the raw options, and a conformance test holds all t
 same answers on both backends.
 
 The answers, by stage: an index returns :class:`IndexHit` rows; the bank turns them into
-:class:`Candidate` skills with their similarity; ranking keeps :class:`SkillHit` pairs.
+:class:`ScoredHit` skills with their similarity (and vector, for ranking); ranking keeps
+:class:`SkillHit` pairs.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import numpy as np
 
 from skillbank.models import Skill, SkillKind
 
-__all__ = ["SearchFilters", "FilterOptions", "Clause", "IndexHit", "IndexState", "Candidate", "SkillHit",
-           "filter_candidates"]
+__all__ = ["SearchFilters", "FilterOptions", "Clause", "IndexHit", "IndexState", "ScoredHit", "SkillHit",
+           "filter_hits"]
 
 FilterField = Literal["kind", "tags", "tools"]
 
@@ -89,9 +90,9 @@ class SearchFilters:
         return (skill.id not in self.exclude and all(c.holds(skill) for c in self.clauses)
                 and (self.accept is None or self.accept(skill)))
 
-    def allow(self, candidates: Iterable["Candidate"]) -> list["Candidate"]:
-        """The candidates ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through."""
-        return [c for c in candidates if self.admits(c.skill)]
+    def allow(self, hits: Iterable["ScoredHit"]) -> list["ScoredHit"]:
+        """The hits ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through."""
+        return [h for h in hits if self.admits(h.skill)]
 
 
 class FilterOptions(TypedDict, total=False):
@@ -123,7 +124,9 @@ class IndexHit:
 
 
 @dataclass
-class Candidate:
+class ScoredHit:
+    """A skill a search found, with its similarity to the query (not yet ranked)."""
+
     skill: Skill
     similarity: float
     vector: np.ndarray | None
@@ -134,13 +137,13 @@ class SkillHit(NamedTuple):
     score: float
 
 
-def filter_candidates(
-    candidates: Iterable[Candidate],
+def filter_hits(
+    hits: Iterable[ScoredHit],
     *,
     exclude: Iterable[str] = (),
     kinds: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
-) -> list[Candidate]:
-    """The candidates a search's ``exclude``/``kinds``/``tags``/``tools`` allow: every search filters alike."""
-    return SearchFilters(kinds=kinds, tags=tags, tools=tools, exclude=exclude).allow(candidates)
+) -> list[ScoredHit]:
+    """The hits a search's ``exclude``/``kinds``/``tags``/``tools`` allow: every search filters alike."""
+    return SearchFilters(kinds=kinds, tags=tags, tools=tools, exclude=exclude).allow(hits)

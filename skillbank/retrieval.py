@@ -18,7 +18,7 @@ import numpy as np
 
 from skillbank.lessons import Example, example_text
 from skillbank.models import Skill
-from skillbank.queries import Candidate, SkillHit
+from skillbank.queries import ScoredHit, SkillHit
 
 USEFULNESS_WEIGHT = 0.2
 DUPLICATE_SIMILARITY = 0.92  # two skills this close say the same thing; inject one
@@ -127,7 +127,7 @@ def render(hits: Sequence[SkillHit | Skill], token_budget: int | None = None,
 
 
 def select(
-    candidates: Sequence[Candidate],
+    hits: Sequence[ScoredHit],
     *,
     k: int,
     min_score: float = 0.0,
@@ -135,20 +135,20 @@ def select(
     dedupe: float = DUPLICATE_SIMILARITY,
     usefulness_weight: float = USEFULNESS_WEIGHT,
 ) -> list[SkillHit]:
-    """Rank candidates and keep at most ``k`` that are relevant, distinct and fit the budget.
+    """Rank the hits and keep at most ``k`` that are relevant, distinct and fit the budget.
 
     ``min_score`` applies to raw similarity: usefulness reorders relevant skills, it never
     makes an irrelevant one relevant.
     """
     ranked = sorted(
-        (c for c in candidates if c.similarity >= min_score),
-        key=lambda c: blended_score(c.skill, c.similarity, usefulness_weight),
+        (h for h in hits if h.similarity >= min_score),
+        key=lambda h: blended_score(h.skill, h.similarity, usefulness_weight),
         reverse=True,
     )
 
-    def distinct(cand: Candidate, chosen: list[Candidate]) -> bool:
-        return cand.vector is None or not any(
-            c.vector is not None and float(np.dot(c.vector, cand.vector)) >= dedupe for c in chosen)
+    def distinct(hit: ScoredHit, chosen: list[ScoredHit]) -> bool:
+        return hit.vector is None or not any(
+            c.vector is not None and float(np.dot(c.vector, hit.vector)) >= dedupe for c in chosen)
 
     chosen = take_within(ranked, k, token_budget, skill_of=lambda c: c.skill, admit=distinct)
     return [SkillHit(c.skill, blended_score(c.skill, c.similarity, usefulness_weight)) for c in chosen]

@@ -14,14 +14,14 @@ import numpy as np
 from skillbank import retrieval
 from skillbank.errors import DamagedIndexError
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.protocols import QueryEmbedder, Scrubber
-from skillbank.queries import Candidate, SearchFilters, SkillHit
+from skillbank.protocols import QueryEmbedder, ScrubsText
+from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.store.skills import SkillRepo
 from skillbank.store.sync import IndexSync
 
 __all__ = ["Searchable", "SkillSearch", "MAX_CANDIDATES"]
 
-# The most candidates one search reads while its filters leave fewer than k.
+# The most hits one search reads from the index while its filters leave fewer than k.
 MAX_CANDIDATES = 4096
 
 
@@ -35,7 +35,7 @@ class Searchable:
     """
 
     embedder: QueryEmbedder
-    scrubber: Scrubber
+    scrubber: ScrubsText
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         raise NotImplementedError
@@ -91,23 +91,23 @@ class SkillSearch:
         if k <= 0:
             return []
         vector = np.asarray(vector, dtype=np.float32)
-        # Read a few more candidates than k (filters, exclusions and the blend with usage reorder
+        # Read a few more hits than k (filters, exclusions and the blend with usage reorder
         # them), and more again while the filters leave fewer than k and the index has more.
         n = k * 4 + len(filters.exclude)
         while True:
             try:
-                candidates = self.candidates(vector, n, filters)
+                found = self.nearest(vector, n, filters)
             except DamagedIndexError as exc:
                 self.indexing.rebuild_damaged(exc)
-                candidates = self.candidates(vector, n, filters)
-            allowed = filters.allow(candidates)
-            if len(allowed) >= k or len(candidates) < n or n >= MAX_CANDIDATES:
+                found = self.nearest(vector, n, filters)
+            allowed = filters.allow(found)
+            if len(allowed) >= k or len(found) < n or n >= MAX_CANDIDATES:
                 break
             n = min(n * 4, MAX_CANDIDATES)
         return retrieval.select(allowed, k=k, min_score=filters.min_score,
                                 token_budget=filters.token_budget)
 
-    def candidates(self, vector: np.ndarray, n: int, filters: SearchFilters | None = None) -> list[Candidate]:
+    def nearest(self, vector: np.ndarray, n: int, filters: SearchFilters | None = None) -> list[ScoredHit]:
         """About ``n`` nearest active skills: the index's hits (filtered where the index can), and
         every skill changed since it synced, scored exactly."""
         changed = self.indexing.changed()
@@ -120,13 +120,13 @@ class SkillSearch:
             skill = skills.get(hit.skill_id)
             # Defensive: an entry the index kept for a skill the store no longer calls active.
             if skill and skill.status == SkillStatus.active and skill.content_hash == hit.content_hash:
-                out.append(Candidate(skill, hit.similarity, hit.vector))
+                out.append(ScoredHit(skill, hit.similarity, hit.vector))
         fresh = [skills[i] for i in changed if i in skills and skills[i].status == SkillStatus.active]
         if fresh:
             vectors = self.indexing.vectors(fresh)
             for skill in fresh:
                 vec = vectors[skill.content_hash]
-                out.append(Candidate(skill, float(np.dot(vec, vector)), vec))
+                out.append(ScoredHit(skill, float(np.dot(vec, vector)), vec))
         return out
 
     def general_skills(self) -> list[Skill]:

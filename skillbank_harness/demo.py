@@ -152,7 +152,7 @@ def run_demo(
 
     from skillbank_harness import envs
     from skillbank import SkillBank, evolve
-    from skillbank.consistency.validation import ValidationLog, make_validator
+    from skillbank.consistency.validation import ValidationConfig, ValidationLog, make_validator
 
     if config.gate not in ("validate", "policy"):
         raise ValueError(f"unknown gate {config.gate!r}: use 'validate' or 'policy'")
@@ -242,11 +242,11 @@ def run_demo(
                         f"round {r}: the gate has checked {len(lg.entries)} candidate(s) "
                         f"({lg.trials} trials); last: {e['skill']}, gain {e['gain']:+.2f}")
                 if config.gate == "validate":
-                    validate = make_validator(bank, by_id, trial_fn,
-                                              trials=config.validate_trials,
-                                              concurrency=config.concurrency,
-                                              seed=seed + 1000 * round_no, k=config.k, middleware_options=_injection_options(config),
-                                              max_tasks=config.validate_tasks, log=log)
+                    checks = ValidationConfig(trials=config.validate_trials, concurrency=config.concurrency,
+                                              seed=seed + 1000 * round_no, k=config.k,
+                                              middleware_options=_injection_options(config),
+                                              max_tasks=config.validate_tasks)
+                    validate = make_validator(bank, by_id, trial_fn, checks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
                                     eval_budget=config.validate_budget, **general_options)
                 else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from skillbank.evolution.review import save_pending
 from skillbank.models import SkillStatus
 
 TOKEN = "test-token-0123456789"
@@ -31,12 +30,12 @@ def fill(bank):
     evil = bank.add_skill("refund-order", "Refunds <i>now</i>", BODY, tags=[EVIL_TAG], allow_unsafe=True)
     cand = bank.add_skill("cancel-order", "Cancel an order.", "Call cancel_order once.",
                           status=SkillStatus.candidate, author="evolution:rule")
-    save_pending(bank, cand.id, {"kind": "add", "evidence": ["tr_0123456789abcdef"], "task_ids": ["t1"],
-                                 "reason": "seen in 3 runs <script>x</script>", "author": "evolution:rule",
-                                 "round": 1, "name": "cancel-order"})
+    bank.drafts.save_pending(cand.id, {"kind": "add", "evidence": ["tr_0123456789abcdef"], "task_ids": ["t1"],
+                                       "reason": "seen in 3 runs <script>x</script>", "author": "evolution:rule",
+                                       "round": 1, "name": "cancel-order"})
     odd = bank.add_skill("odd-proposal", "Odd.", BODY, status=SkillStatus.candidate, allow_unsafe=True)
-    save_pending(bank, odd.id, {"kind": "add", "evidence": [], "task_ids": [], "reason": PAYLOADS[1],
-                                "author": PAYLOADS[4], "round": 2, "name": EVIL_NAME})
+    bank.drafts.save_pending(odd.id, {"kind": "add", "evidence": [], "task_ids": [], "reason": PAYLOADS[1],
+                                      "author": PAYLOADS[4], "round": 2, "name": EVIL_NAME})
     return {"plain": plain.id, "evil": evil.id, "cand": cand.id, "odd": odd.id}
 
 

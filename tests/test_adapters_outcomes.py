@@ -12,7 +12,7 @@ from langchain_core.tools import tool
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig
-from skillbank.adapters.judge import LLMJudge, Verdict
+from skillbank.adapters.judge import LLMJudge, OutcomeVerdict
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 
@@ -35,7 +35,7 @@ def _judge(success: bool, reason: str) -> tuple[LLMJudge, ScriptedChatModel]:
 def test_ajudge_grades_through_the_models_async_path():
     judge, model = _judge(False, "still closed")
     verdict = asyncio.run(judge.ajudge("open the window", "I opened it", "peek -> closed"))
-    assert verdict == Verdict(success=False, score=0.0, reason="still closed")
+    assert verdict == OutcomeVerdict(success=False, score=0.0, reason="still closed")
     (sent,) = model.received
     assert "The window must be open." in sent[1].content and "peek -> closed" in sent[1].content
 

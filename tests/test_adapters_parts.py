@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from skillbank import SkillBank
 from skillbank.adapters import limits as L
 from skillbank.adapters.injection import SkillInjector, merge_system_message
-from skillbank.adapters.judge import LLMJudge, Verdict
+from skillbank.adapters.judge import LLMJudge, OutcomeVerdict
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.recorder import TrajectoryRecorder, coerce_outcome
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
@@ -208,7 +208,7 @@ def test_recorder_directly_and_outcome_coercion(bank):
     assert coerce_outcome(False, "verifier").score == 0.0
     assert coerce_outcome((True, "fine"), "verifier").note == "fine"
     assert coerce_outcome({"success": False, "reason": "r"}, "judge").note == "r"
-    assert coerce_outcome(Verdict(success=True, score=0.7, reason="ok"), "judge").source == "judge"
+    assert coerce_outcome(OutcomeVerdict(success=True, score=0.7, reason="ok"), "judge").source == "judge"
     assert coerce_outcome(None, "x") is None
     assert isinstance(coerce_outcome(Outcome(success=True), "x"), Outcome)
     with pytest.raises(TypeError):

@@ -23,7 +23,6 @@ from skillbank.evolution.cluster import cluster_runs
 from skillbank.evolution.evidence import hidden_literals, to_run
 from skillbank.evolution.exploit import claimed_actions, flag_exploits
 from skillbank.evolution.templates import task_template
-from skillbank.evolution.watermark import current_round
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import LimitEvent, SkillStatus, utcnow
 from skillbank.provenance import Source, evidence, recorded
@@ -90,7 +89,7 @@ def test_watermark_each_trajectory_is_evidence_once_and_since_rereads(bank):
     save(bank, *(refund(i) for i in range(3)))
     first = evolve(bank)
     assert first.trajectories == 3 and first.round == 1
-    assert current_round(bank) == 1
+    assert bank.rounds.current() == 1
     assert {r["consumed_round"] for r in bank.store.query("SELECT consumed_round FROM trajectories")} == {1}
     second = evolve(bank)
     assert second.trajectories == 0 and second.changes == [] and second.round == 2
@@ -112,7 +111,7 @@ def test_dry_run_is_the_plan_and_writes_nothing(bank):
     report = evolve(bank, dry_run=True)
     assert {c.status for c in report.changes} == {"planned"} and len(report.changes) == 2
     assert "Dry run" in str(report)
-    assert bank.stats() == before and current_round(bank) == 0
+    assert bank.stats() == before and bank.rounds.current() == 0
     assert evolve(bank).trajectories == 5  # still unconsumed
 
 

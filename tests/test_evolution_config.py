@@ -1,7 +1,10 @@
-"""``EvolutionConfig`` fields set one at a time, each against its default: the gate's ``min_gain``
-and ``holdout``, ``quarantine_flagged``, and the support and size thresholds of a round."""
+"""``EvolutionConfig`` fields set one at a time, each against its default: ``quarantine_flagged``
+and the support and size thresholds of a round; and the gate's ``min_gain`` and ``holdout``
+(``GateConfig``, or ``evolve``'s keywords)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -44,12 +47,13 @@ def test_the_gate_config_and_the_keywords_are_one_setting(bank, how):
     assert [d.decision for d in report.gate] == ["rejected"]
 
 
-def test_the_gate_fields_left_in_evolution_config_still_reach_the_gate_with_a_warning(bank):
-    _refunds(bank)
-    with pytest.warns(DeprecationWarning, match="EvolutionConfig.min_gain"):
-        report = evolve(bank, config=EvolutionConfig(min_gain=0.2), validate=_gains(0.1),
-                        auto_promote=True)
-    assert [d.decision for d in report.gate] == ["rejected"]
+def test_evolution_config_is_frozen_and_holds_no_gate_setting():
+    config = EvolutionConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.min_support = 3  # type: ignore[misc]
+    assert dataclasses.replace(config, min_support=3).min_support == 3
+    with pytest.raises(TypeError):
+        EvolutionConfig(min_gain=0.2)  # the gate's: GateConfig(min_gain=...) or evolve(min_gain=...)
 
 
 @pytest.mark.parametrize("holdout", [0, 2, 50])
@@ -112,11 +116,3 @@ def test_min_support_is_the_successes_a_new_skill_needs(tmp_path, min_support, r
         report = evolve(bank, promote_policy="all", min_support=min_support)
         assert bool(_procedures(report)) is induced
 
-
-def test_the_old_meta_key_prefixes_of_drafts_are_deprecated():
-    from skillbank.evolution import review
-
-    with pytest.warns(DeprecationWarning, match="DraftRepo"):
-        assert review.DRAFT_PREFIX == "evolution:draft:"
-    with pytest.warns(DeprecationWarning, match="DraftRepo"):
-        assert review.PENDING_PREFIX == "evolution:pending:"

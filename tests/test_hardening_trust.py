@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from skillbank import SkillBank
 from skillbank.cli import app
 from skillbank.evolution.gate import Gate, GateResult
-from skillbank.evolution.review import get_pending, promote, save_pending
+from skillbank.evolution.review import get_pending, promote
 from skillbank.models import SkillStatus
 from skillbank.provenance import Source, evidence, recorded, text_source
 
@@ -82,8 +82,8 @@ def test_source_entries_are_not_evidence(bank):
 
 def _candidate(bank, name: str, author: str):
     skill = bank.add_skill(name, "Refund an order.", GOOD, status=SkillStatus.candidate, author=author)
-    save_pending(bank, skill.id, {"kind": "add", "evidence": [], "task_ids": [], "reason": "learned",
-                                  "author": author, "round": 1, "name": name})
+    bank.drafts.save_pending(skill.id, {"kind": "add", "evidence": [], "task_ids": [], "reason": "learned",
+                                        "author": author, "round": 1, "name": name})
     return get_pending(bank, skill.id)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from skillbank_harness import envs
 from skillbank_harness.envs.measure import measure_env
-from skillbank.consistency.validation import CandidateView, make_validator
+from skillbank.consistency.validation import CandidateView, ValidationConfig, make_validator
 from skillbank.models import SkillStatus
 
 
@@ -75,10 +75,9 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
         return success
 
     before = bank.trajectories.count()
-    validate = make_validator(bank, tasks, trial_fn, trials=2, concurrency=2)
+    validate = make_validator(bank, tasks, trial_fn, ValidationConfig(trials=2, concurrency=2))
     out = validate(cand, [t.id for t in tasks] + ["unknown-task"])
-    assert set(out) >= {"gain", "regressions", "cost", "detail", "checked"}
-    assert out["cost"] == len(tasks) * 2 * 2 and out["checked"] == [t.id for t in tasks]
+    assert out.cost == len(tasks) * 2 * 2 and out.checked == tuple(t.id for t in tasks)
     # the gain is the documented mean of the pass^2 change and the success-rate change, over the
     # trials that ran (recomputed here from what trial_fn returned), with paired seeds
     from skillbank.consistency.metrics import pass_hat_k
@@ -95,7 +94,11 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
     d_hat = sum(pass_hat_k(sum(by[(t, arms[1])]), 2, 2) - pass_hat_k(sum(by[(t, arms[0])]), 2, 2)
                 for t in ids) / len(ids)
     d_rate = sum((sum(by[(t, arms[1])]) - sum(by[(t, arms[0])])) / 2 for t in ids) / len(ids)
-    assert out["gain"] == pytest.approx((d_hat + d_rate) / 2)
+    assert out.gain == pytest.approx((d_hat + d_rate) / 2)
+    # the per-task evidence a review can show: each task's outcomes in both arms
+    assert [t.task_id for t in out.trials] == ids
+    assert all(sorted(t.current) == sorted(by[(t.task_id, arms[0])]) and
+               sorted(t.candidate) == sorted(by[(t.task_id, arms[1])]) for t in out.trials)
     assert bank.trajectories.count() == before  # validation stores nothing
     used = list(dict.fromkeys(middlewares))
     assert len(used) == 2  # one middleware per arm, shared by its trials
@@ -105,8 +108,8 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
     # the current arm is cached per bank snapshot: a second candidate reruns only its own arm
     middlewares.clear()
     out2 = validate(cand, [tasks[0].id])
-    assert out2["cost"] == 2 and current not in middlewares
-    assert validate.log.trials == out["cost"] + out2["cost"]
+    assert out2.cost == 2 and current not in middlewares
+    assert validate.log.trials == out.cost + out2.cost
 
 
 def test_trajectory_found_by_labels_when_the_state_is_lost(bank, tasks):
@@ -122,3 +125,25 @@ def test_trajectory_found_by_labels_when_the_state_is_lost(bank, tasks):
     bank.trajectories.save(Trajectory(task="x", task_id=tasks[1].id, labels=dict(spec.labels)))
     outcome = _logged_outcome(None, False, bank, tasks[0], spec)
     assert outcome.trajectory_id == tid and outcome.success is False
+
+
+def test_candidate_view_is_an_explicit_read_view(bank):
+    """The view forwards nothing: it has what the injection middleware reads of a bank (a
+    SkillSource) and no way to write, and the candidate reaches a prompt through it."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from skillbank.adapters.injection import inject_skills
+    from skillbank.protocols import SkillSource
+
+    cand = bank.add_skill(name="car-status-check", description="Before changing the car's climate, "
+                          "check the vehicle status", body="Call `get_vehicle_status` first.",
+                          status="candidate")
+    view = CandidateView(bank, cand)
+    assert not any("__getattr__" in vars(c) for c in type(view).__mro__ if c is not object)
+    assert isinstance(view, SkillSource)
+    assert not any(hasattr(view, name) for name in ("add_skill", "update_skill", "store", "trajectories", "drafts"))
+    messages = inject_skills(view, [SystemMessage("You drive a car."),
+                                    HumanMessage("set the car climate to 20 degrees")])
+    assert "car-status-check" in messages[0].content
+    assert "car-status-check" not in inject_skills(bank, [SystemMessage("You drive a car."),
+                                                          HumanMessage("set the car climate to 20 degrees")])[0].content

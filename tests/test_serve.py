@@ -130,15 +130,14 @@ def test_promote_and_reject_go_through_review(bank, ids):
 
 
 def test_candidates_show_a_draft_as_a_diff_against_its_target_newest_first(bank, ids):
-    from skillbank.evolution.review import save_pending
 
     target = bank.get_skill(ids["plain"])
     draft = bank.add_skill("lookup-order-draft", "Look an order up first.",
                            "Call get_order with the order id.\nThen check its status.",
                            status=SkillStatus.candidate, author="evolution:rule")
-    save_pending(bank, draft.id, {"kind": "edit", "target": target.id, "evidence": [], "task_ids": [],
-                                  "reason": "runs checked the status", "author": "evolution:rule", "round": 3,
-                                  "name": target.name, "base_hash": target.content_hash})
+    bank.drafts.save_pending(draft.id, {"kind": "edit", "target": target.id, "evidence": [], "task_ids": [],
+                                        "reason": "runs checked the status", "author": "evolution:rule", "round": 3,
+                                        "name": target.name, "base_hash": target.content_hash})
     page = client(bank).get("/candidates").text
     card = page[page.index(f'id="cand-{draft.id}"'):]
     card = card[:card.index("</section>")]

@@ -40,7 +40,6 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from serve_support import TOKEN, LiveServer, csrf_and_version
 from skillbank import SkillBank
-from skillbank.evolution.review import save_pending
 from skillbank.models import SkillStatus
 from skillbank.web.security import MAX_BODY
 
@@ -127,7 +126,7 @@ def _fill(bank) -> list[str]:
             if i < 10:
                 target = bank.get_skill(ids[i])
                 info.update(kind="edit", target=target.id, name=target.name, base_hash=target.content_hash)
-            save_pending(bank, cand.id, info)
+            bank.drafts.save_pending(cand.id, info)
         ids.append(bank.add_skill("load-probe", "Probe.", "Never changed by this test.", pinned=True).id)
     return ids
 

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 
 import pytest
 
-from skillbank.evolution.review import save_pending
 from skillbank.models import SkillStatus
 
 # Usage per skill index: (uses, successes, failures); ties on purpose, so name must break them.
@@ -43,9 +42,9 @@ def paged_bank(any_bank):
                           author="evolution:rule")
     draft = bank.add_skill("zz-draft", "a draft edit", "do step 1 better", status=SkillStatus.candidate,
                            author="evolution:rule")
-    save_pending(bank, draft.id, {"kind": "edit", "target": made[1].id, "evidence": [], "task_ids": [],
-                                  "reason": "better", "author": "evolution:rule", "round": 1,
-                                  "name": made[1].name, "base_hash": made[1].content_hash})
+    bank.drafts.save_pending(draft.id, {"kind": "edit", "target": made[1].id, "evidence": [], "task_ids": [],
+                                        "reason": "better", "author": "evolution:rule", "round": 1,
+                                        "name": made[1].name, "base_hash": made[1].content_hash})
     return bank, made, cand, draft
 
 

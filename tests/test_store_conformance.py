@@ -19,7 +19,6 @@ from skillbank import SkillBank
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
 from skillbank.evolution.batch import load_batch
-from skillbank.evolution.watermark import current_round
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.splits import HELD_OUT_SPLITS
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
@@ -93,16 +92,16 @@ def test_a_bank_written_before_drafts_had_tables_keeps_its_drafts_and_rounds(any
     any_bank.close()
 
     with SkillBank.open(backend_target, embedder="hash") as bank:
-        from skillbank.evolution.review import draft_id_for, get_pending, list_candidates
+        from skillbank.evolution.review import get_pending, list_candidates
         from skillbank.store.rounds import RoundRepo
 
-        assert draft_id_for(bank, target.id) == draft.id
+        assert bank.drafts.draft_for(target.id) == draft.id
         pending = get_pending(bank, target.name)  # an active skill's pending version is its draft
         assert pending.skill.id == draft.id and pending.target == target.id
         assert pending.reason == "checks first" and pending.evidence == ["tr_1"]
         assert {p.skill.id: p.kind for p in list_candidates(bank)} == {draft.id: "update", new.id: "add"}
         assert draft.id not in {s.id for s in bank.list_skills()}  # a draft is not a skill of its own
-        assert current_round(bank) == 3
+        assert bank.rounds.current() == 3
         last = RoundRepo(bank.store).last()
         assert (last.finished_at, last.trajectories) == ("2025-01-02T03:04:05+00:00", 7)
         assert bank.store.meta_items("evolution:") == {}
@@ -298,7 +297,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
     import numpy as np
 
     from skillbank.queries import SearchFilters
-    from skillbank.queries import Candidate
+    from skillbank.queries import ScoredHit
 
     with any_bank.store.transaction():
         for i in range(300):
@@ -314,7 +313,7 @@ def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
         for filters in (None, SearchFilters(kinds=["policy"], tags=["topic-2"]),
                         SearchFilters(exclude=[s.id for s in active[:50]])):
             allowed = [i for i, s in enumerate(active)
-                       if filters is None or filters.allow([Candidate(s, 0.0, None)])]
+                       if filters is None or filters.allow([ScoredHit(s, 0.0, None)])]
             sims = vectors[allowed] @ v
             truth = np.sort(sims)[::-1][:5]
             hits = index.query(v, 5, filters)
@@ -424,7 +423,7 @@ def test_an_evolution_round_runs_and_consumes_its_evidence(any_bank):
     any_bank.trajectories.save(window(1))
     report = evolve(any_bank, promote_policy="all")
     assert report.trajectories == 6 and report.changes
-    assert current_round(any_bank) == 1
+    assert any_bank.rounds.current() == 1
     assert any_bank.trajectories.count(labelled=True, unconsumed=True) == 0
     assert evolve(any_bank).trajectories == 0
     assert any_bank.verify().ok

@@ -23,7 +23,6 @@ from skillbank.queries import SearchFilters
 from skillbank.cli import app
 from skillbank.errors import BankUnavailableError, LockedError, MissingExtraError, NotABankError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.evolution.watermark import current_round
 from skillbank.store.index import ExactIndex
 from skillbank.store.vectors import PgVectorIndex
 from test_evolution_support import refund, window
@@ -192,7 +191,7 @@ def _snapshot(bank):
     runs = {t.id: (t.task, t.outcome.success if t.outcome else None, len(t.steps), len(t.injections),
                    len(t.limit_events)) for t in bank.trajectories.list(limit=None, with_steps=True)}
     events = [(e["seq"], e["hash"]) for e in bank.skills.events_since(0)]
-    return skills, runs, events, bank.snapshot_id(), current_round(bank)
+    return skills, runs, events, bank.snapshot_id(), bank.rounds.current()
 
 
 def test_copy_sqlite_to_postgres_and_back(tmp_path, pg_server):

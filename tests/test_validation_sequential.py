@@ -6,7 +6,7 @@ import pytest
 
 from skillbank import SkillBank
 from skillbank.consistency.runner import SimpleTask
-from skillbank.consistency.validation import CandidateView, make_validator
+from skillbank.consistency.validation import CandidateView, ValidationConfig, make_validator
 from skillbank.evolution.gate import as_gate_result
 
 TRIALS = 2
@@ -40,17 +40,21 @@ def verdict(out):
     return as_gate_result(out).accepted(0.0)
 
 
+def config(**options):
+    return ValidationConfig(trials=TRIALS, **options)
+
+
 def test_stops_at_the_first_regression(bank):
     cand = bank.add_skill(name="c", description="d", body="b", status="candidate")
     tasks = tasks_of(5)
     table = {(arm, t.id): [True, True] for t in tasks for arm in ("current", "candidate")}
     table[("candidate", "t1")] = [False, False]  # worse on the second task
     trial_fn, calls = scripted(table)
-    out = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)(cand, [t.id for t in tasks])
-    assert out["regressions"] == ["t1"] and not verdict(out)
-    assert out["checked"] == ["t0", "t1"] and out["cost"] == 8  # 2 tasks x 2 arms x 2 trials
+    out = make_validator(bank, tasks, trial_fn, config(concurrency=1))(cand, [t.id for t in tasks])
+    assert out.regressions == ("t1",) and not verdict(out)
+    assert out.checked == ("t0", "t1") and out.cost == 8  # 2 tasks x 2 arms x 2 trials
     assert {c[1] for c in calls} == {"t0", "t1"}
-    assert "stopped after 2 of 5" in out["detail"]
+    assert "stopped after 2 of 5" in out.detail
 
 
 def test_stops_when_no_gain_is_reachable(bank):
@@ -60,8 +64,8 @@ def test_stops_when_no_gain_is_reachable(bank):
     # settles it only if the rest are known, so warm the current arm's cache first.
     table = {(arm, t.id): [True, True] for t in tasks for arm in ("current", "candidate")}
     trial_fn, calls = scripted(table)
-    validate = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)
-    full = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1, sequential=False)
+    validate = make_validator(bank, tasks, trial_fn, config(concurrency=1))
+    full = make_validator(bank, tasks, trial_fn, config(concurrency=1, sequential=False))
     full(cand, [t.id for t in tasks])  # (its own cache)
     calls.clear()
     validate(cand, [tasks[0].id, tasks[1].id, tasks[2].id, tasks[3].id])
@@ -71,8 +75,8 @@ def test_stops_when_no_gain_is_reachable(bank):
     table.update({("candidate", t.id): [True, True] for t in tasks})
     out = validate(other, [t.id for t in tasks])
     # current cached now: after one task with no gain, the best the rest can do is no gain
-    assert out["checked"] == ["t0"] and out["cost"] == 2 and not verdict(out)
-    assert out["gain"] <= 0.0 and "at most" in out["detail"]
+    assert out.checked == ("t0",) and out.cost == 2 and not verdict(out)
+    assert out.gain <= 0.0 and "at most" in out.detail
 
 
 @pytest.mark.parametrize("case", range(40))
@@ -88,17 +92,17 @@ def test_sequential_verdict_equals_running_every_task(bank, case):
     ids = [t.id for t in tasks]
     seq_fn, seq_calls = scripted(table)
     full_fn, full_calls = scripted(table)
-    seq = make_validator(bank, tasks, seq_fn, trials=TRIALS, concurrency=1)
-    full = make_validator(bank, tasks, full_fn, trials=TRIALS, concurrency=2, sequential=False)
+    seq = make_validator(bank, tasks, seq_fn, config(concurrency=1))
+    full = make_validator(bank, tasks, full_fn, config(concurrency=2, sequential=False))
     if rng.random() < 0.5:  # sometimes the current arm is already cached
         warm = bank.add_skill(name=f"w{case}", description="w", body="w", status="candidate")
         seq(warm, ids)
         seq_calls.clear()  # (the scripted outcomes are read afresh per arm and task)
     a, b = seq(cand, ids), full(cand, ids)
     assert verdict(a) == verdict(b), (a, b)
-    assert a["cost"] <= b["cost"] and b["cost"] == len(tasks) * 2 * TRIALS
-    if a["checked"] == b["checked"]:  # nothing skipped: the very same figures
-        assert a["gain"] == b["gain"] and a["regressions"] == b["regressions"]
+    assert a.cost <= b.cost and b.cost == len(tasks) * 2 * TRIALS
+    if a.checked == b.checked:  # nothing skipped: the very same figures
+        assert a.gain == b.gain and a.regressions == b.regressions
     # paired seeds: a trial has the same seed however the tasks were grouped
     assert {c for c in seq_calls if c[0] == "candidate"} <= {c for c in full_calls if c[0] == "candidate"}
 
@@ -140,10 +144,35 @@ def test_a_task_the_candidate_never_reaches_counts_for_nothing(bank):
         seen.append((arm, task.id))
         return outcomes[(arm, task.id)][done % TRIALS]
 
-    validate = make_validator(bank, tasks, trial_fn, trials=TRIALS, concurrency=1)
+    validate = make_validator(bank, tasks, trial_fn, config(concurrency=1))
     out = validate(cand, ["weather", "shop"])
-    assert out["checked"] == ["weather"] and out["regressions"] == [] and verdict(out)
-    assert "1 task(s) not reached" in out["detail"]
+    assert out.checked == ("weather",) and out.regressions == () and verdict(out)
+    assert "1 task(s) not reached" in out.detail
     # Reaching no task measures nothing: not promoted.
     out = validate(cand, ["shop"])
-    assert out["checked"] == [] and not verdict(out) and "reached no task" in out["detail"]
+    assert out.checked == () and not verdict(out) and "reached no task" in out.detail
+
+
+
+def test_the_gates_min_gain_settles_a_sequential_validation(bank):
+    """The validator stops on the min_gain of the GateConfig it serves. Every trial passes then
+    fails, in both arms: no gain on the first task, and at best +0.375 over both, so a min_gain
+    of 0.5 settles it after one task (the current arm's outcomes are cached by then)."""
+    from skillbank.evolution.gate import GateConfig
+
+    tasks = tasks_of(2)
+    checked = {}
+    for min_gain in (0.0, 0.5):
+        seen = []
+
+        def trial_fn(task, middleware, seed):
+            seen.append(task.id)
+            return len(seen) % 2 == 1  # pass, fail, pass, fail, ... (the trials run in order)
+
+        gate = GateConfig(min_gain=min_gain)
+        validate = make_validator(bank, tasks, trial_fn, config(concurrency=1), gate=gate)
+        warm = bank.add_skill(name=f"w{int(min_gain * 10)}", description="w", body="w", status="candidate")
+        validate(warm, [t.id for t in tasks])
+        cand = bank.add_skill(name=f"c{int(min_gain * 10)}", description="d", body="b", status="candidate")
+        checked[min_gain] = validate(cand, [t.id for t in tasks]).checked
+    assert checked == {0.0: ("t0", "t1"), 0.5: ("t0",)}

@@ -41,7 +41,7 @@ _EXPORTS = {
     "InjectionResult": "skillbank.adapters.injection",
     "SkillBankCallbackHandler": "skillbank.adapters.callbacks",
     "LLMJudge": "skillbank.adapters.judge",
-    "Verdict": "skillbank.adapters.judge",
+    "OutcomeVerdict": "skillbank.adapters.judge",
     "TrajectoryRecorder": "skillbank.adapters.recorder",
     "Detectors": "skillbank.adapters.limits",
     "classify_exception": "skillbank.adapters.limits",

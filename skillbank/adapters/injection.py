@@ -28,7 +28,7 @@ from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
 from skillbank.protocols import SkillSource
-from skillbank.queries import Candidate, SkillHit, filter_candidates
+from skillbank.queries import ScoredHit, SkillHit, filter_hits
 from skillbank.retrieval import ExampleChooser, TokenBudget, render, render_one
 
 __all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names",
@@ -281,7 +281,7 @@ class SkillInjector:
         general: list[Skill] = []
         if general_k > 0:
             have = {s.id for s in pinned}
-            allowed = filter_candidates([Candidate(s, 1.0, None) for s in self.bank.general_skills()],
+            allowed = filter_hits([ScoredHit(s, 1.0, None) for s in self.bank.general_skills()],
                                         exclude=have, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools)
             general = [c.skill for c in allowed if self._allowed(c.skill)][:general_k]
         with self._lock:

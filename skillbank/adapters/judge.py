@@ -7,7 +7,7 @@ Use it where no programmatic check exists:
     judge.label(bank, trajectory_id)                # or later, from the stored trajectory
 
 The model sees the task, a transcript (scrubbed, long ones cut in the middle) and the final
-answer, and returns a :class:`Verdict`. A judge is a weaker signal than a verifier: outcomes it
+answer, and returns an :class:`OutcomeVerdict`. A judge is a weaker signal than a verifier: outcomes it
 records are marked ``source="judge"``.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillbank.adapters.recorder import coerce_outcome
 from skillbank.messages import first_human_text, last_message, message_text
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # What a verifier is called with: the run's final state, or just its messages.
 FinalState = Mapping[str, Any] | Sequence[BaseMessage]
 
-__all__ = ["LLMJudge", "Verdict", "JUDGE_PROMPT"]
+__all__ = ["LLMJudge", "OutcomeVerdict", "JUDGE_PROMPT"]
 
 JUDGE_PROMPT = (
     "You grade whether an AI agent accomplished the user's task. Judge only from the evidence "
@@ -40,8 +40,12 @@ JUDGE_PROMPT = (
 )
 
 
-class Verdict(BaseModel):
+class OutcomeVerdict(BaseModel):
     """The judge's structured answer."""
+
+    # The tool a judge model is asked to call keeps the name it had before this class was
+    # renamed apart from the injection screen's: prompts and scripted replies say "Verdict".
+    model_config = ConfigDict(title="Verdict")
 
     success: bool = Field(description="True if the agent fully accomplished the task")
     score: float = Field(ge=0.0, le=1.0, description="How well the task was accomplished, 0 to 1")
@@ -86,7 +90,7 @@ def transcript_from_trajectory(traj: Trajectory, per_step: int = 800) -> str:
 
 
 class LLMJudge:
-    """Grades a run with ``model.with_structured_output(Verdict)``.
+    """Grades a run with ``model.with_structured_output(OutcomeVerdict)``.
 
     Callable on a final agent state (so it can serve as a ``verifier``); ``judge`` grades given
     texts; ``label`` grades a stored trajectory and records the outcome. Every text is scrubbed
@@ -105,7 +109,7 @@ class LLMJudge:
         self.max_transcript_chars = max_transcript_chars
         self.scrubber = resolve_scrubber(scrubber)
         self.prompt = prompt
-        self._structured = self.model.with_structured_output(Verdict)
+        self._structured = self.model.with_structured_output(OutcomeVerdict)
 
     def messages(self, task: str, final_answer: str | None, transcript: str = "") -> list[Any]:
         parts = [f"## Task\n{self.scrubber(task)}"]
@@ -117,17 +121,17 @@ class LLMJudge:
         return [SystemMessage(content=self.prompt), HumanMessage(content="\n\n".join(parts))]
 
     @staticmethod
-    def _verdict(raw: Any) -> Verdict:
-        if isinstance(raw, Verdict):
+    def _verdict(raw: Any) -> OutcomeVerdict:
+        if isinstance(raw, OutcomeVerdict):
             return raw
         if isinstance(raw, dict):
-            return Verdict.model_validate(raw.get("parsed", raw) if "parsed" in raw else raw)
+            return OutcomeVerdict.model_validate(raw.get("parsed", raw) if "parsed" in raw else raw)
         raise ValueError(f"the judge model returned no verdict: {raw!r}")
 
-    def judge(self, task: str, final_answer: str | None, transcript: str = "") -> Verdict:
+    def judge(self, task: str, final_answer: str | None, transcript: str = "") -> OutcomeVerdict:
         return self._verdict(self._structured.invoke(self.messages(task, final_answer, transcript)))
 
-    async def ajudge(self, task: str, final_answer: str | None, transcript: str = "") -> Verdict:
+    async def ajudge(self, task: str, final_answer: str | None, transcript: str = "") -> OutcomeVerdict:
         return self._verdict(await self._structured.ainvoke(self.messages(task, final_answer, transcript)))
 
     @staticmethod
@@ -138,10 +142,10 @@ class LLMJudge:
                 message_text(final) if final is not None else None,
                 transcript_from_messages(messages))
 
-    def __call__(self, final_state: FinalState) -> Verdict:
+    def __call__(self, final_state: FinalState) -> OutcomeVerdict:
         return self.judge(*self._from_state(final_state))
 
-    async def acall(self, final_state: FinalState) -> Verdict:
+    async def acall(self, final_state: FinalState) -> OutcomeVerdict:
         return await self.ajudge(*self._from_state(final_state))
 
     def label(self, bank: TrajectorySink, trajectory_id: str) -> Outcome:

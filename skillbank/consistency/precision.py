@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from skillbank.evolution.seam import EvolutionBank
+
 __all__ = ["InjectionPrecision", "injection_precision"]
 
 
@@ -30,7 +32,7 @@ class InjectionPrecision:
                 "share": None if self.share is None else round(self.share, 4)}
 
 
-def injection_precision(bank: Any, trajectory_ids: Iterable[str]) -> InjectionPrecision:
+def injection_precision(bank: EvolutionBank, trajectory_ids: Iterable[str]) -> InjectionPrecision:
     """Injection precision over the given runs, each distinct skill counted once per run."""
     pairs = on = untracked = 0
     toolsets: dict[str, frozenset[str]] = {}

@@ -5,7 +5,9 @@ candidate, with the tasks of the candidate's evidence plus a sample of other tas
 round. :func:`make_validator` builds that function from a way to run one trial: it runs each
 task ``trials`` times against the bank as it is (``current``) and against the bank as it would be
 with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
-reports the gain in pass^k and the tasks that got worse.
+reports a :class:`GateMeasurement`: the gain in pass^k, the tasks that got worse and each task's
+trials in both arms. How it runs is a :class:`ValidationConfig`; the ``min_gain`` it decides
+against is the gate's (:class:`~skillbank.evolution.gate.GateConfig`).
 
 Nothing a validation runs is stored: trials use
 :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware`, the injection part of
@@ -17,31 +19,38 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from skillbank.bank import SkillBank
 from skillbank.consistency import metrics
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
+from skillbank.evolution.gate import GateConfig, GateResult
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
-from skillbank.queries import Candidate, SearchFilters, SkillHit
+from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
+from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
-from skillbank.store.drafts import DraftRepo
+from skillbank.search import Searchable
 
-__all__ = ["CandidateView", "make_validator", "ValidationLog"]
+__all__ = ["CandidateView", "GateMeasurement", "TaskTrials", "TrialValidator", "ValidationConfig", "ValidationLog",
+           "make_validator"]
 
 
-class CandidateView:
-    """A read view of ``bank`` in which ``candidate`` is retrievable as if it were active.
+class CandidateView(Searchable):
+    """A read view of ``bank`` in which ``candidate`` is retrievable as if it were active: what
+    the injection middleware reads of a bank (a :class:`~skillbank.protocols.SkillSource`),
+    nothing more.
 
     A draft (an edit of an active skill) replaces its target; a merge hides the skills it
-    would absorb. Everything but :meth:`search` is the bank's own.
+    would absorb. The searches are :class:`~skillbank.search.Searchable`'s, ending in
+    :meth:`search_filtered`, which adds the candidate; the rest reads the bank as it is.
     """
 
-    def __init__(self, bank: Any, candidate: Skill, *, replaces: str | None = None,
+    def __init__(self, bank: EvolutionBank, candidate: Skill, *, replaces: str | None = None,
                  name: str | None = None, hides: Iterable[str] = ()):
         self._bank = bank
         update: dict[str, Any] = {"status": SkillStatus.active}
@@ -53,14 +62,27 @@ class CandidateView:
                                   dtype=np.float32)
 
     @classmethod
-    def for_pending(cls, bank: Any, candidate: Skill) -> "CandidateView":
+    def for_pending(cls, bank: EvolutionBank, candidate: Skill) -> "CandidateView":
         """The view for a candidate as the evolution round left it (draft target, absorbs)."""
-        info = DraftRepo(bank.store).pending(candidate.id) or {}
+        info = bank.drafts.pending(candidate.id) or {}
         return cls(bank, candidate, replaces=info.get("target"), name=info.get("name"),
                    hides=info.get("absorb") or ())
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._bank, name)
+    @property
+    def embedder(self) -> QueryEmbedder:  # type: ignore[override]
+        return self._bank.embedder
+
+    @property
+    def scrubber(self) -> ScrubsText:  # type: ignore[override]
+        return self._bank.scrubber
+
+    @property
+    def skills(self) -> SkillReader:
+        """The bank's skills as they are (pinned skills are read by reference through it)."""
+        return self._bank.skills
+
+    def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
+        return self._bank.render(hits, token_budget=token_budget)
 
     def general_skills(self) -> list[Skill]:
         """The bank's general skills as they would be with the candidate promoted."""
@@ -68,11 +90,6 @@ class CandidateView:
         if GENERAL_TAG in self.candidate.tags:
             skills.append(self.candidate)
         return skills
-
-    # The public searches are the bank's own (same keywords, and ``search`` embeds with the bank's
-    # embedder); both end in :meth:`search_filtered`, which adds the candidate.
-    search = SkillBank.search
-    search_vector = SkillBank.search_vector
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         """:meth:`SkillBank.search_filtered` over the active skills plus the candidate."""
@@ -83,10 +100,69 @@ class CandidateView:
         around = replace(filters, token_budget=None, exclude={*filters.exclude, *self.hidden})
         hits = list(self._bank.search_filtered(vector, k + len(self.hidden), around))
         similarity = float(np.dot(self._vector, vector))
-        if similarity >= filters.min_score and filters.allow([Candidate(self.candidate, similarity, None)]):
+        if similarity >= filters.min_score and filters.allow([ScoredHit(self.candidate, similarity, None)]):
             hits.append(SkillHit(self.candidate, similarity))  # no usage yet: blended == similarity
         hits.sort(key=lambda h: h.score, reverse=True)
         return take_within(hits, k, filters.token_budget, skill_of=lambda h: h.skill)
+
+
+@dataclass(frozen=True)
+class ValidationConfig:
+    """How :func:`make_validator` runs a candidate's tasks (the gate's own settings, its
+    ``min_gain`` included, are :class:`~skillbank.evolution.gate.GateConfig`'s).
+
+    Attributes:
+        trials: Trials of each task in each arm (the k of the pass^k compared).
+        concurrency: Trials run at once.
+        seed: The trials' first seed: keeps validation seeds apart from a measurement's.
+        max_tasks: Validate on at most this many of the tasks asked for (None: every one).
+        regression_margin: Successes a task must lose to count as a regression.
+        k: Skills injected per model call (``SkillBankMiddleware(k=...)``).
+        middleware_options: Other ``SkillInjectionMiddleware`` options, for both arms.
+        sequential: Run the tasks one at a time and stop once the verdict is settled.
+    """
+
+    trials: int = 2
+    concurrency: int = 2
+    seed: int = 10_000
+    max_tasks: int | None = None
+    regression_margin: int = 1
+    k: int = 5
+    middleware_options: Mapping[str, Any] = field(default_factory=dict)
+    sequential: bool = True
+
+
+@dataclass(frozen=True)
+class TaskTrials:
+    """One task's outcomes in both arms, trial by trial (trial i of each arm had one seed)."""
+
+    task_id: str
+    current: tuple[bool, ...]
+    candidate: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class GateMeasurement(GateResult):
+    """What validating one candidate measured: the gate's :class:`GateResult` (``gain``,
+    ``regressions``, ``cost``, ``detail``, ``checked``) and the evidence behind it, per task."""
+
+    trials: tuple[TaskTrials, ...] = ()  # the tasks measured (``checked``), in order
+    planned: tuple[str, ...] = ()  # the tasks it was to run
+    not_reached: tuple[str, ...] = ()  # run, but the candidate reached none of their prompts
+    stopped_early: bool = False
+    pass_hat_k_change: float = 0.0
+    success_change: float = 0.0
+    success_current: float = 0.0
+    success_candidate: float = 0.0
+
+    def log_entry(self, candidate: Skill) -> dict[str, Any]:
+        """The measurement as :class:`ValidationLog` keeps it (plain JSON values)."""
+        return {"skill": candidate.name, "skill_id": candidate.id, "tasks": list(self.checked),
+                "planned_tasks": list(self.planned), "gain": self.gain,
+                "pass_hat_k_change": self.pass_hat_k_change, "success_change": self.success_change,
+                "regressions": list(self.regressions), "success_current": self.success_current,
+                "success_candidate": self.success_candidate, "trials": int(self.cost),
+                "stopped_early": self.stopped_early, "not_reached": list(self.not_reached)}
 
 
 @dataclass
@@ -154,33 +230,28 @@ class _Tally:
 
 
 def make_validator(
-    bank: Any,
+    bank: EvolutionBank,
     tasks: Mapping[str, Any] | Sequence[Any],
     trial_fn: TrialFn,
+    config: ValidationConfig | None = None,
     *,
-    trials: int = 2,
-    concurrency: int = 2,
-    seed: int = 10_000,
-    max_tasks: int | None = None,
+    gate: GateConfig | None = None,
     log: ValidationLog | None = None,
-    regression_margin: int = 1,
-    k: int = 5,
-    middleware_options: Mapping[str, Any] | None = None,
-    min_gain: float = 0.0,
-    sequential: bool = True,
-) -> Callable[[Skill, list], dict[str, Any]]:
-    """A ``validate(candidate, task_ids)`` for :func:`skillbank.evolution.evolve`.
+) -> "TrialValidator":
+    """A ``validate(candidate, task_ids)`` for :func:`skillbank.evolution.evolve` (its ``gate``'s
+    ``validate``), run as ``config`` says; ``log`` keeps what every call did.
 
     Each task id known in ``tasks`` (ids the validator does not know are skipped) is run
-    ``trials`` times in two arms: ``current`` (``bank`` as it is) and ``candidate`` (a
-    :class:`CandidateView`), with the same seeds in both arms. Returns the gate's dict:
+    ``config.trials`` times in two arms: ``current`` (``bank`` as it is) and ``candidate`` (a
+    :class:`CandidateView`), with the same seeds in both arms. Returns a :class:`GateMeasurement`:
     ``gain`` = the mean of two changes (candidate − current, averaged over tasks): in
     pass^trials and in the success rate; ``regressions`` = tasks whose successes dropped by at
-    least ``regression_margin``; ``cost`` = trials run. The gate promotes for ``gain > min_gain``
-    with no regression (pass the gate's ``min_gain`` here too; 0 by default in both).
+    least ``config.regression_margin``; ``cost`` = trials run; ``trials`` = each task's outcomes
+    in both arms. The gate promotes for ``gain > min_gain`` with no regression; ``gate`` is the
+    :class:`~skillbank.evolution.gate.GateConfig` whose ``min_gain`` that is (default: 0).
 
-    ``sequential`` (default): tasks are run one at a time, both arms, in the order given (the
-    candidate's evidence first), and validation stops as soon as the verdict is settled: a
+    ``config.sequential`` (default): tasks are run one at a time, both arms, in the order given
+    (the candidate's evidence first), and validation stops as soon as the verdict is settled: a
     regression was seen, or even all-pass (all-fail) outcomes on the tasks left could not lift
     the gain above (bring it down to) ``min_gain`` with no regression possible. The verdict is
     the one running every task would give; what is saved is the trials that could not change
@@ -188,131 +259,173 @@ def make_validator(
     ``detail``. ``sequential=False`` runs every task.
 
     A task whose candidate-arm trials made model calls but never put the candidate into a
-    prompt (retrieval or the toolset kept it out) is *not reached*: both arms ran the same prompts, so any difference
-    there is sampling noise, and the task counts neither for the gain nor as a regression
-    (``detail`` says how many were not reached). A candidate that reaches no task is not
-    promoted: nothing was measured.
+    prompt (retrieval or the toolset kept it out) is *not reached*: both arms ran the same
+    prompts, so any difference there is sampling noise, and the task counts neither for the
+    gain nor as a regression (``detail`` says how many were not reached). A candidate that
+    reaches no task is not promoted: nothing was measured.
 
     ``current`` results are cached per bank snapshot, so candidates of one round share them.
-    ``seed`` keeps validation seeds apart from the measurement's. Trials inject like
-    ``SkillBankMiddleware(bank, k=k, **middleware_options)`` would; one middleware serves all
-    trials of an arm, so its query-embedding cache is shared.
+    ``config.seed`` keeps validation seeds apart from the measurement's. Trials inject like
+    ``SkillBankMiddleware(bank, k=config.k, **config.middleware_options)`` would; one middleware
+    serves all trials of an arm, so its query-embedding cache is shared.
     """
-    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+    return TrialValidator(bank, tasks, trial_fn, config or ValidationConfig(),
+                          min_gain=(gate or GateConfig()).min_gain,
+                          log=log if log is not None else ValidationLog())
 
-    by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
-    cache: dict[tuple[str, str], list[bool]] = {}
-    log = log if log is not None else ValidationLog()
-    options = {"k": k, **dict(middleware_options or {})}
-    current_middleware = SkillInjectionMiddleware(bank, **options)
-    # Each arm is its own measurement (the current arm's results are cached), all alike.
-    arm_config = MeasureConfig(trials=trials, concurrency=concurrency, progress=False, seed=seed)
 
-    def validate(candidate: Skill, task_ids: list) -> dict[str, Any]:
-        import time
+class TrialValidator:
+    """The validator :func:`make_validator` returns: call it with a candidate and task ids."""
 
-        t0 = time.perf_counter()
-        chosen = [by_id[t] for t in dict.fromkeys(task_ids) if t in by_id]
-        if max_tasks is not None:
-            chosen = chosen[:max_tasks]
+    def __init__(self, bank: EvolutionBank, tasks: Mapping[str, Any] | Sequence[Any], trial_fn: TrialFn,
+                 config: ValidationConfig, *, min_gain: float, log: ValidationLog):
+        from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+
+        self.bank = bank
+        self.by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
+        self.trial_fn = trial_fn
+        self.config = config
+        self.min_gain = min_gain
+        self.log = log
+        self.middleware_options = {"k": config.k, **config.middleware_options}
+        self.current_middleware = SkillInjectionMiddleware(bank, **self.middleware_options)
+        # Each arm is its own measurement (the current arm's results are cached), all alike.
+        self.arm_config = MeasureConfig(trials=config.trials, concurrency=config.concurrency,
+                                        progress=False, seed=config.seed)
+        # The current arm's outcomes by (bank snapshot, task id): shared by a round's candidates.
+        self.current_outcomes: dict[tuple[str, str], list[bool]] = {}
+
+    def __call__(self, candidate: Skill, task_ids: list) -> GateMeasurement:
+        started = time.perf_counter()
+        chosen = [self.by_id[t] for t in dict.fromkeys(task_ids) if t in self.by_id]
+        chosen = chosen[:self.config.max_tasks] if self.config.max_tasks is not None else chosen
         if not chosen:
-            return {"gain": 0.0, "passed": False, "cost": 0.0,
-                    "detail": "no runnable task to validate on"}
-        view = CandidateView.for_pending(bank, candidate)
-        candidate_middleware = SkillInjectionMiddleware(view, **options)
-        snapshot = bank.snapshot_id()
+            return GateMeasurement(passed=False, cost=0.0, detail="no runnable task to validate on")
+        validation = _Validation(self, candidate, chosen)
+        validation.run()
+        measured = validation.measurement()
+        self._record(candidate, measured, time.perf_counter() - started)
+        return measured
 
-        def factory(arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
-            middleware = current_middleware if arm == "current" else candidate_middleware
-            return lambda spec: trial_fn(task, middleware, spec.seed)
+    def _record(self, candidate: Skill, measured: GateMeasurement, seconds: float) -> None:
+        entry = measured.log_entry(candidate) if measured.trials else None
+        with self.log.lock:
+            self.log.trials += int(measured.cost)
+            self.log.seconds += seconds
+            if entry is not None:
+                self.log.entries.append(entry)
+        if entry is not None and self.log.listener is not None:
+            self.log.listener(entry)
 
-        def run(group: list[Any]) -> tuple[dict[str, list[bool]], int]:
-            """Both arms on ``group`` (the current arm only where not cached)."""
-            fresh = [t for t in group if (snapshot, t.id) not in cache]
-            cost = 0
-            if fresh:
-                res = measure(factory, fresh, arms=("current",), config=arm_config)
-                for task_id, outcomes in res.results("current").items():
-                    cache[(snapshot, task_id)] = outcomes
-                cost += len(res.records)
-            res = measure(factory, group, arms=("candidate",), config=arm_config)
-            return res.results("candidate"), cost + len(res.records)
 
-        tally = _Tally(trials, regression_margin, min_gain, len(chosen))
-        runs: dict[str, dict[str, list[bool]]] = {"current": {}, "candidate": {}}
-        unreached: list[str] = []
-        cost, verdict = 0, None
-        groups = [[t] for t in chosen] if sequential else [chosen]
+class _Validation:
+    """One candidate's validation: its tasks run group by group (one task each when sequential)
+    until the verdict is settled, then measured."""
+
+    def __init__(self, validator: TrialValidator, candidate: Skill, chosen: list[Any]):
+        from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+
+        config = validator.config
+        self.validator = validator
+        self.candidate = candidate
+        self.chosen = chosen
+        self.snapshot = validator.bank.snapshot_id()
+        self.middleware = SkillInjectionMiddleware(CandidateView.for_pending(validator.bank, candidate),
+                                                   **validator.middleware_options)
+        self.tally = _Tally(config.trials, config.regression_margin, validator.min_gain, len(chosen))
+        self.measured: dict[str, TaskTrials] = {}
+        self.unreached: list[str] = []
+        self.cost = 0
+        self.verdict: str | None = None
+
+    def current(self, task_id: str) -> list[bool] | None:
+        return self.validator.current_outcomes.get((self.snapshot, task_id))
+
+    def run(self) -> None:
+        groups = [[t] for t in self.chosen] if self.validator.config.sequential else [self.chosen]
         for i, group in enumerate(groups):
-            shown_before = candidate_middleware.injected[candidate.id]
-            calls_before = candidate_middleware.model_calls
-            new, spent = run(group)
-            cost += spent
-            # (a trial_fn that never calls the model through the middleware tells nothing of reach)
-            if candidate_middleware.model_calls > calls_before and \
-                    candidate_middleware.injected[candidate.id] == shown_before:
-                unreached.extend(t.id for t in group)  # the same prompts in both arms: noise only
-                tally.planned -= len(group)
-            else:
-                for task in group:
-                    runs["current"][task.id] = cache[(snapshot, task.id)]
-                    runs["candidate"][task.id] = new[task.id]
-                    tally.add(task.id, runs["current"][task.id], new[task.id])
+            self._run_group(group)
             left = [t for g in groups[i + 1:] for t in g]
-            verdict = tally.decided([cache.get((snapshot, t.id)) for t in left])
-            if verdict is not None:
+            self.verdict = self.tally.decided([self.current(t.id) for t in left])
+            if self.verdict is not None:
                 break
 
-        ran = [t for t in chosen if t.id in runs["candidate"]]
-        not_reached = f"; {len(unreached)} task(s) not reached" if unreached else ""
+    def _run_group(self, group: list[Any]) -> None:
+        shown_before = self.middleware.injected[self.candidate.id]
+        calls_before = self.middleware.model_calls
+        new = self._both_arms(group)
+        # (a trial_fn that never calls the model through the middleware tells nothing of reach)
+        if self.middleware.model_calls > calls_before and \
+                self.middleware.injected[self.candidate.id] == shown_before:
+            self.unreached.extend(t.id for t in group)  # the same prompts in both arms: noise only
+            self.tally.planned -= len(group)
+            return
+        for task in group:
+            current = self.validator.current_outcomes[(self.snapshot, task.id)]
+            self.measured[task.id] = TaskTrials(task.id, tuple(current), tuple(new[task.id]))
+            self.tally.add(task.id, current, new[task.id])
+
+    def _both_arms(self, group: list[Any]) -> dict[str, list[bool]]:
+        """Both arms on ``group`` (the current arm only where not cached); the candidate arm's
+        outcomes by task id."""
+        config = self.validator.arm_config
+        fresh = [t for t in group if self.current(t.id) is None]
+        if fresh:
+            res = measure(self._agent, fresh, arms=("current",), config=config)
+            for task_id, outcomes in res.results("current").items():
+                self.validator.current_outcomes[(self.snapshot, task_id)] = outcomes
+            self.cost += len(res.records)
+        res = measure(self._agent, group, arms=("candidate",), config=config)
+        self.cost += len(res.records)
+        return res.results("candidate")
+
+    def _agent(self, arm: str, _bank: Any, task: Any) -> Callable[[Any], bool]:
+        middleware = self.validator.current_middleware if arm == "current" else self.middleware
+        return lambda spec: self.validator.trial_fn(task, middleware, spec.seed)
+
+    def measurement(self) -> GateMeasurement:
+        ran = tuple(self.measured[t.id] for t in self.chosen if t.id in self.measured)
+        common = {"cost": float(self.cost), "planned": tuple(t.id for t in self.chosen),
+                  "not_reached": tuple(self.unreached)}
         if not ran:
-            with log.lock:
-                log.trials += cost
-                log.seconds += time.perf_counter() - t0
-            return {"gain": 0.0, "passed": False, "cost": float(cost), "checked": [],
-                    "detail": f"the candidate reached no task's prompt ({len(unreached)} run): nothing measured"}
-        k = trials
-        hat_deltas = [metrics.pass_hat_k(sum(runs["candidate"][t.id]), len(runs["candidate"][t.id]), k)
-                      - metrics.pass_hat_k(sum(runs["current"][t.id]), len(runs["current"][t.id]), k) for t in ran]
-        rate_deltas = [(sum(runs["candidate"][t.id]) - sum(runs["current"][t.id])) / trials for t in ran]
-        d_hat = math.fsum(hat_deltas) / len(ran)
-        d_rate = math.fsum(rate_deltas) / len(ran)
+            return GateMeasurement(passed=False, **common, detail=(
+                f"the candidate reached no task's prompt ({len(self.unreached)} run): nothing measured"))
+        trials = self.validator.config.trials
+        d_hat = math.fsum(metrics.pass_hat_k(sum(t.candidate), len(t.candidate), trials)
+                          - metrics.pass_hat_k(sum(t.current), len(t.current), trials) for t in ran) / len(ran)
+        d_rate = math.fsum((sum(t.candidate) - sum(t.current)) / trials for t in ran) / len(ran)
         # pass^k over two or three trials is coarse: average it with the success rate so a
         # candidate that makes tasks pass more often counts, while all-trials success weighs in.
         gain = (d_hat + d_rate) / 2
-        regressions = list(tally.regressions)
-        rate_cur = sum(sum(runs["current"][t.id]) for t in ran) / (len(ran) * trials)
-        rate_new = sum(sum(runs["candidate"][t.id]) for t in ran) / (len(ran) * trials)
-        detail = (f"pass^{k} {d_hat:+.2f}, success {rate_cur:.0%} -> {rate_new:.0%} on "
+        rate_cur = sum(sum(t.current) for t in ran) / (len(ran) * trials)
+        rate_new = sum(sum(t.candidate) for t in ran) / (len(ran) * trials)
+        not_reached = f"; {len(self.unreached)} task(s) not reached" if self.unreached else ""
+        detail = (f"pass^{trials} {d_hat:+.2f}, success {rate_cur:.0%} -> {rate_new:.0%} on "
                   f"{len(ran)} task(s){not_reached}")
-        stopped = len(ran) + len(unreached) < len(chosen)
-        if stopped and not regressions:
+        tried = len(ran) + len(self.unreached)
+        stopped = tried < len(self.chosen)
+        if stopped and not self.tally.regressions:
             # The verdict is settled by a bound over the tasks not run: report that bound, so the
             # gate decides as it would have with every task run.
-            tried = {t.id for t in ran} | set(unreached)
-            left = [cache.get((snapshot, t.id)) for t in chosen if t.id not in tried]
-            all_pass, all_fail = [True] * trials, [False] * trials
-            bound = math.fsum(tally.deltas) + math.fsum(
-                (1.0 if c is None else tally.task_delta(c, all_pass)) if verdict == "rejected"
-                else tally.task_delta(c, all_fail) for c in left)
-            gain = bound / tally.planned
-            detail += (f"; stopped after {len(tried)} of {len(chosen)} task(s): gain at "
-                       f"{'most' if verdict == 'rejected' else 'least'} {gain:+.3f} whatever the rest do")
+            gain = self._bound()
+            detail += (f"; stopped after {tried} of {len(self.chosen)} task(s): gain at "
+                       f"{'most' if self.verdict == 'rejected' else 'least'} {gain:+.3f} whatever the rest do")
         elif stopped:
-            detail += f"; stopped after {len(ran) + len(unreached)} of {len(chosen)} task(s): a regression"
-        with log.lock:
-            log.trials += cost
-            log.seconds += time.perf_counter() - t0
-            log.entries.append({"skill": candidate.name, "skill_id": candidate.id,
-                                "tasks": [t.id for t in ran], "planned_tasks": [t.id for t in chosen],
-                                "gain": gain, "pass_hat_k_change": d_hat, "success_change": d_rate,
-                                "regressions": regressions, "success_current": rate_cur,
-                                "success_candidate": rate_new, "trials": cost, "stopped_early": stopped,
-                                "not_reached": unreached})
-        if log.listener is not None:
-            log.listener(log.entries[-1])
-        return {"gain": gain, "regressions": regressions, "cost": float(cost), "detail": detail,
-                "checked": [t.id for t in ran]}
+            detail += f"; stopped after {tried} of {len(self.chosen)} task(s): a regression"
+        return GateMeasurement(gain=gain, regressions=tuple(self.tally.regressions), detail=detail,
+                               checked=tuple(t.task_id for t in ran), trials=ran, stopped_early=stopped,
+                               pass_hat_k_change=d_hat, success_change=d_rate, success_current=rate_cur,
+                               success_candidate=rate_new, **common)
 
-    validate.log = log  # type: ignore[attr-defined]
-    return validate
+    def _bound(self) -> float:
+        """The gain at most (rejected) or at least (accepted) whatever the tasks not run do."""
+        tried = set(self.measured) | set(self.unreached)
+        left = [self.current(t.id) for t in self.chosen if t.id not in tried]
+        trials = self.validator.config.trials
+        # As _Tally.decided bounds it: each task left at its best (rejected) or its worst
+        # (accepted); one whose current arm is not known yet may gain or lose everything.
+        if self.verdict == "rejected":
+            rest = [1.0 if c is None else self.tally.task_delta(c, [True] * trials) for c in left]
+        else:
+            rest = [-1.0 if c is None else self.tally.task_delta(c, [False] * trials) for c in left]
+        return (math.fsum(self.tally.deltas) + math.fsum(rest)) / self.tally.planned

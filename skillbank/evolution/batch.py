@@ -12,10 +12,11 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Sequence
 
 from skillbank.evolution.evidence import HiddenLiterals, Run, _hide, build_run
 from skillbank.evolution.methods import instance_values
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.evolution.templates import task_template
 from skillbank.splits import HELD_OUT_SPLITS
 
@@ -36,7 +37,7 @@ class Batch:
         return [r.id for r in self.runs]
 
 
-def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500,
+def load_batch(bank: EvolutionBank, *, since: datetime | None = None, chunk: int = 500,
                include_heldout: bool = False) -> Batch:
     """Labelled trajectories not consumed by an earlier round (or all since ``since``).
 
@@ -54,7 +55,7 @@ def load_batch(bank: Any, *, since: datetime | None = None, chunk: int = 500,
     return group(runs, hidden)
 
 
-def _load_runs(bank: Any, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
+def _load_runs(bank: EvolutionBank, ids: list[str], hidden: HiddenLiterals) -> list[Run]:
     rows = bank.evidence.run_rows(ids)
     out: list[Run] = []
     for tid in ids:

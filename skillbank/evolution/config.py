@@ -1,11 +1,12 @@
-"""Every threshold of a round in one place, with the reason for its default."""
+"""Every threshold of a round in one place, with the reason for its default (frozen: a round
+reads one config from start to end; ``dataclasses.replace`` makes a changed copy)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvolutionConfig:
     # Step 1: runs labelled with a held-out split (split=heldout, test, ...) are what a bank is
     # measured on; learning from them would leak the test into the skills. Only an explicit
@@ -55,10 +56,6 @@ class EvolutionConfig:
     max_bullets: int = 8
     # Exploit detection: comparable successes needed before a short success looks suspicious.
     exploit_min_peers: int = 3
-    # Deprecated: the gate's (GateConfig.holdout and GateConfig.min_gain). A value set here still
-    # reaches the gate when no GateConfig is given, with a DeprecationWarning.
-    holdout: int = 5
-    min_gain: float = 0.0
     # Step 5: worked examples (examples.py) kept on each procedure or check_first lesson the rule
     # distiller writes, for the injector to show (InjectionConfig.examples); 0 writes none.
     examples_per_lesson: int = 0

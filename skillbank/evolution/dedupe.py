@@ -13,10 +13,11 @@ Two measures, either of which is enough (same kind required):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.lessons import LessonKind
 from skillbank.models import Skill, SkillContent
 
@@ -72,7 +73,7 @@ class Match:
 
 
 class Deduper:
-    def __init__(self, bank: Any, pool: Iterable[Skill], *, threshold: float = 0.88,
+    def __init__(self, bank: EvolutionBank, pool: Iterable[Skill], *, threshold: float = 0.88,
                  structural_threshold: float = 0.8):
         self.bank = bank
         self.threshold = threshold

@@ -23,13 +23,16 @@ from typing import Any, Callable, Sequence
 
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution.review import Pending, promote, reject
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
 
 
-@dataclass
+@dataclass(frozen=True)
 class GateResult:
-    """What a validation function reports for one candidate."""
+    """What a validation function reports for one candidate (the validator of
+    :func:`skillbank.consistency.validation.make_validator` reports a ``GateMeasurement``, a
+    ``GateResult`` with the per-task evidence)."""
 
     gain: float = 0.0  # e.g. pass^k with the candidate minus without it
     regressions: Sequence[str] = ()  # task ids that got worse
@@ -78,7 +81,7 @@ def resolve_policy(policy: Any) -> Callable[[Pending], bool] | None:
     raise ValueError(f"unknown promote policy {policy!r}: use 'all', 'guards' or a callable")
 
 
-def _model_written(bank: Any, pending: Pending) -> bool:
+def _model_written(bank: EvolutionBank, pending: Pending) -> bool:
     """Whether the candidate's text came from an LLM distiller (see :mod:`skillbank.provenance`)."""
     found = text_source(bank.history(pending.skill.id))
     return found is not None and found.source == Source.llm_distiller
@@ -137,7 +140,7 @@ class Gate:
         rng = random.Random(pending.proposal_hash or pending.skill.content_hash)
         return own + rng.sample(rest, min(self.config.holdout, len(rest)))
 
-    def run(self, bank: Any, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
+    def run(self, bank: EvolutionBank, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
         policy = resolve_policy(self.config.promote_policy)
         for p in sorted(candidates, key=lambda c: -len(c.evidence)):
             if p.skill.status != SkillStatus.candidate:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from skillbank.evolution.config import EvolutionConfig
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.evolution.templates import task_template
 from skillbank.models import Skill
 
@@ -45,7 +46,7 @@ class HarmVerdict:
                 f"{self.base_rate:.0%} over {self.base_n} comparable runs without (z={self.z:.2f})")
 
 
-def assess_harm(bank: Any, skills: Iterable[Skill], config: EvolutionConfig,
+def assess_harm(bank: EvolutionBank, skills: Iterable[Skill], config: EvolutionConfig,
                 groups: dict[str, str] | None = None) -> dict[str, HarmVerdict]:
     """Verdicts for the skills with enough uses; ``groups`` (trajectory id -> task group) saves
     recomputing templates for runs the round already read."""

@@ -12,6 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.store.locks import file_lock
 
 LOCK_NAME = "evolve"
@@ -19,22 +20,23 @@ LOCK_FILE = f"{LOCK_NAME}.lock"
 
 
 @contextlib.contextmanager
-def evolution_lock(bank: Any, *, timeout: float | None = 10.0, what: str = "evolve") -> Iterator[Any]:
+def evolution_lock(bank: EvolutionBank | str | Path, *, timeout: float | None = 10.0,
+                   what: str = "evolve") -> Iterator[Any]:
     """Hold the evolution lock of ``bank`` (a ``SkillBank``, or a bank folder's path); wait up to
     ``timeout`` seconds (``None`` waits forever).
 
     Raises :class:`~skillbank.errors.LockedError` when another process (or another handle in
     this process) still holds it after the timeout.
     """
-    where = getattr(bank, "location", None) or str(bank)
+    where = str(bank) if isinstance(bank, (str, Path)) else bank.location
 
     def busy(holder: str, waited: str) -> str:
         return (f"another evolution round is running on {where}{holder}{waited}; wait for it "
                 "to finish or retry with a longer --lock-timeout")
 
-    if hasattr(bank, "store"):
-        with bank.store.lock(LOCK_NAME, timeout=timeout, what=what, busy=busy) as held:
+    if isinstance(bank, (str, Path)):
+        with file_lock(Path(bank) / LOCK_FILE, timeout=timeout, what=what, busy=busy) as held:
             yield held
     else:
-        with file_lock(Path(bank) / LOCK_FILE, timeout=timeout, what=what, busy=busy) as held:
+        with bank.lock(LOCK_NAME, timeout=timeout, what=what, busy=busy) as held:
             yield held

@@ -21,7 +21,8 @@ from skillbank.evolution.evidence import Run, instance_literals, request_words
 from skillbank.evolution.lint import LintContext, LintResult, lint_content
 from skillbank.evolution.proposals import ChangeKind, Proposal, joint_author
 from skillbank.evolution.report import Change, EvolutionReport
-from skillbank.evolution.review import draft_id_for, is_rejected, pending_info, remember_rejection
+from skillbank.evolution.review import is_rejected, remember_rejection
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import Skill, SkillContent, SkillStatus
 
 __all__ = ["Planned", "Planner", "with_content"]
@@ -46,7 +47,7 @@ class Planned:
 class Planner:
     """Plans one round's proposals against the bank as the round found it."""
 
-    bank: Any
+    bank: EvolutionBank
     distiller: Distiller
     config: EvolutionConfig
     dry_run: bool
@@ -224,7 +225,7 @@ class Planner:
         target = item.target
         if target is None or target.status != SkillStatus.active or item.content is None:
             return None
-        draft_id = draft_id_for(self.bank, target.id)
+        draft_id = self.bank.drafts.draft_for(target.id)
         if draft_id is None:
             return None
         try:
@@ -252,8 +253,8 @@ class Planner:
             except SkillNotFoundError:
                 return with_content(content, name=name)
             if existing.name == name and existing.status == SkillStatus.retired and \
-                    draft_id_for(self.bank, existing.id) is None and \
-                    not (pending_info(self.bank, existing.id) or {}).get("target") and \
+                    self.bank.drafts.draft_for(existing.id) is None and \
+                    not (self.bank.drafts.pending(existing.id) or {}).get("target") and \
                     not existing.name.endswith("-next"):
                 return with_content(content, name=name)
         raise InvalidSkillError(f"no free name for {base!r}")

@@ -9,34 +9,20 @@ content as that next version (with the edit's provenance and reason) and retires
 a merge also retires the skills it absorbed. Rejecting remembers the proposed content hash so
 the same edit is not proposed again.
 
-What promoting a candidate would do, and the draft used for each target, live in the store's
-:class:`~skillbank.store.drafts.DraftRepo`.
+What promoting a candidate would do, and the draft used for each target, live in the bank's
+``drafts`` (:class:`~skillbank.store.drafts.DraftRepo`).
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from skillbank.errors import InvalidSkillError
+from skillbank.evolution.seam import EvolutionBank
 from skillbank.hashing import content_hash
 from skillbank.models import Skill, SkillContent, SkillStatus
-from skillbank.store.drafts import DraftRepo
-
-# The meta keys drafts were kept under before they had a table (moved by the store's migration
-# 0003_drafts_and_rounds): nothing reads or writes them any more.
-_OLD_META_PREFIXES = {"PENDING_PREFIX": "evolution:pending:", "DRAFT_PREFIX": "evolution:draft:"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _OLD_META_PREFIXES:
-        warnings.warn(f"skillbank.evolution.review.{name} is deprecated: drafts and pending "
-                      "candidates are no longer meta keys; use skillbank.store.drafts.DraftRepo",
-                      DeprecationWarning, stacklevel=2)
-        return _OLD_META_PREFIXES[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -80,61 +66,36 @@ def edit_key(content: SkillContent) -> str:
     return "edit:" + content_hash(data)
 
 
-def remember_rejection(bank: Any, content: SkillContent, skill_id: str | None, reason: str,
+def remember_rejection(bank: EvolutionBank, content: SkillContent, skill_id: str | None, reason: str,
                        extra: Iterable[str] = ()) -> None:
     """Remember ``content`` (exactly and as an edit) so no round proposes it again."""
     for key in dict.fromkeys([content.hash(), edit_key(content), *extra]):
         bank.skills.remember_rejected(key, skill_id, reason)
 
 
-def is_rejected(bank: Any, content: SkillContent) -> bool:
+def is_rejected(bank: EvolutionBank, content: SkillContent) -> bool:
     """Whether ``content`` (or the same edit with other counts) was rejected or rolled back."""
     return bank.skills.was_rejected(content.hash()) or bank.skills.was_rejected(edit_key(content))
 
 
-# -- storage ---------------------------------------------------------------------------------------
-
-
-def save_pending(bank: Any, skill_id: str, info: dict[str, Any]) -> None:
-    DraftRepo(bank.store).save_pending(skill_id, info)
-
-
-def _drop_pending(bank: Any, skill_id: str) -> None:
-    DraftRepo(bank.store).drop_pending(skill_id)
-
-
-def pending_info(bank: Any, skill_id: str) -> dict[str, Any] | None:
-    return DraftRepo(bank.store).pending(skill_id)
-
-
-def draft_ids(bank: Any) -> set[str]:
-    """The rows that hold pending versions of active skills (every draft ever made)."""
-    return DraftRepo(bank.store).draft_ids()
-
-
-def draft_id_for(bank: Any, target_id: str) -> str | None:
-    """The draft skill used for edits of ``target_id`` (it may be retired between edits)."""
-    return DraftRepo(bank.store).draft_for(target_id)
-
-
-def get_pending(bank: Any, skill_id: str) -> Pending:
+def get_pending(bank: EvolutionBank, skill_id: str) -> Pending:
     """The candidate ``skill_id`` names: a candidate skill, or an active skill's pending version
     (by the active skill's own name or id, or the draft's)."""
     skill = bank.get_skill(skill_id)
-    draft = draft_id_for(bank, skill.id) if skill.status == SkillStatus.active else None
-    if draft is not None and pending_info(bank, draft) is not None:
+    draft = bank.drafts.draft_for(skill.id) if skill.status == SkillStatus.active else None
+    if draft is not None and bank.drafts.pending(draft) is not None:
         skill = bank.get_skill(draft)
-    info = pending_info(bank, skill.id) or {}
+    info = bank.drafts.pending(skill.id) or {}
     return Pending(skill=skill, **{k: v for k, v in info.items() if k in Pending.__dataclass_fields__})
 
 
-def list_candidates(bank: Any, *, include_quarantined: bool = True) -> list[Pending]:
+def list_candidates(bank: EvolutionBank, *, include_quarantined: bool = True) -> list[Pending]:
     """Every candidate (and quarantined) skill with what promoting it would do."""
     statuses = [SkillStatus.candidate] + ([SkillStatus.quarantined] if include_quarantined else [])
     out = []
     for status in statuses:
         for skill in bank.skills.list(status=status):
-            info = pending_info(bank, skill.id) or {}
+            info = bank.drafts.pending(skill.id) or {}
             out.append(Pending(skill=skill, **{k: v for k, v in info.items()
                                                if k in Pending.__dataclass_fields__}))
     return out
@@ -143,7 +104,7 @@ def list_candidates(bank: Any, *, include_quarantined: bool = True) -> list[Pend
 # -- decisions -------------------------------------------------------------------------------------
 
 
-def promote(bank: Any, skill_id: str, *, force: bool = False, reason: str | None = None,
+def promote(bank: EvolutionBank, skill_id: str, *, force: bool = False, reason: str | None = None,
             author: str = "human") -> Skill:
     """Make a candidate active (a draft: apply it to its target). Returns the active skill.
 
@@ -160,7 +121,7 @@ def promote(bank: Any, skill_id: str, *, force: bool = False, reason: str | None
         raise InvalidSkillError(f"{cand.name} is {cand.status.value}, not a candidate")
     why = reason or "promoted by review"
     detail = f"{why}; {p.kind} from {p.author or 'evolution'}: {p.reason}" if p.reason else why
-    with bank.store.transaction():
+    with bank.transaction():
         if p.is_draft:
             target = bank.get_skill(p.target)
             if p.base_hash and target.content_hash != p.base_hash and not force:
@@ -186,11 +147,11 @@ def promote(bank: Any, skill_id: str, *, force: bool = False, reason: str | None
                 bank.skills.new_version(other.id, status=SkillStatus.retired, author=author,
                                         reason=f"merged into {result.name}",
                                         note=f"merged into {result.id}", action="status:retired")
-        _drop_pending(bank, cand.id)
+        bank.drafts.drop_pending(cand.id)
     return result
 
 
-def reject(bank: Any, skill_id: str, *, reason: str = "rejected by review", author: str = "human") -> Skill:
+def reject(bank: EvolutionBank, skill_id: str, *, reason: str = "rejected by review", author: str = "human") -> Skill:
     """Retire a candidate and remember its content so the same edit is not proposed again."""
     p = get_pending(bank, skill_id)
     cand = p.skill
@@ -199,9 +160,9 @@ def reject(bank: Any, skill_id: str, *, reason: str = "rejected by review", auth
     proposed = cand.content.model_copy(update={"name": p.name or cand.name})
     remember_rejection(bank, proposed, p.target or cand.id, reason,
                        extra=[h for h in (p.proposal_hash, cand.content_hash) if h])
-    with bank.store.transaction():
+    with bank.transaction():
         result = bank.skills.new_version(cand.id, status=SkillStatus.retired, author=author,
                                          reason=f"rejected: {reason}", note=f"rejected: {reason}",
                                          action="status:retired")
-        _drop_pending(bank, cand.id)
+        bank.drafts.drop_pending(cand.id)
     return result

@@ -28,7 +28,6 @@ import contextlib
 import dataclasses
 import functools
 import time
-import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -51,14 +50,12 @@ from skillbank.evolution.lock import evolution_lock
 from skillbank.evolution.plan import Planned, Planner, with_content
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.evolution.report import Change, EvolutionReport
-from skillbank.evolution.review import Pending, draft_id_for, pending_info, save_pending
-from skillbank.evolution.watermark import current_round, finish_round
+from skillbank.evolution.review import Pending
+from skillbank.evolution.seam import EvolutionBank
+from skillbank.evolution.watermark import finish_round
 from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
 
 __all__ = ["Change", "EvolutionReport", "evolve", "resolve_distiller"]
-
-# EvolutionConfig fields that became the gate's: set there, they still reach it (deprecated).
-_GATE_FIELDS_IN_CONFIG = ("min_gain", "holdout")
 
 
 def resolve_distiller(spec: Any) -> Distiller:
@@ -80,7 +77,7 @@ def resolve_distiller(spec: Any) -> Distiller:
 
 
 def evolve(
-    bank: Any,
+    bank: EvolutionBank,
     distiller: Distiller | Any = None,
     *,
     dry_run: bool = False,
@@ -114,19 +111,10 @@ def _configs(config: EvolutionConfig | None, gate: GateConfig | None,
     gate_options = {name: value for name, value in options.items() if name in gate_names}
     config = dataclasses.replace(config or EvolutionConfig(),
                                  **{n: v for n, v in options.items() if n not in gate_names})
-    if gate is None:
-        defaults = EvolutionConfig()
-        moved = {name: getattr(config, name) for name in _GATE_FIELDS_IN_CONFIG
-                 if getattr(config, name) != getattr(defaults, name) and name not in gate_options}
-        if moved:
-            warnings.warn(f"EvolutionConfig.{'/'.join(moved)} is deprecated: the gate's settings "
-                          "are GateConfig's (evolve(gate=GateConfig(...)) or evolve(holdout=...))",
-                          DeprecationWarning, stacklevel=3)
-        gate_options = {**moved, **gate_options}
     return config, dataclasses.replace(gate or GateConfig(), **gate_options)
 
 
-def _no_room(bank: Any, config: EvolutionConfig, pending: Pending) -> str | None:
+def _no_room(bank: EvolutionBank, config: EvolutionConfig, pending: Pending) -> str | None:
     return budget_mod.no_room(bank.skills.list(status=SkillStatus.active), pending, config)
 
 
@@ -169,7 +157,7 @@ class _Round:
     """One round: :meth:`run` calls the stages of the module's docstring, one method each, in
     that order; each takes what the stages before it returned."""
 
-    def __init__(self, bank: Any, distiller: Distiller, config: EvolutionConfig, gate: Gate,
+    def __init__(self, bank: EvolutionBank, distiller: Distiller, config: EvolutionConfig, gate: Gate,
                  dry_run: bool, since: datetime | None):
         self.bank = bank
         self.distiller = distiller
@@ -218,7 +206,7 @@ class _Round:
 
     def _read(self) -> _Reading:
         """Stage 1."""
-        round_no = current_round(self.bank) + 1
+        round_no = self.bank.rounds.current() + 1
         batch = load_batch(self.bank, since=self.since, include_heldout=self.config.include_heldout)
         return _Reading(round_no=round_no, batch=batch, runs={r.id: r for r in batch.runs},
                         used=self.bank.skills.get_many(batch.by_skill),
@@ -311,7 +299,7 @@ class _Round:
         """Stage 7: lint and de-duplicate, combining proposals per target; then merge active
         skills that already duplicate each other."""
         cfg = self.config
-        pool = [s for s in live if not (pending_info(self.bank, s.id) or {}).get("target")]
+        pool = [s for s in live if not (self.bank.drafts.pending(s.id) or {}).get("target")]
         deduper = Deduper(self.bank, pool, threshold=cfg.dedupe_threshold,
                           structural_threshold=cfg.structural_threshold)
         deduper.prime(p.content for p in proposals if p.target is None)
@@ -339,7 +327,7 @@ class _Round:
         written: list[Pending] = []
         if self.dry_run:
             return written
-        with self.bank.store.transaction():
+        with self.bank.transaction():
             for p in planned:
                 pending = self._write(p, reading.round_no, reading.runs)
                 if pending is not None:
@@ -430,7 +418,7 @@ class _Round:
                 "proposal_hash": item.content.hash(), "absorb": list(prop.absorb),
                 "parent": prop.parent, "target": None, "name": item.content.name, "base_hash": None}
         target = item.target
-        with bank.store.transaction():
+        with bank.transaction():
             if target is None:
                 try:
                     existing = bank.get_skill(item.content.name)
@@ -458,7 +446,7 @@ class _Round:
                                                 action=f"evolve:{change.kind}")
                 change.skill_id = change.candidate_id = skill.id
                 change.version = skill.version
-            save_pending(bank, skill.id, info)
+            bank.drafts.save_pending(skill.id, info)
         p = Pending(skill=bank.get_skill(skill.id),
                     **{k: v for k, v in info.items() if k in Pending.__dataclass_fields__})
         return p
@@ -466,7 +454,7 @@ class _Round:
     def _write_draft(self, target: Skill, item: Planned, author: str) -> Skill:
         bank, prop, change = self.bank, item.proposal, item.change
         reason = f"{change.kind} of {target.name} v{target.version}: {prop.reason}"
-        draft_id = draft_id_for(bank, target.id)
+        draft_id = bank.drafts.draft_for(target.id)
         if draft_id is not None:
             with contextlib.suppress(SkillNotFoundError):
                 draft = bank.get_skill(draft_id)

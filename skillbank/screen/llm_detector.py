@@ -30,7 +30,7 @@ from typing import Any
 from skillbank.lru import LRU
 from skillbank.replies import reply_json
 from skillbank.screen.findings import QUARANTINE, Finding
-from skillbank.screen.llm_prompt import VERDICT_SCHEMA, Verdict, messages, retry_messages
+from skillbank.screen.llm_prompt import VERDICT_SCHEMA, InjectionVerdict, messages, retry_messages
 
 __all__ = ["LLMDetector", "LLMStats", "DEFAULT_MODEL"]
 
@@ -96,7 +96,7 @@ class LLMDetector:
         self.name = f"LLM detector ({self.label})"
         self.max_chars = max_chars
         self.stats = LLMStats()
-        self._verdicts: LRU[str, Verdict] = LRU(_CACHE_SIZE)
+        self._verdicts: LRU[str, InjectionVerdict] = LRU(_CACHE_SIZE)
         self._lock = threading.Lock()
 
     @classmethod
@@ -127,7 +127,7 @@ class LLMDetector:
                             "reads it")]
         return []
 
-    def verdict(self, text: str) -> Verdict | str:
+    def verdict(self, text: str) -> InjectionVerdict | str:
         """The model's verdict on ``text``, or why there is none after :data:`ATTEMPTS` asks."""
         cached = self._verdicts.get(text)
         if cached is not None:
@@ -147,7 +147,7 @@ class LLMDetector:
             if reply is None:
                 continue
             try:
-                verdict = Verdict.model_validate(reply_json(reply))
+                verdict = InjectionVerdict.model_validate(reply_json(reply))
             except ValueError as exc:  # unreadable JSON, or not the verdict's fields (ValidationError)
                 error = f"unreadable verdict: {' '.join(str(exc).split())[:200]}"
                 asked = retry_messages(asked, reply, error)

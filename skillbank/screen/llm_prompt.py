@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-__all__ = ["Verdict", "VERDICT_SCHEMA", "SYSTEM", "messages", "retry_messages", "fenced"]
+__all__ = ["InjectionVerdict", "VERDICT_SCHEMA", "SYSTEM", "messages", "retry_messages", "fenced"]
 
 REASON_CHARS = 200
 
@@ -37,7 +37,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-class Verdict(BaseModel):
+class InjectionVerdict(BaseModel):
     asks: str  # the reason: what the text asks the assistant to do, in one sentence
     injection: bool
 

@@ -95,7 +95,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
             if not (a.isdigit() and b.isdigit()):
                 raise forms.BadForm("a" if not a.isdigit() else "b", "not a version number")
             diff = bank.diff(skill_id, int(a), int(b))
-        pending = review.pending_info(bank, skill_id)
+        pending = bank.drafts.pending(skill_id)
         return page(request, "skill.html.j2", skill=current, history=list(reversed(history)), diff=diff,
                     a=a, b=b, rendered=bank.render([current]), pending=pending)
 
