@@ -23,8 +23,9 @@ if any check failed.
         # skillbank[local] and a fetched model, else those layers say why they were not measured)
         # and with the embedding detector as the LLM's first stage (patterns+embedding+llm, which
         # also prints the curve: recall and FP at several first-stage bands); --lines N for a quick
-        # look, --layers patterns,patterns+embedding to skip the model. The LLM layers make about
-        # two model calls per line the patterns let through.
+        # look, --layers patterns,patterns+embedding to skip the model, --curve-only for the curve
+        # alone (a calibration run). The LLM layers make about two model calls per line the patterns
+        # let through (the curve alone, one).
 
     HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only heldout-injection-v3 \
         --layers patterns,patterns+embedding+llm
@@ -415,9 +416,10 @@ def _corpus(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 
 def heldout_injection(tmp: Path, layers: list[str], lines: int | None,
-                      corpus: str = "heldout-injection") -> tuple[dict, bool]:
+                      corpus: str = "heldout-injection", curve_only: bool = False) -> tuple[dict, bool]:
     """Held-out injection recall and clean false-positive rate, per way in and per layer, and the
-    LLM detector's cost per incoming version; with the first stage, the curve over its band."""
+    LLM detector's cost per incoming version; with the first stage, the curve over its band
+    (``curve_only``: the curve alone, half the model calls, for a calibration run)."""
     from dataclasses import replace
 
     from skillbank.screen.second_layer import active_detector, unavailable
@@ -438,6 +440,10 @@ def heldout_injection(tmp: Path, layers: list[str], lines: int | None,
             fig[f"{layer}/band"] = _band(detector.clear_clean, detector.clear_injection)
             curve = _curve(_stagings(detector, bad), _stagings(detector, good))
             fig.update({f"{layer}/{k}": v for k, v in curve.items()})
+        if curve_only:
+            if before is not None:
+                fig[f"{layer}/LLM cost"] = _llm_cost(before, llm.stats)
+            continue
         with _detector_env(mode):
             hit = _ways_in(tmp, bad, f"{corpus}-{layer}-bad")
             fp = _ways_in(tmp, good, f"{corpus}-{layer}-good")
@@ -534,6 +540,9 @@ def main() -> int:
                          "the layers with llm run the local model")
     ap.add_argument("--llm-model", choices=("1.5b", "0.5b"), default="1.5b",
                     help="heldout-injection: the local model size of the LLM detector")
+    ap.add_argument("--curve-only", action="store_true",
+                    help="heldout-injection(-v3): for patterns+embedding+llm, only the curve on the add_skill "
+                         "text (one model call per line the patterns let through), not every way in")
     ap.add_argument("--lines", type=int, default=None, metavar="N",
                     help="heldout-injection: at most N injection and N clean lines, evenly spread (a quick look)")
     args = ap.parse_args()
@@ -562,9 +571,9 @@ def main() -> int:
             ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
             ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
             ("heldout-injection", "held-out injection lines and clean lines, per way in and layer",
-             lambda: heldout_injection(tmp_path, layers, args.lines)),
+             lambda: heldout_injection(tmp_path, layers, args.lines, curve_only=args.curve_only)),
             ("heldout-injection-v3", "fresh v3 injection lines and clean lines, per way in and layer",
-             lambda: heldout_injection(tmp_path, layers, args.lines, "heldout-injection-v3")),
+             lambda: heldout_injection(tmp_path, layers, args.lines, "heldout-injection-v3", args.curve_only)),
             ("heldout-secrets", "held-out secrets and look-alikes", heldout_secrets),
         ]:
             if check not in only:

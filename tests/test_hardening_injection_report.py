@@ -71,6 +71,17 @@ def test_the_staged_layer_on_every_way_in_with_its_curve(monkeypatch, tmp_path):
     assert fig[f"{layer}/add_skill"].startswith("recall ") and not met
 
 
+def test_a_calibration_run_can_ask_for_the_curve_alone(monkeypatch, tmp_path):
+    model = ScriptedChatModel([json.dumps({"asks": "x", "reason": "y", "verdict": "unsure"})])
+    monkeypatch.setattr(second_layer, "_LOADED", {"embedding": Scored(), "llm": LLMDetector(model)})
+    monkeypatch.setattr(second_layer, "_UNAVAILABLE", {})
+    fig, _ = report.heldout_injection(tmp_path, ["patterns+embedding+llm"], 3, curve_only=True)
+    layer = "patterns+embedding+llm"
+    asked = int(fig[f"{layer}/curve: the LLM alone"].split("LLM asked about ")[1].split("/")[0])
+    assert len(model.received) == asked and f"{asked} unsure (held for review)" in fig[f"{layer}/LLM cost"]
+    assert not [k for k in fig if k.endswith(report.WAYS_IN)]
+
+
 @pytest.mark.parametrize("check", ["heldout-injection", "heldout-injection-v3"])
 def test_both_corpora_read(check):
     bad, good = report._corpus(check)
