@@ -21,8 +21,16 @@ if any check failed.
         # the held-out injection and clean lines on every way in, for the patterns alone, with the
         # embedding detector, with the LLM detector on the local model (--llm-model 1.5b|0.5b;
         # skillbank[local] and a fetched model, else those layers say why they were not measured)
-        # and with both; --lines N for a quick look, --layers patterns,patterns+embedding to skip
-        # the model. The LLM layers make about two model calls per line the patterns let through.
+        # and with the embedding detector as the LLM's first stage (patterns+embedding+llm, which
+        # also prints the curve: recall and FP at several first-stage bands); --lines N for a quick
+        # look, --layers patterns,patterns+embedding to skip the model, --curve-only for the curve
+        # alone (a calibration run). The LLM layers make about two model calls per line the patterns
+        # let through (the curve alone, one).
+
+    HF_HUB_OFFLINE=1 python scripts/hardening_report.py --only heldout-injection-v3 \
+        --layers patterns,patterns+embedding+llm
+        # the same on the fresh v3 set (tests/data/heldout_injection_v3; issue 32), which is measured
+        # once: tests/data/heldout is the calibration split since it was written.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +248,22 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
 # -- held-out corpora (issue 20): every way in, per layer ---------------------------------------
 
 WAYS_IN = ("add_skill", "update_skill", "skill_md_import", "distiller")
-LAYERS = {"patterns": "off", "patterns+embedding": "embedding", "patterns+llm": "llm", "patterns+both": "both"}
+LAYERS = {"patterns": "off", "patterns+embedding": "embedding", "patterns+llm": "llm",
+          "patterns+embedding+llm": "both"}
+LEAD, DESCRIPTION = "Look the order up first.", "Refund an order."
+# The curve's first-stage bands: 0 never waves a line through as clean and 1.01 never flags one
+# unasked, so (0, 1.01) is the LLM alone.
+CURVE_CLEAR_CLEAN = (0.0, 0.228, 0.25, 0.3, 0.4, 0.5, 0.7)
+CURVE_CLEAR_INJECTION = (0.99, 0.995, 0.999, 1.01)
+
+
+def version_text(i: int, line: str) -> str:
+    """The text add_skill, the import and the distiller's lint screen for line ``i`` of a corpus:
+    the skill ``s-i`` that adds ``line`` to an ordinary first line."""
+    from skillbank.models import SkillContent
+    from skillbank.screen.patterns import added_text
+
+    return added_text(SkillContent(name=f"s-{i}", description=DESCRIPTION, body=f"{LEAD}\n{line}"), None)
 
 
 def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
@@ -253,7 +277,7 @@ def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
     from skillbank.evolution.lint import LintContext, lint_content
     from skillbank.models import SkillContent
 
-    lead, desc = "Look the order up first.", "Refund an order."
+    lead, desc = LEAD, DESCRIPTION
     stopped: dict[str, list[bool]] = {}
     started = time.perf_counter()
 
@@ -302,19 +326,105 @@ def _llm_cost(before: Any, after: Any) -> str:
     per = f"{seconds / judged:.2f} s per incoming version judged" if judged else "no version judged"
     return (f"{per} ({judged} judged by the model, {after.cached - before.cached} from its verdicts, "
             f"{calls} model calls, {after.retries - before.retries} retries, "
-            f"{after.unjudged - before.unjudged} could not be judged (held), {seconds:.0f} s in the model)")
+            f"{after.unjudged - before.unjudged} could not be judged (held), "
+            f"{after.unsure - before.unsure} unsure (held for review), {seconds:.0f} s in the model)")
 
 
-def heldout_injection(tmp: Path, layers: list[str], lines: int | None) -> tuple[dict, bool]:
+_OUTCOMES = {"injection-llm": "injection", "injection-llm-unsure": "unsure", "injection-llm-unjudged": "unjudged"}
+
+
+@dataclass(frozen=True)
+class Staging:
+    """What each stage makes of one line, as add_skill screens it: whether the patterns stop it, the
+    embedding detector's top probability (None: nothing long enough to score), and the LLM's outcome
+    (clean, injection, unsure or unjudged; not asked when the patterns stop the line)."""
+
+    patterns: bool
+    probability: float | None
+    llm: str
+
+    def stopped(self, clear_clean: float, clear_injection: float) -> bool:
+        """Whether the patterns and the first stage with this band, then the LLM, stop the line."""
+        if self.patterns:
+            return True
+        if self.probability is not None and self.probability >= clear_injection:
+            return True
+        return not self.skips_llm(clear_clean, clear_injection) and self.llm != "clean"
+
+    def skips_llm(self, clear_clean: float, clear_injection: float) -> bool:
+        return self.patterns or (self.probability is not None
+                                 and not clear_clean <= self.probability < clear_injection)
+
+
+def _stagings(detector: Any, lines: list[str]) -> list[Staging]:
+    """Every stage on every line the patterns let through: the LLM is asked about each, so the
+    curve can place any band, and its verdicts are kept for the ways in that follow."""
+    from skillbank.screen.patterns import injection_findings
+
+    out = []
+    for i, line in enumerate(lines):
+        text = version_text(i, line)
+        if injection_findings(text):
+            out.append(Staging(True, None, "not asked"))
+            continue
+        top, found = detector.embedding.top(text), detector.llm.findings(text)
+        outcome = _OUTCOMES[found[0].rule] if found else "clean"
+        out.append(Staging(False, top.probability if top else None, outcome))
+    return out
+
+
+def _band(clear_clean: float, clear_injection: float) -> str:
+    return f"clear clean < {clear_clean}, clear injection >= {clear_injection}"
+
+
+def _curve(bad: list[Staging], good: list[Staging]) -> dict[str, str]:
+    """Recall, FP (and how many of the clean lines the LLM held as unsure) and LLM calls at each
+    first-stage band of the curve, on the add_skill text."""
+    rows = {}
+    for low in CURVE_CLEAR_CLEAN:
+        for high in CURVE_CLEAR_INJECTION:
+            hit = sum(s.stopped(low, high) for s in bad)
+            fp = [s for s in good if s.stopped(low, high)]
+            unsure = sum(s.llm == "unsure" and not s.skips_llm(low, high) for s in fp)
+            asked = sum(not s.skips_llm(low, high) for s in bad + good)
+            label = "the LLM alone" if (low, high) == (0.0, 1.01) else _band(low, high)
+            rows[f"curve: {label}"] = (f"recall {hit / len(bad):.1%} ({hit}/{len(bad)}), "
+                                       f"FP {len(fp) / len(good):.1%} ({len(fp)}/{len(good)}, {unsure} unsure), "
+                                       f"LLM asked about {asked}/{len(bad) + len(good)} lines")
+    return rows
+
+
+def _by_style(rows: list[tuple[str, str]], stopped: list[bool]) -> str:
+    """How many lines of each style were stopped, e.g. ``negation 3/67``."""
+    counts: dict[str, list[int]] = {}
+    for (style, _), s in zip(rows, stopped):
+        key = style.split(":")[0]
+        counts.setdefault(key, [0, 0])
+        counts[key][0] += s
+        counts[key][1] += 1
+    return ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(counts.items()))
+
+
+def _corpus(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(injection rows, clean rows) of the check ``name``: the first held-out corpora (issue 20, now
+    the calibration split) or the fresh v3 set (issue 32)."""
+    import heldout_corpus as corpora
+
+    if name == "heldout-injection-v3":
+        return corpora.injections_v3(), corpora.clean_lines_v3()
+    return corpora.injections(), corpora.clean_lines()
+
+
+def heldout_injection(tmp: Path, layers: list[str], lines: int | None,
+                      corpus: str = "heldout-injection", curve_only: bool = False) -> tuple[dict, bool]:
     """Held-out injection recall and clean false-positive rate, per way in and per layer, and the
-    LLM detector's cost per incoming version."""
+    LLM detector's cost per incoming version; with the first stage, the curve over its band
+    (``curve_only``: the curve alone, half the model calls, for a calibration run)."""
     from dataclasses import replace
-
-    from heldout_corpus import clean_lines, injections
 
     from skillbank.screen.second_layer import active_detector, unavailable
 
-    bad_rows, good_rows = _spread(injections(), lines), _spread(clean_lines(), lines)
+    bad_rows, good_rows = (_spread(rows, lines) for rows in _corpus(corpus))
     bad, good = [t for _, t in bad_rows], [t for _, t in good_rows]
     fig: dict[str, Any] = {"injection_lines": len(bad), "clean_lines": len(good)}
     met: list[str] = []
@@ -324,11 +434,19 @@ def heldout_injection(tmp: Path, layers: list[str], lines: int | None) -> tuple[
         if mode != "off" and (missing := unavailable(mode)):
             fig[f"{layer}"] = "not measured: " + "; ".join(f"{k} cannot run: {v}" for k, v in missing.items())
             continue
-        llm = getattr(detector, "detectors", (detector,))[-1]
+        llm = getattr(detector, "llm", detector)
         before = replace(llm.stats) if hasattr(llm, "stats") else None
+        if mode == "both":
+            fig[f"{layer}/band"] = _band(detector.clear_clean, detector.clear_injection)
+            curve = _curve(_stagings(detector, bad), _stagings(detector, good))
+            fig.update({f"{layer}/{k}": v for k, v in curve.items()})
+        if curve_only:
+            if before is not None:
+                fig[f"{layer}/LLM cost"] = _llm_cost(before, llm.stats)
+            continue
         with _detector_env(mode):
-            hit = _ways_in(tmp, bad, f"{layer}-bad")
-            fp = _ways_in(tmp, good, f"{layer}-good")
+            hit = _ways_in(tmp, bad, f"{corpus}-{layer}-bad")
+            fp = _ways_in(tmp, good, f"{corpus}-{layer}-good")
         meets = True
         for way in WAYS_IN:
             recall, fpr = sum(hit[way]) / len(bad), sum(fp[way]) / len(good)
@@ -341,12 +459,8 @@ def heldout_injection(tmp: Path, layers: list[str], lines: int | None) -> tuple[
             f"{hit['ms per add_skill'][0]:.1f}, {fp['ms per add_skill'][0]:.1f}"
         if before is not None:
             fig[f"{layer}/LLM cost"] = _llm_cost(before, llm.stats)
-        by_style: dict[str, list[int]] = {}
-        for (style, _), h in zip(bad_rows, hit["add_skill"]):
-            by_style.setdefault(style.split(":")[0], [0, 0])
-            by_style[style.split(":")[0]][0] += h
-            by_style[style.split(":")[0]][1] += 1
-        fig[f"{layer}/add_skill by style"] = ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(by_style.items()))
+        fig[f"{layer}/add_skill by style"] = _by_style(bad_rows, hit["add_skill"])
+        fig[f"{layer}/add_skill clean flagged by style"] = _by_style(good_rows, fp["add_skill"])
         fig[f"{layer}/flagged clean (add_skill)"] = [t[:70] for t, f in zip(good, fp["add_skill"]) if f][:12]
         fig[f"{layer}/missed (add_skill)"] = sum(not h for h in hit["add_skill"])
     fig["layers meeting recall >= 90% with FP <= 2% on every way in"] = met or "none"
@@ -408,7 +522,7 @@ def _detector_env(value: str):
 
 
 CHECKS = ("writers", "write-kills", "evolve-kills", "fuzz", "scrub", "damaged-index", "import-lint",
-          "heldout-injection", "heldout-secrets")
+          "heldout-injection", "heldout-injection-v3", "heldout-secrets")
 
 
 def main() -> int:
@@ -422,10 +536,13 @@ def main() -> int:
     ap.add_argument("--lint-bank", type=Path, default=None,
                     help="import-lint: also lint every skill version stored in this bank")
     ap.add_argument("--layers", default=",".join(LAYERS),
-                    help=f"heldout-injection: the layers to measure, comma-separated ({', '.join(LAYERS)}); "
-                         "the llm and both layers run the local model")
+                    help=f"heldout-injection(-v3): the layers to measure, comma-separated ({', '.join(LAYERS)}); "
+                         "the layers with llm run the local model")
     ap.add_argument("--llm-model", choices=("1.5b", "0.5b"), default="1.5b",
                     help="heldout-injection: the local model size of the LLM detector")
+    ap.add_argument("--curve-only", action="store_true",
+                    help="heldout-injection(-v3): for patterns+embedding+llm, only the curve on the add_skill "
+                         "text (one model call per line the patterns let through), not every way in")
     ap.add_argument("--lines", type=int, default=None, metavar="N",
                     help="heldout-injection: at most N injection and N clean lines, evenly spread (a quick look)")
     args = ap.parse_args()
@@ -435,7 +552,8 @@ def main() -> int:
     from skillbank.screen.second_layer import MODEL_ENV
 
     os.environ[MODEL_ENV] = f"local:{args.llm_model}"
-    only = set(args.only or CHECKS)
+    # The fresh v3 set is measured once, when asked for by name, never as part of a full run.
+    only = set(args.only or [c for c in CHECKS if c != "heldout-injection-v3"])
     per = args.per or (50 if args.quick else 400)
     write_kills, evolve_kills, examples = (5, 4, 50) if args.quick else (40, 30, 1000)
     damage_rounds = 2 if args.quick else 10
@@ -453,7 +571,9 @@ def main() -> int:
             ("damaged-index", "damaged search index", lambda: damaged_index(tmp_path, damage_rounds, args.seed)),
             ("import-lint", "import lint (injection files, clean skills)", lambda: import_lint(tmp_path, args.lint_bank)),
             ("heldout-injection", "held-out injection lines and clean lines, per way in and layer",
-             lambda: heldout_injection(tmp_path, layers, args.lines)),
+             lambda: heldout_injection(tmp_path, layers, args.lines, curve_only=args.curve_only)),
+            ("heldout-injection-v3", "fresh v3 injection lines and clean lines, per way in and layer",
+             lambda: heldout_injection(tmp_path, layers, args.lines, "heldout-injection-v3", args.curve_only)),
             ("heldout-secrets", "held-out secrets and look-alikes", heldout_secrets),
         ]:
             if check not in only:

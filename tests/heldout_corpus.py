@@ -1,7 +1,10 @@
-"""Readers for the held-out hardening corpora in tests/data/heldout (issue 20; see its README).
+"""Readers for the held-out hardening corpora in tests/data/heldout (issue 20; see its README) and
+the fresh injection set in tests/data/heldout_injection_v3 (issue 32).
 
-The files were written before the detector and the maintained secret rules, and are never edited;
-scripts/hardening_report.py measures every layer on them. Nothing may be trained on them.
+The files were written before the detectors they measure, and are never edited;
+scripts/hardening_report.py measures every layer on them. Nothing may be trained on them, except
+that tests/data/heldout became the calibration split of the LLM detector and of its first stage once
+the v3 set was committed.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
+HELDOUT_INJECTION_V3 = Path(__file__).resolve().parent / "data" / "heldout_injection_v3"
 
 
-def _tsv(name: str) -> list[tuple[str, str]]:
+def _tsv(name: str, directory: Path = HELDOUT) -> list[tuple[str, str]]:
     rows = []
-    for line in (HELDOUT / name).read_text(encoding="utf-8").splitlines():
+    for line in (directory / name).read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
             label, text = line.split("\t", 1)
             rows.append((label, text))
@@ -32,6 +36,16 @@ def clean_lines() -> list[tuple[str, str]]:
     """(source, line): person-written near-misses, then every line a demo bank learned."""
     return [("person:" + k, t) for k, t in _tsv("clean_person.tsv")] + \
         [("demo:" + k, t) for k, t in _tsv("clean_demo.tsv")]
+
+
+def injections_v3() -> list[tuple[str, str]]:
+    """(style, line) for every injection line of the fresh v3 set."""
+    return _tsv("injection.tsv", HELDOUT_INJECTION_V3)
+
+
+def clean_lines_v3() -> list[tuple[str, str]]:
+    """(style, line) for every clean line of the fresh v3 set."""
+    return _tsv("clean.tsv", HELDOUT_INJECTION_V3)
 
 
 @dataclass(frozen=True)

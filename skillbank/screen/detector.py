@@ -33,7 +33,7 @@ import numpy as np
 
 from skillbank.screen.findings import QUARANTINE, Finding
 
-__all__ = ["InjectionDetector", "WEIGHTS", "Score", "chunks"]
+__all__ = ["InjectionDetector", "WEIGHTS", "Score", "chunks", "flag"]
 
 WEIGHTS = Path(__file__).with_name("injection_detector.npz")
 # A sentence ends at . ! ? ; (or their full-width forms) followed by space, or at a line end.
@@ -60,6 +60,12 @@ def chunks(text: str) -> list[str]:
 class Score:
     text: str
     probability: float
+
+
+def flag(score: Score) -> Finding:
+    """The quarantine finding for the chunk ``score`` scored: how sure, and which text."""
+    return Finding("injection-detector", QUARANTINE,
+                   f"reads like an instruction to the model (p={score.probability:.2f}): {score.text[:60]!r}")
 
 
 class InjectionDetector:
@@ -96,11 +102,11 @@ class InjectionDetector:
     def flagged(self, text: str) -> list[Score]:
         return [s for s in self.scores(text) if s.probability >= self.threshold]
 
+    def top(self, text: str) -> Score | None:
+        """The chunk of ``text`` scored highest, or None when ``text`` has none long enough to score."""
+        return max(self.scores(text), key=lambda s: s.probability, default=None)
+
     def findings(self, text: str) -> list[Finding]:
         """A quarantine finding, naming the chunk scored highest, when any chunk is flagged."""
-        flagged = self.flagged(text)
-        if not flagged:
-            return []
-        worst = max(flagged, key=lambda s: s.probability)
-        return [Finding("injection-detector", QUARANTINE,
-                        f"reads like an instruction to the model (p={worst.probability:.2f}): {worst.text[:60]!r}")]
+        worst = self.top(text)
+        return [flag(worst)] if worst is not None and worst.probability >= self.threshold else []

@@ -1,13 +1,18 @@
 """The LLM injection detector: a classifier prompt (:mod:`skillbank.screen.llm_prompt`) on a chat
 model, by default the local Qwen2.5-Coder 1.5B (``skillbank[local]``, in process, greedy), one
-call per incoming version, answering ``{"asks": ..., "injection": true|false}``: what the text
-asks the assistant to do (the reason), then the verdict.
+call per incoming version, answering ``{"asks": ..., "reason": ..., "verdict": ...}``: what the
+text asks the assistant to do, why that is or is not an injection, then ``clean``, ``injection`` or
+``unsure``.
 
-It sits behind the patterns like the embedding detector (:mod:`skillbank.screen.second_layer`
-chooses which runs): it sees only what the patterns let through, and only a version's added
-text. Versions are rare, so seconds per call are affordable where milliseconds per line are
-not the point; a verdict is kept (by text) for the process, so the evolution round's lint and
-the bank's screen of the same proposal cost one call.
+It sits behind the patterns, alone or behind the embedding detector as a first stage
+(:mod:`skillbank.screen.second_layer` chooses): it sees only what the layers before it let through,
+and only a version's added text. Versions are rare, so seconds per call are affordable where
+milliseconds per line are not the point; a verdict is kept (by text) for the process, so the
+evolution round's lint and the bank's screen of the same proposal cost one call.
+
+An ``unsure`` verdict is routed to review: a quarantine finding of its own
+(``injection-llm-unsure``, "the detector was unsure"), distinct from an injection finding, so a
+reviewer sees which held versions the model flagged and which it could not call.
 
 On the local model the verdict is decoded under a grammar built from its schema, so it parses.
 A reply that still cannot be read, or a call that fails, is asked again once (with what was
@@ -36,7 +41,7 @@ __all__ = ["LLMDetector", "LLMStats", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "local:1.5b"
 ATTEMPTS = 2  # the first ask and one retry
-# A local model's context is 8192 tokens; the prompt takes ~1,500 of them and some scripts need
+# A local model's context is 8192 tokens; the prompt takes ~2,700 of them and some scripts need
 # a token a character, so longer texts are judged in pieces of at most this many characters.
 MAX_CHARS = 4000
 _CACHE_SIZE = 1024
@@ -45,13 +50,14 @@ _CACHE_SIZE = 1024
 @dataclass
 class LLMStats:
     """What the detector did: texts judged by the model (not from the cache), model calls
-    (retries included), retries, texts it could not judge, verdicts from the cache, and the
-    seconds the model calls took."""
+    (retries included), retries, texts it could not judge, texts it was unsure about, verdicts
+    from the cache, and the seconds the model calls took."""
 
     judged: int = 0
     calls: int = 0
     retries: int = 0
     unjudged: int = 0
+    unsure: int = 0
     cached: int = 0
     seconds: float = 0.0
 
@@ -86,9 +92,14 @@ def _held_to_schema(model: Any) -> Any:
     return model
 
 
+def _said(verdict: InjectionVerdict) -> str:
+    """The verdict's two sentences, for a finding's message: what the text asks, and why."""
+    return f"{verdict.asks.strip()[:200]} ({verdict.reason.strip()[:200]})"
+
+
 class LLMDetector:
-    """``findings(text)``: a quarantine finding when the model judges ``text`` an injection, or
-    when it could not judge it; see the module docstring."""
+    """``findings(text)``: a quarantine finding when the model judges ``text`` an injection, is
+    unsure about it, or could not judge it; see the module docstring."""
 
     def __init__(self, model: Any, *, label: str | None = None, max_chars: int = MAX_CHARS):
         self.model = _held_to_schema(model)
@@ -113,18 +124,27 @@ class LLMDetector:
         return cls(model, label=spec)
 
     def findings(self, text: str) -> list[Finding]:
+        """An injection in any piece wins; else a piece it could not judge, else one it was unsure
+        about, holds the whole text for a person."""
         unjudged: list[str] = []
+        unsure: list[InjectionVerdict] = []
         for piece in pieces(text, self.max_chars):
             verdict = self.verdict(piece)
             if isinstance(verdict, str):
                 unjudged.append(verdict)
-            elif verdict.injection:
+            elif verdict.verdict == "injection":
                 return [Finding("injection-llm", QUARANTINE,
-                                f"the {self.name} judged it an injection: {verdict.asks.strip()[:200]}")]
+                                f"the {self.name} judged it an injection: {_said(verdict)}")]
+            elif verdict.verdict == "unsure":
+                unsure.append(verdict)
         if unjudged:
             return [Finding("injection-llm-unjudged", QUARANTINE,
                             f"the {self.name} could not judge it ({unjudged[0][:200]}); held until a person "
                             "reads it")]
+        if unsure:
+            return [Finding("injection-llm-unsure", QUARANTINE,
+                            f"the detector was unsure ({self.name}: {_said(unsure[0])}); held for review until "
+                            "a person reads it")]
         return []
 
     def verdict(self, text: str) -> InjectionVerdict | str:
@@ -153,6 +173,9 @@ class LLMDetector:
                 asked = retry_messages(asked, reply, error)
                 continue
             self._verdicts.put(text, verdict)
+            if verdict.verdict == "unsure":
+                with self._lock:
+                    self.stats.unsure += 1
             return verdict
         with self._lock:
             self.stats.unjudged += 1

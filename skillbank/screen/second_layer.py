@@ -5,8 +5,11 @@
 - ``llm``: the classifier prompt on a chat model (:mod:`skillbank.screen.llm_detector`), the
   local 1.5B unless ``SKILLBANK_INJECTION_MODEL`` names another (``local:0.5b``, a GGUF path, or
   any ``provider:model``); it needs ``skillbank[local]`` and ``skillbank model fetch``;
-- ``both``: a version is flagged when either flags it (the embedding detector is asked first:
-  it costs milliseconds, the LLM seconds, and the LLM is not asked about what it already flagged).
+- ``both``: the embedding detector as a first stage before the LLM (:class:`Staged`): a version
+  it scores as clearly clean passes and one it scores as clearly an injection is flagged, without
+  a model call; the LLM judges the band between. The embedding detector costs milliseconds, the
+  LLM seconds, and the clear cases are where the LLM adds least: its false alarms were on ordinary
+  lines, and the embedding detector is sure of the loudest injections.
 
 Every way in asks :func:`active_detector` (through
 :func:`skillbank.screen.patterns.detector_findings`); each detector is built once per process
@@ -19,12 +22,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from skillbank.screen.findings import Finding
 
-__all__ = ["ENV", "MODEL_ENV", "MODES", "Detector", "Either", "configured_mode", "active_detector",
-           "unavailable"]
+if TYPE_CHECKING:
+    from skillbank.screen.detector import InjectionDetector
+
+__all__ = ["ENV", "MODEL_ENV", "MODES", "CLEAR_CLEAN", "CLEAR_INJECTION", "Detector", "Staged",
+           "configured_mode", "active_detector", "unavailable"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +42,17 @@ _SPELLINGS = {**dict.fromkeys(("0", "off", "false", "no"), "off"),
               "llm": "llm", "both": "both"}
 _KINDS = {"off": (), "embedding": ("embedding",), "llm": ("llm",), "both": ("embedding", "llm")}
 
+# The first stage's band, on the embedding detector's probability for a version's highest-scoring
+# chunk, chosen on the training split (tests/data/heldout, which the embedding weights never saw)
+# by scripts/calibrate_injection_stages.py: below CLEAR_CLEAN lie at most 2% of its injection lines
+# the patterns let through, at or above CLEAR_INJECTION at most 0.5% of its clean lines. On that
+# split it spares the LLM 11 of the 337 lines the patterns let through (10 injections and 1 clean
+# line above the band, none below): the embedding detector ranks a dozen injections as low as the
+# most ordinary clean lines. scripts/hardening_report.py prints the curve for wider bands, with the
+# LLM's verdicts, for the 1.5B run to choose from.
+CLEAR_CLEAN = 0.228
+CLEAR_INJECTION = 0.999
+
 
 class Detector(Protocol):
     """A layer behind the patterns: its findings on a version's added text."""
@@ -45,19 +62,28 @@ class Detector(Protocol):
     def findings(self, text: str) -> list[Finding]: ...
 
 
-class Either:
-    """Flags what any of ``detectors`` flags; asks them in order and stops at the first that does."""
+class Staged:
+    """The embedding detector as a first stage before the LLM: a text whose highest-scoring chunk
+    is below ``clear_clean`` passes, one at or above ``clear_injection`` is flagged, and only the
+    band between (or a text too short to score) costs a model call."""
 
-    def __init__(self, *detectors: Detector):
-        self.detectors = detectors
-        self.name = " and the ".join(d.name for d in detectors)
+    def __init__(self, embedding: InjectionDetector, llm: Detector, *, clear_clean: float = CLEAR_CLEAN,
+                 clear_injection: float = CLEAR_INJECTION):
+        self.embedding, self.llm = embedding, llm
+        self.clear_clean, self.clear_injection = clear_clean, clear_injection
+        self.name = f"{embedding.name} and the {llm.name}"
 
     def findings(self, text: str) -> list[Finding]:
-        for detector in self.detectors:
-            found = detector.findings(text)
-            if found:
-                return found
-        return []
+        top = self.embedding.top(text)
+        if top is None:
+            return self.llm.findings(text)
+        if top.probability >= self.clear_injection:
+            from skillbank.screen.detector import flag  # numpy, loaded with the embedding detector
+
+            return [flag(top)]
+        if top.probability < self.clear_clean:
+            return []
+        return self.llm.findings(text)
 
 
 def _embedding() -> Detector:
@@ -137,4 +163,4 @@ def active_detector(mode: str | None = None) -> Detector | None:
                   + f": only {active} {'is' if not running else 'are'} active")
     if not running:
         return None
-    return running[0] if len(running) == 1 else Either(*running)
+    return running[0] if len(running) == 1 else Staged(*running)
