@@ -552,3 +552,25 @@ def test_a_value_a_tool_returned_in_the_run_is_not_a_guess(bank):
                  ToolMessage(content='{"orders": [{"order_id": "ORD-77"}]}', tool_call_id="c1", name="get_order")]
     assert rules.broken("refund", {"order_id": "ORD-77"}, refund, CallHistory(), looked_up) is None
     assert rules.broken("refund", {"order_id": "X9"}, refund, CallHistory(), looked_up) is not None
+
+
+@pytest.mark.parametrize("args, said", [
+    ({"city": "Vienna"}, "What's the weather in Wien tomorrow?"),     # a translated name
+    ({"city": "Munich"}, "Is it raining in München right now?"),       # an exonym, accents folded
+    ({"city": "Tokyo"}, "東京の天気を教えて"),                              # a name in another script
+])
+def test_a_translated_name_is_not_a_guess(bank, args, said):
+    """Issue 29: a value that renders a name the user said in other words shares no word with
+    the request and was held back as a guess."""
+    rules = _rules(bank, ask_for(tool="refund"))
+    assert rules.broken("refund", args, refund, CallHistory(), _said(said)) is None
+    # The same value with no name it could render is still a guess.
+    assert rules.broken("refund", args, refund, CallHistory(), _said("What's the weather tomorrow?")) is not None
+
+
+def test_a_name_swapped_for_another_is_still_a_guess(bank):
+    rules = _rules(bank, ask_for(tool="refund"))
+    assert rules.broken("refund", {"recipient": "Bob"}, refund, CallHistory(), _said("Send it to Ann.")) is not None
+    # a name the call already passes as said stands for nothing else
+    assert rules.broken("refund", {"recipient": "Ann", "city": "Vienna"}, refund, CallHistory(),
+                        _said("Send it to Ann, please.")) is not None

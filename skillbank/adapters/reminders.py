@@ -26,7 +26,9 @@ lookup for the tool and a few set lookups.
 
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -57,6 +59,25 @@ REMINDER_METADATA_KEY = "skillbank_reminder"
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
 _WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
+_NAME = re.compile(r"[^\W\d_]+(?:[ '’.-][^\W\d_]+)*")  # letters only: a place, a person, a thing
+# A word the user capitalised inside a sentence (not its first word), or written in a script
+# other than Latin: how a request names a place or a person.
+_NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b[^\W\d_a-z][^\W\d_]+|\b[^\W\d_\u0000-\u024f]+", re.M)
+
+
+def _named(text: str) -> list[str]:
+    return [w for w in _NAMED.findall(text.strip()) if not w.isupper() or len(w) > 1]
+
+
+def _fold(text: str) -> str:
+    """Latin letters without accents, lower case ("" for a word in another script)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if "a" <= c <= "z")
+
+
+def _spelled_alike(a: str, b: str) -> bool:
+    # Wien/Vienna 0.60, München/Munich 0.62, Ann/Bob 0.0: a rendering keeps about half its letters.
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.5
 
 
 @dataclass(frozen=True)
@@ -249,7 +270,21 @@ class _Call:
         if not values:
             return False
         known = set(_WORD.findall(f"{self.said} {self.results}".lower()))
-        return any(not (set(_WORD.findall(str(v).lower())) & known) and not self._converted(v) for v in values)
+        return any(not (set(_WORD.findall(str(v).lower())) & known) and not self._converted(v)
+                   and not self._renders_a_name(v) for v in values)
+
+    def _renders_a_name(self, value: Any) -> bool:
+        """Whether ``value`` is a name that renders one the user said in other words (Vienna for
+        Wien, Munich for München, Tokyo for 東京): a value of letters only, close in spelling to
+        something the user named (a capitalised word inside a sentence) that no argument of this
+        call passes as it is, or standing for a name written in another script. A name with
+        nothing named to stand for (Bob where the user said Ann) is still a guess."""
+        if not isinstance(value, str) or not _NAME.fullmatch(value.strip()):
+            return False
+        passed = set(_WORD.findall(" ".join(str(v) for v in self.args.values()).lower()))
+        folded = _fold(value)
+        return any(word.lower() not in passed and (not _fold(word) or _spelled_alike(_fold(word), folded))
+                   for word in _named(self.said))
 
     def _converted(self, value: Any) -> bool:
         try:
