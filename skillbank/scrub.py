@@ -29,16 +29,18 @@ import threading
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from skillbank import scrub_betterleaks as _betterleaks
 from skillbank.scrub_rules import _DEFAULT_ANCHORS, _NEAR, DEFAULT_PATTERNS
+
+if TYPE_CHECKING:  # the protocol module loads numpy and pydantic; the scrubber needs neither
+    from skillbank.protocols import ScrubsText
 
 __all__ = [
     "DEFAULT_PATTERNS",
     "Scrubber",
     "maintained_rules",
-    "ScrubFn",
     "default_scrubber",
     "resolve_scrubber",
     "scrub",
@@ -46,7 +48,6 @@ __all__ = [
     "placeholder",
 ]
 
-ScrubFn = Callable[[str], str]
 PatternLike = Union[str, "re.Pattern[str]"]
 
 _KIND_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -590,7 +591,7 @@ def default_scrubber() -> Scrubber:
     return _DEFAULT
 
 
-def resolve_scrubber(scrubber: Scrubber | ScrubFn | bool | None) -> Scrubber | ScrubFn:
+def resolve_scrubber(scrubber: Scrubber | ScrubsText | bool | None) -> Scrubber | ScrubsText:
     """Normalise a ``scrubber=`` argument.
 
     ``None`` or ``True`` -> the shared default; ``False`` -> no scrubbing (a :class:`Scrubber`
