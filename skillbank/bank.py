@@ -13,9 +13,10 @@ validation, the screen) in :mod:`skillbank.intake`, pruning rules in :mod:`skill
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -97,9 +98,24 @@ class SkillBank(Searchable):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def transaction(self) -> ContextManager[Any]:
-        """One write transaction around several of the bank's writes (nested use joins it)."""
-        return self.store.transaction()
+    def transaction(self, *, ordered: bool = False) -> ContextManager[Any]:
+        """One write transaction around several of the bank's writes (nested use joins it).
+
+        ``ordered=True`` orders it, from its first statement, against every change to skills and
+        the change log in any process: a check read inside it (say, that a skill is still at the
+        version a form was drawn from) cannot be overtaken before the writes that follow. SQLite's
+        write transactions are always ordered so; on PostgreSQL a plain one is ordered only from
+        its first skill write.
+        """
+        if not ordered:
+            return self.store.transaction()
+        return self._ordered_transaction()
+
+    @contextlib.contextmanager
+    def _ordered_transaction(self) -> Iterator[Any]:
+        with self.store.transaction() as conn:
+            self.store.serialize_changes(conn)
+            yield conn
 
     def lock(self, name: str, *, timeout: float | None, what: str, busy: Any = None) -> ContextManager[Any]:
         """An exclusive lock named ``name`` held across every process using this bank

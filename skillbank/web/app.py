@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from skillbank.bank import SkillBank
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
 from skillbank.web import forms, rounds, runs, views
@@ -33,7 +34,7 @@ def _templates() -> Environment:
     return env
 
 
-def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
+def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starlette:
     env = _templates()
     csrf = csrf_token(token)
 
@@ -60,8 +61,7 @@ def create_app(bank: Any, *, token: str, read_only: bool = False) -> Starlette:
         """The stale-page check and the action in one write transaction, ordered against every
         other change (an evolution round in another process included): a change landing between
         the check and the write cannot be overwritten, it makes the form stale (409)."""
-        with bank.store.transaction() as conn:
-            bank.store.serialize_changes(conn)
+        with bank.transaction(ordered=True):
             skill = bank.get_skill(skill_id)
             drawn = forms.integer(form, "drawn_version")
             if drawn != skill.version:

@@ -25,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from skillbank.bank import SkillBank
+
 GATE_AUTHORS = ("gate", "policy")
 FIGURES = ("pass_k", "by_type", "cost")
 
@@ -33,7 +35,7 @@ def _is_evolution(author: str) -> bool:
     return author.startswith("evolution")
 
 
-def round_versions(bank: Any) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
+def round_versions(bank: SkillBank) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
     """The finished rounds (oldest first) and, by round, the versions it and its gate wrote."""
     rounds = bank.store.query("SELECT round_no, finished_at, trajectories FROM evolution_rounds ORDER BY round_no")
     rows = bank.store.query(
@@ -66,7 +68,7 @@ def round_summary(rnd: dict[str, Any], versions: list[dict[str, Any]]) -> dict[s
     }
 
 
-def measurements(bank: Any) -> list[dict[str, Any]]:
+def measurements(bank: SkillBank) -> list[dict[str, Any]]:
     """The consistency runs stored in the bank, newest first: run id, trials, first/last time."""
     run = bank.store.sql.json_text("labels", "run")
     arm = bank.store.sql.json_text("labels", "arm")
@@ -79,7 +81,7 @@ def measurements(bank: Any) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def measure_result(bank: Any, run_id: str) -> Any:
+def measure_result(bank: SkillBank, run_id: str) -> Any:
     """The run's finished trials as a MeasureResult; 404 when the bank holds none."""
     from skillbank.consistency.result import MeasureResult
     from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, is_finished, record_from_trajectory
@@ -136,7 +138,7 @@ def figure_png(result: Any, name: str) -> bytes:
     return base64.b64decode(draw(result))
 
 
-def routes(bank: Any, page: Callable[..., Response]) -> list[Route]:
+def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
     async def rounds(request: Request) -> Response:
         found, by_round = round_versions(bank)
         rows = [round_summary(r, by_round.get(r["round_no"], [])) for r in reversed(found)]

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from skillbank.bank import SkillBank
 from skillbank.models import LimitType
 from skillbank.web import forms
 
@@ -28,7 +29,7 @@ def filter_runs(runs: list[Any], *, outcome: str, limit: str, skill: str) -> lis
             and (not skill or any(i.skill_id == skill for i in r.injections))]
 
 
-def routes(bank: Any, page: Callable[..., Response], read_form: Callable[..., Any],
+def routes(bank: SkillBank, page: Callable[..., Response], read_form: Callable[..., Any],
            read_only: bool) -> list[Route]:
     async def runs(request: Request) -> Response:
         p = request.query_params

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from skillbank.bank import SkillBank
 from skillbank.evolution import review
 from skillbank.models import Skill, SkillStatus
 from skillbank.store.history import diff_versions
@@ -22,7 +23,7 @@ class Listing:
     scores: dict[str, float]
 
 
-def list_page(bank: Any, *, q: str, status: str, kind: str, tag: str, sort: str, page: int) -> Listing:
+def list_page(bank: SkillBank, *, q: str, status: str, kind: str, tag: str, sort: str, page: int) -> Listing:
     """One page of skills. With ``q``: the bank's own search (what would be injected for that
     text), ranked by score; otherwise filtered and sorted."""
     status_filter = status or None
@@ -39,7 +40,7 @@ def list_page(bank: Any, *, q: str, status: str, kind: str, tag: str, sort: str,
     return Listing(skills, total, max(1, page), pages, {})
 
 
-def candidate_rows(bank: Any) -> list[dict[str, Any]]:
+def candidate_rows(bank: SkillBank) -> list[dict[str, Any]]:
     """The candidates queue, newest first, each with its diff against the skill it would edit.
 
     The diff is of the two skills as they are now (a skill's row is its latest version: same
@@ -54,7 +55,7 @@ def candidate_rows(bank: Any) -> list[dict[str, Any]]:
             for c in items]
 
 
-def changes_since(bank: Any, skill_id: str, drawn: int) -> list[str]:
+def changes_since(bank: SkillBank, skill_id: str, drawn: int) -> list[str]:
     """The versions after ``drawn``, one line each, for a stale-form refusal."""
     return [f"v{v.version} by {v.author}: {v.reason}" for v in bank.history(skill_id) if v.version > drawn]
 
