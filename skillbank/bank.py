@@ -37,6 +37,7 @@ from skillbank.store.base import Store
 from skillbank.store.drafts import DraftRepo
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
+from skillbank.store.gate_records import GateRecordRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
 from skillbank.store.location import open_store
 from skillbank.store.rounds import RoundRepo
@@ -65,6 +66,7 @@ class SkillBank(Searchable):
         self.embeddings = EmbeddingCache(store)
         self.drafts = DraftRepo(store)
         self.rounds = RoundRepo(store)
+        self.gate_records = GateRecordRepo(store)
         self.scrubber: Callable[[str], str] = resolve_scrubber(scrubber)
         self.screen: Screen = screen if screen is not None else lint_incoming
         self._embedder_spec = embedder

@@ -314,7 +314,7 @@ def validate(skill, tasks):
     return True
 
 report = evolve(bank, validate=validate, auto_promote=True, lock_timeout=30)
-print("gate", [(d.skill_id, d.decision, d.detail) for d in report.gate], flush=True)
+print("gate", [(d.skill_id, d.decision.value, d.detail) for d in report.gate], flush=True)
 """
 
 
@@ -343,6 +343,7 @@ def test_gate_deciding_a_candidate_a_person_just_decided(tmp_path):
                 proc.kill()
                 proc.wait()
     history = bank.history(sid)
+    kept = bank.gate_records.for_skill(sid)
     bank.close()
     if not ([v.author for v in history].count("web") == 1 and history[-1].status == SkillStatus.retired):
         raise RuntimeError(f"the person's rejection did not stand: {history}")
@@ -350,3 +351,4 @@ def test_gate_deciding_a_candidate_a_person_just_decided(tmp_path):
     # Now the person's decision stands, the round finishes and says what the gate measured.
     assert proc.returncode == 0, err[-2000:]
     assert f"('{sid}', 'decided', 'a person rejected it first; the gate measured" in out, out
+    assert [(r.decision.value, r.reason.startswith("a person rejected it first")) for r in kept] == [("decided", True)]

@@ -9,10 +9,12 @@ reports a :class:`GateMeasurement`: the gain in pass^k, the tasks that got worse
 trials in both arms. How it runs is a :class:`ValidationConfig`; the ``min_gain`` it decides
 against is the gate's (:class:`~skillbank.evolution.gate.GateConfig`).
 
-Nothing a validation runs is stored: trials use
+No trial a validation runs is stored as a run: trials use
 :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware`, the injection part of
 :class:`~skillbank.adapters.langchain.SkillBankMiddleware`, which records nothing, so validation
-neither feeds the next evolution round nor moves the skills' statistics.
+neither feeds the next evolution round nor moves the skills' statistics. What the gate decides
+on is kept: the measurement, each task's outcomes included, as a gate record beside the decision
+(``bank.gate_records``, :mod:`skillbank.store.gate_records`, where :class:`TaskTrials` lives).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
 from skillbank.queries import ScoredHit, SearchFilters, SkillHit
 from skillbank.retrieval import take_within
 from skillbank.search import Searchable
+from skillbank.store.gate_records import TaskTrials
 
 __all__ = ["CandidateView", "GateMeasurement", "TaskTrials", "TrialValidator", "ValidationConfig", "ValidationLog",
            "make_validator"]
@@ -133,25 +136,11 @@ class ValidationConfig:
 
 
 @dataclass(frozen=True)
-class TaskTrials:
-    """One task's outcomes in both arms, trial by trial (trial i of each arm had one seed)."""
-
-    task_id: str
-    current: tuple[bool, ...]
-    candidate: tuple[bool, ...]
-
-
-@dataclass(frozen=True)
 class GateMeasurement(GateResult):
-    """What validating one candidate measured: the gate's :class:`GateResult` (``gain``,
-    ``regressions``, ``cost``, ``detail``, ``checked``) and the evidence behind it, per task."""
+    """What validating one candidate measured: a :class:`GateResult` whose evidence (``trials``,
+    ``planned``, ``not_reached``, ``stopped_early``, ``pass_hat_k_change``, ``success_change``) is
+    set whenever a task was measured, and the success rate of each arm."""
 
-    trials: tuple[TaskTrials, ...] = ()  # the tasks measured (``checked``), in order
-    planned: tuple[str, ...] = ()  # the tasks it was to run
-    not_reached: tuple[str, ...] = ()  # run, but the candidate reached none of their prompts
-    stopped_early: bool = False
-    pass_hat_k_change: float = 0.0
-    success_change: float = 0.0
     success_current: float = 0.0
     success_candidate: float = 0.0
 

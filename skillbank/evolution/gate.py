@@ -5,7 +5,9 @@
   round, until ``eval_budget`` (total :attr:`GateResult.cost`, one per call by default) is
   spent. It is promoted only for an attributable gain (``gain > min_gain``; the validator
   compares with and without this candidate) with no regression on any task it was checked on;
-  otherwise it is rejected and remembered. Candidates beyond the budget wait for review.
+  otherwise it is rejected and remembered. Candidates beyond the budget wait for review. Each
+  measurement is kept with its decision, in the same transaction, as a
+  :class:`~skillbank.store.gate_records.GateRecord` (``bank.gate_records``).
 - Without a validator, candidates wait for review (``skillbank candidates promote|reject``),
   unless a ``promote_policy`` opts into promoting by policy: ``"all"`` (every lint-clean
   candidate), ``"guards"`` (template-written guard skills only), or a callable
@@ -26,13 +28,17 @@ from skillbank.evolution.review import Pending, promote, reject
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
+from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
 
 
 @dataclass(frozen=True)
 class GateResult:
     """What a validation function reports for one candidate (the validator of
     :func:`skillbank.consistency.validation.make_validator` reports a ``GateMeasurement``, a
-    ``GateResult`` with the per-task evidence)."""
+    ``GateResult`` with every field of the evidence filled).
+
+    The gate decides on the first six fields; the rest is the evidence it keeps with its
+    decision (``bank.gate_records``): a validate function of your own may leave it empty."""
 
     gain: float = 0.0  # e.g. pass^k with the candidate minus without it
     regressions: Sequence[str] = ()  # task ids that got worse
@@ -40,6 +46,12 @@ class GateResult:
     cost: float = 1.0  # evaluation budget used (episodes, calls, ...)
     detail: str = ""
     checked: Sequence[str] = ()  # task ids evaluated
+    trials: tuple[TaskTrials, ...] = ()  # each task's outcomes in both arms, in the order run
+    planned: tuple[str, ...] = ()  # the tasks it was to run
+    not_reached: tuple[str, ...] = ()  # run, but the candidate reached none of their prompts
+    stopped_early: bool = False  # the verdict was settled before every planned task ran
+    pass_hat_k_change: float | None = None  # candidate minus current, averaged over tasks
+    success_change: float | None = None
 
     def accepted(self, min_gain: float = 0.0) -> bool:
         if self.passed is False or self.regressions:
@@ -54,8 +66,14 @@ class GateResult:
 Validator = Callable[[Skill, list], Any]
 
 
+# What a dict may set: the fields the gate decides on. The evidence is typed (a dict's "trials"
+# was a count in the validator's old dict result); return a GateResult to report it.
+_DICT_FIELDS = ("gain", "regressions", "passed", "cost", "detail", "checked")
+
+
 def as_gate_result(value: Any) -> GateResult:
-    """Accept a GateResult, a bool, a number (the gain), a dict or a ``(gain, regressions)`` tuple."""
+    """Accept a GateResult, a bool, a number (the gain), a dict (the fields the gate decides on)
+    or a ``(gain, regressions)`` tuple."""
     if isinstance(value, GateResult):
         return value
     if isinstance(value, bool):
@@ -63,7 +81,7 @@ def as_gate_result(value: Any) -> GateResult:
     if isinstance(value, (int, float)):
         return GateResult(gain=float(value))
     if isinstance(value, dict):
-        return GateResult(**{k: v for k, v in value.items() if k in GateResult.__dataclass_fields__})
+        return GateResult(**{k: v for k, v in value.items() if k in _DICT_FIELDS})
     if isinstance(value, tuple) and len(value) == 2:
         return GateResult(gain=float(value[0]), regressions=tuple(value[1] or ()))
     raise TypeError(f"a validation function must return GateResult, bool, a number or a dict, not {value!r}")
@@ -90,7 +108,7 @@ def _model_written(bank: EvolutionBank, pending: Pending) -> bool:
 @dataclass
 class GateDecision:
     skill_id: str
-    decision: str  # promoted | rejected | waiting | decided (by a person while the gate measured)
+    decision: GateVerdict
     detail: str
     result: GateResult | None = None
     active_id: str | None = None  # the skill that became active (the target, for a draft)
@@ -144,54 +162,71 @@ class Gate:
         policy = resolve_policy(self.config.promote_policy)
         for p in sorted(candidates, key=lambda c: -len(c.evidence)):
             if p.skill.status != SkillStatus.candidate:
-                self.decisions.append(GateDecision(p.skill.id, "waiting", "quarantined: needs a person"))
+                self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, "quarantined: needs a person"))
                 continue
             full = self.room(p) if self.room is not None else None
             if full and (self.config.auto_promote or policy is not None):
-                self.decisions.append(GateDecision(p.skill.id, "waiting", full))
+                self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, full))
                 continue
             if self.config.auto_promote and self.config.validate is not None:
                 if self.config.eval_budget is not None and self.spent >= self.config.eval_budget:
-                    self.decisions.append(GateDecision(p.skill.id, "waiting", "evaluation budget spent"))
+                    self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, "evaluation budget spent"))
                     continue
                 tasks = self.task_ids(p, pool)
                 try:
                     result = as_gate_result(self.config.validate(p.skill, tasks))
                 except Exception as exc:  # a broken validator leaves the candidate for review
                     self.decisions.append(GateDecision(
-                        p.skill.id, "waiting", f"validation failed: {type(exc).__name__}: {exc}"))
+                        p.skill.id, GateVerdict.waiting, f"validation failed: {type(exc).__name__}: {exc}"))
                     continue
                 self.spent += result.cost
-                try:
-                    if result.accepted(self.config.min_gain):
-                        active = promote(bank, p.skill.id, author="gate",
-                                         reason=f"gate passed: {result.describe()} on {len(tasks)} task(s)")
-                        self.decisions.append(GateDecision(p.skill.id, "promoted", result.describe(), result,
-                                                           active.id))
-                    else:
-                        reject(bank, p.skill.id, author="gate",
-                               reason=f"gate failed: {result.describe()} on {len(tasks)} task(s)")
-                        self.decisions.append(GateDecision(p.skill.id, "rejected", result.describe(), result))
-                except InvalidSkillError:
-                    # A person (the review page, the CLI) decided the candidate while it was being
-                    # measured: their decision stands, the round goes on, the measurement is kept.
-                    now = bank.get_skill(p.skill.id).status
-                    if now == SkillStatus.candidate:
-                        raise
-                    verb = "rejected" if now == SkillStatus.retired else now.value
-                    self.decisions.append(GateDecision(
-                        p.skill.id, "decided", f"a person {verb} it first; the gate measured {result.describe()}",
-                        result))
+                self.decisions.append(self._decide(bank, p, len(tasks), result))
             elif policy is not None and _model_written(bank, p):
                 self.decisions.append(GateDecision(
-                    p.skill.id, "waiting", "written by an LLM distiller: only the gate's measured gain or a "
+                    p.skill.id, GateVerdict.waiting, "written by an LLM distiller: only the gate's measured gain or a "
                     "person promotes it, never a policy alone"))
             elif policy is not None and policy(p):
                 active = promote(bank, p.skill.id, author="policy",
                                  reason=f"promoted by policy {self.config.promote_policy!r}")
-                self.decisions.append(GateDecision(p.skill.id, "promoted", "by policy", None, active.id))
+                self.decisions.append(GateDecision(p.skill.id, GateVerdict.promoted, "by policy", None, active.id))
             else:
                 why = ("auto-promote needs a validation function or a promote policy"
                        if self.config.auto_promote else "waiting for review")
-                self.decisions.append(GateDecision(p.skill.id, "waiting", why))
+                self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, why))
         return self.decisions
+
+    def _decide(self, bank: EvolutionBank, p: Pending, n_tasks: int, result: GateResult) -> GateDecision:
+        """Promote or reject a measured candidate, its record written in the same transaction:
+        a decision is never kept without the measurement behind it, nor the other way round."""
+        measured = f"{result.describe()} on {n_tasks} task(s)"
+        try:
+            with bank.transaction():
+                if result.accepted(self.config.min_gain):
+                    reason = f"gate passed: {measured}"
+                    active = promote(bank, p.skill.id, author="gate", reason=reason)
+                    decision = GateDecision(p.skill.id, GateVerdict.promoted, result.describe(), result, active.id)
+                else:
+                    reason = f"gate failed: {measured}"
+                    reject(bank, p.skill.id, author="gate", reason=reason)
+                    decision = GateDecision(p.skill.id, GateVerdict.rejected, result.describe(), result)
+                bank.gate_records.add(_record(p, decision.decision, reason, result))
+            return decision
+        except InvalidSkillError:
+            # A person (the review page, the CLI) decided the candidate while it was being
+            # measured: their decision stands, the round goes on, the measurement is kept.
+            now = bank.get_skill(p.skill.id).status
+            if now == SkillStatus.candidate:
+                raise
+            verb = "rejected" if now == SkillStatus.retired else now.value
+            detail = f"a person {verb} it first; the gate measured {result.describe()}"
+            bank.gate_records.add(_record(p, GateVerdict.decided, detail, result))
+            return GateDecision(p.skill.id, GateVerdict.decided, detail, result)
+
+
+def _record(p: Pending, decision: GateVerdict, reason: str, result: GateResult) -> GateRecord:
+    """The record of ``result``, measured on the candidate version ``p`` holds."""
+    return GateRecord(skill_id=p.skill.id, version=p.skill.version, decision=decision, reason=reason,
+                      gain=result.gain, cost=result.cost, target_id=p.target, round=p.round,
+                      pass_hat_k_change=result.pass_hat_k_change, success_change=result.success_change,
+                      stopped_early=result.stopped_early, trials=tuple(result.trials),
+                      planned=tuple(result.planned), not_reached=tuple(result.not_reached))

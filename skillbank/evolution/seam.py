@@ -2,10 +2,10 @@
 review go through.
 
 A round reads labelled runs (``evidence``), writes skill versions (``skills``, ``add_skill``),
-candidates and drafts (``drafts``) and the round watermark (``rounds``), all in transactions
-opened through the bank (``transaction()``), never on its store. The gate's validation also
-injects skills as an agent's middleware would, so the protocol is a
-:class:`~skillbank.protocols.SkillSource` too. :class:`~skillbank.bank.SkillBank` is the one
+candidates and drafts (``drafts``), the round watermark (``rounds``) and the gate's measurements
+(``gate_records``), all in transactions opened through the bank (``transaction()``), never on its
+store. The gate's validation also injects skills as an agent's middleware would, so the protocol
+is a :class:`~skillbank.protocols.SkillSource` too. :class:`~skillbank.bank.SkillBank` is the one
 implementation; a test double needs only these attributes.
 """
 
@@ -22,6 +22,7 @@ from skillbank.queries import SearchFilters, SkillHit
 from skillbank.store.drafts import DraftRepo
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
+from skillbank.store.gate_records import GateRecordRepo
 from skillbank.store.rounds import RoundRepo
 from skillbank.store.skills import SkillRepo
 from skillbank.store.trajectories import TrajectoryRepo
@@ -52,6 +53,9 @@ class EvolutionBank(SkillSource, Protocol):
 
     @property
     def rounds(self) -> RoundRepo: ...
+
+    @property
+    def gate_records(self) -> GateRecordRepo: ...
 
     @property
     def embedder(self) -> QueryEmbedder: ...

@@ -213,10 +213,44 @@ def _drafts_and_rounds(db: Database) -> None:
     db.executescript(DRAFTS_AND_ROUNDS.format(**SQLITE_LAST_RUN))
 
 
+# The gate's evidence (:mod:`skillbank.store.gate_records`): each measurement of a candidate
+# version with the decision it led to, kept so why the gate promoted or rejected can be checked
+# later. Trials, planned and not-reached tasks are JSON lists; a draft's record also names the
+# skill it edits (``target_id``), which that skill's page reads by.
+GATE_RECORDS = """
+        CREATE TABLE IF NOT EXISTS gate_records (
+            id TEXT PRIMARY KEY,
+            skill_id TEXT NOT NULL REFERENCES skills(id),
+            version INTEGER NOT NULL,
+            target_id TEXT,
+            round_no INTEGER,
+            decided_at TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            gain {real} NOT NULL,
+            pass_hat_k_change {real},
+            success_change {real},
+            cost {real} NOT NULL,
+            stopped_early INTEGER NOT NULL DEFAULT 0,
+            trials TEXT NOT NULL DEFAULT '[]',
+            planned TEXT NOT NULL DEFAULT '[]',
+            not_reached TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX IF NOT EXISTS gate_records_skill ON gate_records(skill_id, version);
+        CREATE INDEX IF NOT EXISTS gate_records_target ON gate_records(target_id);
+"""
+
+
+@migrations(name="0004_gate_records")
+def _gate_records(db: Database) -> None:
+    db.executescript(GATE_RECORDS.format(**SQLITE_TYPES))
+
+
 POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", INITIAL.format(**POSTGRES_TYPES)),
     ("0002_lessons_and_toolset", LESSONS_AND_TOOLSET),
     ("0003_drafts_and_rounds", DRAFTS_AND_ROUNDS.format(**POSTGRES_LAST_RUN)),
+    ("0004_gate_records", GATE_RECORDS.format(**POSTGRES_TYPES)),
 ]
 
 

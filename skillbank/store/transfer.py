@@ -2,9 +2,10 @@
 
 Every table of the schema is copied verbatim, in one transaction on the destination: skills,
 every version, the change log with its hashes (so ``verify`` passes on the copy), the embedding
-cache, rejected edits, candidates waiting for review with their drafts, the finished rounds,
-meta, and trajectories with their steps, limit events and injections. The search index is not copied: it is derived, and the
-destination builds its own on first search (from the copied embedding cache, without the model).
+cache, rejected edits, candidates waiting for review with their drafts, the finished rounds, the
+gate's records, meta, and trajectories with their steps, limit events and injections. The search
+index is not copied: it is derived, and the destination builds its own on first search (from the
+copied embedding cache, without the model).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ TABLES: list[tuple[str, tuple[str, ...], str]] = [
     ("pending_candidates", ("skill_id", "info"), "skill_id"),
     ("drafts", ("target_id", "draft_id"), "target_id"),
     ("evolution_rounds", ("round_no", "finished_at", "trajectories"), "round_no"),
+    ("gate_records", ("id", "skill_id", "version", "target_id", "round_no", "decided_at", "decision", "reason",
+                      "gain", "pass_hat_k_change", "success_change", "cost", "stopped_early", "trials",
+                      "planned", "not_reached"), "id"),
     ("trajectories", ("id", "task", "task_id", "task_type", "labels", "model", "bank_snapshot",
                       "status", "error", "final_answer", "started_at", "ended_at", "success",
                       "score", "outcome", "input_tokens", "output_tokens", "n_steps",
