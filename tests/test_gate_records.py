@@ -1,11 +1,16 @@
-"""The gate's evidence is kept (issue 29: "the gate's trials are not kept"; issue 30): one gate
-record per measured candidate, written with the decision, on every backend."""
+"""The gate's evidence is kept (issue 29: "the gate's trials are not kept") and shown (issue 30):
+one gate record per measured candidate, written with the decision, on every backend; the skill
+page, the candidates queue and ``skillbank candidates show`` read it back."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from skillbank import SkillBank
+from skillbank.cli import app
 from skillbank.evolution import GateConfig, GateResult, evolve
 from skillbank.evolution.gate import Gate
 from skillbank.evolution.review import get_pending, list_candidates
@@ -16,6 +21,7 @@ from test_evolution_support import eta, refund, window
 PROCEDURE = "refund-order-arrived-damaged"
 GUARD_REJECTED = "when-track-order-eta-is-unknown"
 PLAIN_REJECTED = "when-open-window-is-unavailable"
+EVIL_TASK = "<script>alert('xss-task')</script>"
 
 
 def _fill(bank):
@@ -140,3 +146,96 @@ def test_an_edit_measured_as_a_draft_is_shown_on_the_skill_it_edits(bank):
     assert (record.skill_id, record.version, record.target_id, record.round) == (draft.id, 1, target.id, 4)
     assert bank.gate_records.for_skill(draft.id) == [record]
     assert bank.gate_records.latest_for_each([draft.id, target.id]) == {draft.id: record}
+
+
+# -- shown: the skill page, the candidates queue, the CLI ----------------------------------------------
+
+
+def _evidence_bank(bank):
+    """A candidate measured twice: an earlier version rejected on three tasks (one id carries a
+    script tag), the current one on a single task; returns its id and the two records."""
+    cand = bank.add_skill("cancel-order", "Cancel an order.", "Call cancel_order once.",
+                          status=SkillStatus.candidate, author="evolution:rule")
+    older = bank.gate_records.add(GateRecord(
+        skill_id=cand.id, version=1, decision=GateVerdict.rejected, round=2,
+        reason="gate failed: gain -0.250 (pass^2 -0.33) on 3 task(s) <b>bold</b>", gain=-0.25, cost=12.0,
+        pass_hat_k_change=-1 / 3, success_change=-1 / 6,
+        trials=(TaskTrials(EVIL_TASK, (True, True), (False, False)), TaskTrials("cancel-1", (True, True), (True, True)),
+                TaskTrials("cancel-2", (False, True), (False, True))),
+        planned=(EVIL_TASK, "cancel-1", "cancel-2", "cancel-3", "cancel-4"), not_reached=("cancel-3",),
+        stopped_early=True))
+    cand = bank.update_skill(cand.id, reason="re-proposed", body="Call cancel_order once, then confirm.",
+                             status=SkillStatus.candidate)
+    newer = bank.gate_records.add(GateRecord(
+        skill_id=cand.id, version=cand.version, decision=GateVerdict.decided, reason="a person promoted it first",
+        gain=0.5, cost=4.0, pass_hat_k_change=1.0, success_change=0.5,
+        trials=(TaskTrials("cancel-1", (False, False), (True, True)),), planned=("cancel-1",)))
+    return cand.id, older, newer
+
+
+@pytest.fixture
+def web_client(bank):
+    pytest.importorskip("starlette")
+    from test_serve import client
+
+    return client(bank)
+
+
+def test_the_skill_page_shows_each_record_with_its_trials_and_interval(bank, web_client):
+    sid, older, newer = _evidence_bank(bank)
+    page = web_client.get(f"/skills/{sid}")
+    assert page.status_code == 200
+    html = page.text
+    evidence = html[html.index('id="gate-evidence"'):html.index("<h2>History</h2>")]
+    assert evidence.index(f'id="gate-{newer.id}"') < evidence.index(f'id="gate-{older.id}"')  # newest first
+    newer_part = evidence[:evidence.index(f'id="gate-{older.id}"')]
+    older_part = evidence[evidence.index(f'id="gate-{older.id}"'):]
+    assert "decided" in newer_part and "one task: no interval" in newer_part
+    assert '<td class="marks">✗✗</td><td class="marks">✓✓</td>' in newer_part
+    # three tasks: a 95% bootstrap over tasks of the per-task pass^2 changes (-1, 0, 0)
+    assert "95% interval [-1.000, +0.000], bootstrap over 3 tasks" in older_part
+    assert "rejected" in older_part and "+0.000" not in newer_part
+    assert "Gain</th><td>-0.250 (a bound" in older_part and "Cost</th><td>12</td>" in older_part
+    assert "Not reached (run, but the candidate was in none of their prompts): cancel-3" in older_part
+    assert "Not run (the verdict was settled first): cancel-4" in older_part
+    # bank text is text: the task id and the reason are escaped, never markup
+    assert "<script>" not in html and "<b>bold</b>" not in html
+    assert "<td>&lt;script&gt;alert(&#39;xss-task&#39;)&lt;/script&gt;</td>" in older_part
+
+
+def test_a_skill_the_gate_never_measured_says_so(bank, web_client):
+    plain = bank.add_skill("lookup-order", "Look an order up first.", "Call get_order.")
+    html = web_client.get(f"/skills/{plain.id}").text
+    assert 'id="gate-evidence"' in html and "The gate has not measured this skill." in html
+
+
+def test_the_candidates_queue_links_each_measured_candidate_to_its_evidence(bank, web_client):
+    sid, _, newer = _evidence_bank(bank)
+    unmeasured = bank.add_skill("refund-order", "Refund.", "Call refund.", status=SkillStatus.candidate)
+    html = web_client.get("/candidates").text
+    mine = html[html.index(f'id="cand-{sid}"'):]
+    mine = mine[:mine.index("</section>")]
+    assert f"The gate measured v{newer.version}:" in mine and "gain +0.500" in mine
+    assert f'href="/skills/{sid}#gate-{newer.id}"' in mine
+    other = html[html.index(f'id="cand-{unmeasured.id}"'):]
+    assert "The gate measured" not in other[:other.index("</section>")]
+
+
+def test_candidates_show_prints_the_latest_record_with_its_trials(bank, cli_env):
+    sid, _, newer = _evidence_bank(bank)
+    folder = bank.path
+    bank.close()
+    runner = CliRunner()
+    shown = runner.invoke(app, ["candidates", "show", sid, "-d", str(folder)])
+    assert shown.exit_code == 0, shown.output
+    out = shown.output
+    assert "the gate's latest measurement" in out and "decided" in out and "a person promoted it first" in out
+    assert "cancel-1" in out and "✗✗" in out and "✓✓" in out and "pass^2 change" in out and "+1.000" in out
+    as_json = runner.invoke(app, ["candidates", "show", sid, "-d", str(folder), "--json"])
+    gate = json.loads(as_json.stdout)["gate"]
+    assert gate["id"] == newer.id and gate["trials"] == [
+        {"task_id": "cancel-1", "current": [False, False], "candidate": [True, True]}]
+    with SkillBank.open(folder, embedder="hash") as again:
+        unmeasured = again.add_skill("refund-order", "Refund.", "Call refund.", status=SkillStatus.candidate)
+    none = runner.invoke(app, ["candidates", "show", unmeasured.id, "-d", str(folder)])
+    assert none.exit_code == 0 and "the gate's latest measurement" not in none.output

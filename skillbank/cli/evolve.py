@@ -5,15 +5,17 @@ Registered in ``skillbank/cli/__init__.py`` with ``evolve.register(app)``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 import textwrap
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from rich.console import Group
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
@@ -22,6 +24,9 @@ from rich.text import Text
 
 from skillbank.cli._common import console, fail, get_skill, open_bank, print_json, short_hash, skill_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+
+if TYPE_CHECKING:  # pragma: no cover
+    from skillbank.store.gate_records import GateRecord
 
 candidates_app = typer.Typer(
     help="Review candidate skills from evolution rounds: list, show, promote, reject.",
@@ -201,7 +206,8 @@ def show(
     dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show a candidate, why it was proposed, its evidence, and the diff for an edit."""
+    """Show a candidate, why it was proposed, its evidence, the diff for an edit, and the gate's
+    latest measurement of it (each task's trials with and without it) when there is one."""
     from skillbank.evolution.review import get_pending
 
     with open_bank(dir, embedder) as bank:
@@ -210,9 +216,11 @@ def show(
         if p.target:
             target = bank.get_skill(p.target)
             diff = _content_diff(target.content, p.skill.content, target.name)
+        record = bank.gate_records.latest_for(p.skill.id)
     if as_json:
         data = _pending_json(p)
         data["diff"] = diff
+        data["gate"] = dataclasses.asdict(record) if record is not None else None
         print_json(data)
         return
     out = console()
@@ -234,6 +242,46 @@ def show(
         out.print(Panel(Text(diff), title="diff against the active version", title_align="left"))
     else:
         out.print(Panel(Markdown(p.skill.body), title="body", title_align="left"))
+    if record is not None:
+        out.print(_gate_panel(record))
+
+
+def _gate_panel(record: GateRecord) -> Panel:
+    """A gate record: the decision and its figures, then each task's trials in both arms."""
+    def change(value: float | None) -> str:
+        return "not reported" if value is None else f"{value:+.3f}"
+
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="bold")
+    fields.add_column()
+    fields.add_row("measured", f"v{record.version} of {record.skill_id}"
+                   + (f" (an edit of {record.target_id})" if record.target_id else "")
+                   + f", {record.decided_at:%Y-%m-%d %H:%M}"
+                   + (f", round {record.round}" if record.round is not None else ""))
+    fields.add_row("decision", record.decision.value)
+    fields.add_row("reason", escape(record.reason))
+    fields.add_row("gain", f"{record.gain:+.3f}" + (" (a bound: stopped early)" if record.stopped_early else ""))
+    fields.add_row(f"pass^{record.k or 'k'} change", change(record.pass_hat_k_change))
+    fields.add_row("success change", change(record.success_change))
+    fields.add_row("cost", f"{record.cost:g}")
+    if record.not_reached:
+        fields.add_row("not reached", escape(", ".join(record.not_reached)))
+    parts: list[Any] = [fields]
+    if record.trials:
+        trials = Table(title="trials per task (✓ success, ✗ failure)", title_justify="left")
+        trials.add_column("task")
+        trials.add_column("current (without)")
+        trials.add_column("candidate (with)")
+        for t in record.trials:
+            trials.add_row(escape(t.task_id), _marks(t.current), _marks(t.candidate))
+        parts.append(trials)
+    else:
+        parts.append(Text("no per-task trials recorded"))
+    return Panel(Group(*parts), title="the gate's latest measurement", title_align="left")
+
+
+def _marks(outcomes: tuple[bool, ...]) -> str:
+    return "".join("✓" if ok else "✗" for ok in outcomes)
 
 
 def _content_diff(old: Any, new: Any, name: str) -> str:

@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from skillbank.bank import SkillBank
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
-from skillbank.web import forms, rounds, runs, views
+from skillbank.web import evidence, forms, rounds, runs, views
 from skillbank.web.security import TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
@@ -97,7 +97,8 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starl
             diff = bank.diff(skill_id, int(a), int(b))
         pending = bank.drafts.pending(skill_id)
         return page(request, "skill.html.j2", skill=current, history=list(reversed(history)), diff=diff,
-                    a=a, b=b, rendered=bank.render([current]), pending=pending)
+                    a=a, b=b, rendered=bank.render([current]), pending=pending,
+                    evidence=evidence.for_skill(bank, current.id))
 
     async def candidates(request: Request) -> Response:
         return page(request, "candidates.html.j2", rows=views.candidate_rows(bank))

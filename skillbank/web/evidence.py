@@ -1,0 +1,69 @@
+"""The gate's evidence as the skill page shows it: each gate record with its per-task trials
+and a bootstrap interval, over tasks, of its pass^k change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from skillbank.bank import SkillBank
+from skillbank.consistency import metrics
+from skillbank.consistency.result import BOOTSTRAP_RESAMPLES, CONFIDENCE
+from skillbank.store.gate_records import GateRecord
+
+__all__ = ["Evidence", "TaskRow", "for_skill"]
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    current: str  # one mark per trial: ✓ success, ✗ failure
+    candidate: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    record: GateRecord
+    tasks: list[TaskRow]
+    not_run: list[str]  # planned but never run: validation stopped once the verdict was settled
+    interval: tuple[float, float] | None  # 95% bootstrap over tasks of the pass^k change
+    no_interval: str  # why there is no interval, when there is none
+
+
+def marks(outcomes: Sequence[bool]) -> str:
+    return "".join("✓" if ok else "✗" for ok in outcomes)
+
+
+def pass_hat_k_interval(record: GateRecord) -> tuple[float, float] | None:
+    """The interval of the mean per-task pass^k change, resampling tasks as the consistency
+    report does (the same helper, resamples and confidence); None under two tasks, where
+    resampling one task says nothing."""
+    k = record.k
+    if k is None or len(record.trials) < 2:
+        return None
+    changes = [metrics.pass_hat_k(sum(t.candidate), len(t.candidate), k)
+               - metrics.pass_hat_k(sum(t.current), len(t.current), k) for t in record.trials]
+    return metrics.bootstrap_mean_ci(changes, BOOTSTRAP_RESAMPLES, CONFIDENCE)
+
+
+def _no_interval(record: GateRecord) -> str:
+    if not record.trials:
+        return "no per-task trials recorded"
+    if len(record.trials) == 1:
+        return "one task: no interval"
+    return "" if record.k is not None else "a task without trials in an arm: no interval"
+
+
+def evidence(record: GateRecord) -> Evidence:
+    ran = {t.task_id for t in record.trials} | set(record.not_reached)
+    return Evidence(
+        record=record,
+        tasks=[TaskRow(t.task_id, marks(t.current), marks(t.candidate)) for t in record.trials],
+        not_run=[t for t in record.planned if t not in ran],
+        interval=pass_hat_k_interval(record),
+        no_interval=_no_interval(record))
+
+
+def for_skill(bank: SkillBank, skill_id: str) -> list[Evidence]:
+    """Every gate record about the skill (its own versions and the drafts that edit it), newest first."""
+    return [evidence(r) for r in bank.gate_records.for_skill(skill_id)]
