@@ -256,6 +256,8 @@ def _near_starts(near: tuple[re.Pattern[str], int], text: str, starts: list[int]
 
 def _apply(rule: _Rule, text: str, starts: list[int] | None) -> tuple[str, int]:
     """Redact ``rule``'s matches in ``text``; ``starts`` restricts where matches may begin."""
+    if starts is None and rule.regex.search(text) is None:
+        return text, 0  # the usual case, without building the replacement machinery
     protected: tuple[list[int], list[int]] | None = None  # placeholders already in `text`
     hits = 0
 
@@ -442,6 +444,8 @@ class Scrubber:
             elif rule.anchors is not None:
                 if lowered is None:
                     lowered = text.lower()
+                if rule.near is None and not any(map(lowered.__contains__, rule.anchors)):
+                    continue  # the usual case for a vendor prefix: one C-level test per anchor
                 if len(lowered) == len(text):
                     # lower() never shrinks a character, so equal lengths mean equal offsets
                     starts = _find_all(lowered, rule.anchors)

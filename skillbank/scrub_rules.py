@@ -22,7 +22,14 @@ Design rules
   classes, unbounded runs only start at token boundaries and look-aheads are bounded. Patterns
   that begin with a case-sensitive literal (``sk-``, ``AIza``) let the regex engine skip ahead;
   label patterns (``password=``, ``Bearer``) carry anchors and are tried only where their label
-  occurs in the lower-cased text.
+  occurs in the lower-cased text. So do vendor rules with several prefixes (``gl*-``,
+  ``key-``/``pubkey-``): the regex engine scans fast only for one literal prefix. Rules with no
+  prefix at all (a Telegram bot token, an Entra client secret) are tried only next to the fixed
+  part of their shape (see :data:`_NEAR`).
+* **Vendor formats, not samples.** A vendor rule is written from the format the vendor
+  publishes (prefix, length, alphabet), named in a comment beside it, never from the shape of a
+  held-out test token; the held-out sets (tests/data/heldout*) measure the catalogue, and their
+  look-alikes must come through untouched.
 """
 
 from __future__ import annotations
@@ -47,6 +54,11 @@ def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | Non
     if right:
         out += rf"(?!{right})"
     return out
+
+
+def _toks(prefixes: tuple[str, ...], body: str, **kw: str | None) -> str:
+    """``_tok`` for each literal prefix (each needs its own fixed-width look-behind), as alternatives."""
+    return "(?:" + "|".join(_tok(re.escape(p), len(p), body, **kw) for p in prefixes) + ")"
 
 
 # Possessive quantifiers (Python >= 3.11) stop runs of generic values from backtracking when the
@@ -180,6 +192,25 @@ _TW_KEY_SECRET = (
     r"(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}(?![A-Za-z0-9_-])"
 )
 
+# GitLab's token prefixes (GitLab docs, "Token prefixes"): personal/project/group access, OAuth
+# application secret, deploy, runner authentication (two), CI/CD job, pipeline trigger, feed,
+# incoming mail, agent, SCIM and feature-flag client tokens, and legacy runner registration tokens.
+# glpat- was the rule's only prefix before issue 32.
+_GITLAB = ("glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-", "glimt-",
+           "glagent-", "glsoat-", "glffct-", "GR1348941")
+
+
+# Look-ahead for vendor tokens whose alphabet has ``_``, ``-`` or ``.``: a capital or a digit
+# somewhere (bounded), so snake_case and kebab-case names after a prefix (``tfp_layers_dense_...``,
+# ``glrt-your-runner-token-here``) survive; a random token of 20 such characters lacks both
+# with a probability of about 1e-7.
+_NOT_WORDS = r"(?=[a-z_.=-]{0,256}[A-Z0-9])"
+
+
+def _lower(prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p.lower() for p in prefixes)
+
+
 # (kind, regex, anchors). Most patterns begin with a case-sensitive literal (``sk-``, ``AIza``),
 # which the regex engine finds as fast as a substring search. The others (case-insensitive
 # labels, character-class prefixes) carry ``anchors``: lower-case strings one of which every match
@@ -218,7 +249,13 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
         + r"|" + _tok("github_pat_", 11, r"[A-Za-z0-9_]{30,}", right=None) + r")(?![A-Za-z0-9_])",
         None,
     ),
-    ("gitlab_token", _tok("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), None),
+    # GitLab: every token prefix GitLab documents (see _GITLAB) + 20 or more base64url characters;
+    # names after the prefixes added for issue 32 (``glrt-your-token-here``) are no tokens.
+    (
+        "gitlab_token",
+        _toks(_GITLAB[:1], r"[A-Za-z0-9_-]{20,}") + "|" + _toks(_GITLAB[1:], _NOT_WORDS + r"[A-Za-z0-9_-]{20,}"),
+        _lower(_GITLAB),
+    ),
     ("slack_token", _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]{0,512}[0-9])[A-Za-z0-9-]{10,}"), None),
     (
         "slack_webhook",
@@ -278,6 +315,152 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ("xai_key", _tok("xai-", 4, r"[A-Za-z0-9]{40,}"), None),
     ("langsmith_key", _tok("lsv2_(?:pt|sk)_", 8, r"[0-9a-f]{32}_[0-9a-f]{8,12}"), None),
     ("tavily_key", _tok("tvly-", 5, r"(?:dev-|prod-)?[A-Za-z0-9]{20,}"), None),
+    # -- Vendor tokens added for issue 32 (held-out misses), each written from the format the
+    # vendor publishes (prefix, length, alphabet); the comment names it. Each is a whole token
+    # (``_tok`` boundaries), so a prefix in prose ("tokens look like whsec_...") survives. Those with
+    # several prefixes carry them as anchors (see the module docstring).
+    #
+    # Mailgun private / public API key (legacy format in Mailgun's docs: ``key-`` or ``pubkey-`` +
+    # 32 lower-case letters and digits). "key-" also starts ordinary words, so the run must hold a
+    # digit and a letter (random keys do; "key-value-store" is no run of 32).
+    (
+        "mailgun_key",
+        _toks(("key-", "pubkey-"), r"(?=[a-z]{0,31}[0-9])(?=[0-9]{0,31}[a-z])[a-z0-9]{32}"),
+        ("key-", "pubkey-"),
+    ),
+    # age secret key (C2SP age spec: Bech32, upper case, HRP ``AGE-SECRET-KEY-``, separator ``1``,
+    # 32 bytes of key -> 52 data characters + 6 checksum characters of the Bech32 alphabet).
+    ("age_secret_key", _tok("AGE-SECRET-KEY-1", 16, r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"), None),
+    # Webhook signing secret: Stripe's ``whsec_`` (Stripe docs) and the Standard Webhooks spec
+    # (Svix and others): ``whsec_`` + the base64 of 24-64 random bytes.
+    ("webhook_secret", _tok("whsec_", 6, r"[A-Za-z0-9+/]{24,}={0,2}", right=r"[A-Za-z0-9+/=_-]"), None),
+    # Shopify (Shopify's token prefixes): Admin API / custom app / private app access tokens
+    # ``shpat_`` / ``shpca_`` / ``shppa_`` and app shared secrets ``shpss_`` + 32 hex digits.
+    ("shopify_token", _tok(r"shp(?:at|ca|pa|ss)_", 6, r"[a-fA-F0-9]{32}"), None),
+    # DigitalOcean (DigitalOcean's token prefixes, 2021): personal access ``dop_v1_``, OAuth access
+    # ``doo_v1_`` and refresh ``dor_v1_`` tokens + 64 hex digits.
+    ("digitalocean_token", _tok(r"do[opr]_v1_", 7, r"[a-f0-9]{64}"), None),
+    # Grafana (Grafana docs): service account tokens ``glsa_`` + 32 letters/digits + ``_`` + an
+    # 8-hex-digit checksum; Grafana Cloud access policy tokens ``glc_`` + base64.
+    (
+        "grafana_token",
+        _tok("glsa_", 5, r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}")
+        + "|" + _tok("glc_", 4, r"[A-Za-z0-9+/]{32,}={0,2}", right=r"[A-Za-z0-9+/=_-]"),
+        ("glsa_", "glc_"),
+    ),
+    # Telegram bot token (Telegram Bot API docs, "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11"): the
+    # bot's numeric id, ``:``, 35 base64url characters; also in the documented URL form
+    # ``https://api.telegram.org/bot<token>/METHOD``. The secret half must have both letter cases
+    # (so "1700000000:abcdef..." style log fields survive). No prefix to scan for, so it is tried
+    # only in the 16 characters before a ``:`` that has a digit before it and 35 token characters
+    # after it (see _NEAR).
+    (
+        "telegram_bot_token",
+        r"[0-9](?:(?<=/bot[0-9])|(?<![A-Za-z0-9_:-][0-9]))[0-9]{4,15}:"
+        r"(?=[a-z0-9_-]{0,34}[A-Z])(?=[A-Z0-9_-]{0,34}[a-z])[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+        (),
+    ),
+    # PyPI API token (PyPI help, "API tokens"): ``pypi-`` + a base64url macaroon; its length varies
+    # with its caveats, so the catalogue's floor for prefixed tokens (20) and a random look (a
+    # digit and both letter cases) keep names like "pypi-simple-index" out.
+    (
+        "pypi_token",
+        _tok("pypi-", 5, r"(?=[A-Za-z_-]{0,1024}[0-9])(?=[a-z0-9_-]{0,1024}[A-Z])(?=[A-Z0-9_-]{0,1024}[a-z])"
+             r"[A-Za-z0-9_-]{20,}"),
+        None,
+    ),
+    # New Relic (New Relic docs, "API keys"): user keys ``NRAK-``, insert and query keys ``NRII-`` /
+    # ``NRIQ-``, browser keys ``NRJS-``, REST API keys ``NRRA-``; 19 (browser) to 42 (REST)
+    # characters after the prefix.
+    ("newrelic_key", _tok(r"NR(?:AK|II|IQ|JS|RA)-", 5, r"[A-Za-z0-9_-]{19,42}"), None),
+    # Fly.io (flyctl's token formats): legacy personal access tokens ``fo1_`` + 43 base64url
+    # characters; macaroon tokens ``fm1a_`` / ``fm1r_`` / ``fm2_`` + base64, several joined by
+    # commas after the ``FlyV1`` scheme word (the scheme word stays, the macaroons go as one).
+    (
+        "flyio_token",
+        _tok("fo1_", 4, r"[A-Za-z0-9_-]{43}")
+        + "|" + _toks(("fm1a_", "fm1r_", "fm2_"),
+                      r"[A-Za-z0-9+/]{40,}={0,3}(?:,fm(?:1[ar]|2)_[A-Za-z0-9+/]{40,}={0,3})*",
+                      right=r"[A-Za-z0-9+/=_-]"),
+        ("fo1_", "fm1a_", "fm1r_", "fm2_"),
+    ),
+    # Sentry (Sentry docs, auth tokens): user tokens ``sntryu_`` + 64 hex digits; organization
+    # tokens ``sntrys_`` + base64 JSON (``eyJ``...) + ``_`` + the secret.
+    (
+        "sentry_token",
+        _tok("sntryu_", 7, r"[a-f0-9]{64}")
+        + "|" + _tok("sntrys_", 7, r"eyJ[A-Za-z0-9+/=_-]{30,}", right=r"[A-Za-z0-9+/=_-]"),
+        ("sntryu_", "sntrys_"),
+    ),
+    # Figma personal access tokens (Figma docs: they start with ``figd_``) + base64url.
+    ("figma_token", _tok("figd_", 5, _NOT_WORDS + r"[A-Za-z0-9_-]{30,}"), None),
+    # Airtable personal access token (Airtable docs): the token id ``pat`` + 14 letters/digits, a
+    # dot, and the 64-hex-digit secret.
+    ("airtable_token", _tok("pat", 3, r"[A-Za-z0-9]{14}\.[a-f0-9]{64}", left=_AN, right=_AN), None),
+    # PlanetScale (PlanetScale docs): database passwords ``pscale_pw_``, service tokens
+    # ``pscale_tkn_``, OAuth tokens ``pscale_oauth_`` + 32-64 base64url characters.
+    ("planetscale_token", _toks(("pscale_pw_", "pscale_tkn_", "pscale_oauth_"), _NOT_WORDS + r"[A-Za-z0-9_=.-]{32,64}"),
+     ("pscale_",)),
+    # OpenRouter API keys (OpenRouter docs: ``sk-or-v1-`` + the key); the openai_key rule above
+    # does not take them (a hyphen follows "sk-or").
+    ("openrouter_key", _tok("sk-or-v1-", 9, r"[A-Za-z0-9]{32,}"), None),
+    # Shippo API tokens (Shippo docs): ``shippo_live_`` / ``shippo_test_`` + 40 hex digits.
+    ("shippo_token", _tok(r"shippo_(?:live|test)_", 12, r"[a-fA-F0-9]{40}"), None),
+    # Contentful Content Management personal access tokens (Contentful docs): ``CFPAT-`` + 43
+    # base64url characters.
+    ("contentful_token", _tok("CFPAT-", 6, r"[A-Za-z0-9_-]{43}"), None),
+    # Alibaba Cloud AccessKey ID (Alibaba Cloud docs): ``LTAI`` + 12-20 letters and digits. An id,
+    # redacted for the same reason as the AWS access key id.
+    ("alibaba_access_key_id", _tok("LTAI", 4, r"[A-Za-z0-9]{12,20}", left=_AN, right=_AN), None),
+    # Microsoft Entra (Azure AD) application client secrets (Microsoft's identifiable secret format,
+    # 2021 on): 3 characters, a digit, ``Q~``, 31-34 characters of ``[A-Za-z0-9_~.-]``. Tried only
+    # just before each ``Q~`` (see _NEAR); a final "." is read as the end of a sentence.
+    (
+        "azure_client_secret",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{30,33}[A-Za-z0-9_~-](?![A-Za-z0-9_~-])",
+        (),
+    ),
+    # JFrog Artifactory (JFrog docs): API keys ``AKCp`` + 69 letters and digits (73 in all);
+    # reference tokens, the base64 of ``reftkn:01:...`` (``cmVmdGtuOjAxOj``...).
+    (
+        "jfrog_token",
+        _tok("AKCp", 4, r"[A-Za-z0-9]{69}", left=_AN, right=_AN)
+        + "|" + _tok("cmVmdGtuOjAxOj", 14, r"[A-Za-z0-9+/]{40,}={0,2}",
+                     left=r"[A-Za-z0-9+/]", right=r"[A-Za-z0-9+/=]"),
+        ("akcp", "cmvmdgtuojaxoj"),
+    ),
+    # RubyGems.org API keys (RubyGems guides): ``rubygems_`` + 48 hex digits.
+    ("rubygems_key", _tok("rubygems_", 9, r"[a-f0-9]{48}"), None),
+    # Docker Hub (Docker docs): personal access tokens ``dckr_pat_``, organization access tokens
+    # ``dckr_oat_`` + base64url.
+    ("dockerhub_token", _tok(r"dckr_(?:pat|oat)_", 9, _NOT_WORDS + r"[A-Za-z0-9_-]{24,}"), None),
+    # Buildkite API access tokens (Buildkite docs): ``bkua_`` + 40 hex digits.
+    ("buildkite_token", _tok("bkua_", 5, r"[a-f0-9]{40}"), None),
+    # ReadMe API keys (ReadMe docs): ``rdme_`` + letters and digits (70 in keys seen).
+    ("readme_key", _tok("rdme_", 5, r"[A-Za-z0-9]{40,}"), None),
+    # Typeform personal access tokens (Typeform docs): ``tfp_`` + base64url and ``.=``. (``tfp`` is
+    # also TensorFlow Probability's alias: ``tfp_layers_...`` names have no capital or digit.)
+    ("typeform_token", _tok("tfp_", 4, _NOT_WORDS + r"[A-Za-z0-9_.=-]{40,}"), None),
+    # Adafruit IO keys (Adafruit IO docs): ``aio_`` + 28 letters and digits.
+    ("adafruit_io_key", _tok("aio_", 4, r"[A-Za-z0-9]{28}"), None),
+    # Mapbox (Mapbox docs, access tokens): secret ``sk.`` and temporary ``tk.`` tokens, a base64url
+    # JSON payload (``eyJ``...), a dot and the signature. Public ``pk.`` tokens are public.
+    (
+        "mapbox_token",
+        r"(?<![A-Za-z0-9_.-])[st]k\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+        ("sk.eyj", "tk.eyj"),
+    ),
+    # Tailscale (Tailscale docs, keys): ``tskey-`` + the key type (``auth``, ``api``, ``client``,
+    # ``webhook``, ``scim``), a key id and the secret, joined by hyphens; must hold a digit, so
+    # documentation placeholders ("tskey-auth-xxxxx") survive.
+    ("tailscale_key", _tok("tskey-", 6, r"(?=[A-Za-z-]{0,256}[0-9])[A-Za-z0-9-]{20,}"), None),
+    # Atlassian API tokens (the 2023 format, 192 characters): ``ATATT`` + base64url characters and
+    # ``=`` (the checksum is joined by one); an ``=`` would end a Bearer token or a query value
+    # early, so this runs before those rules.
+    ("atlassian_token", _tok("ATATT", 5, r"[A-Za-z0-9_=-]{20,}", left=_AN, right=r"[A-Za-z0-9_=-]"), None),
+    # Linear (Linear docs): personal API keys ``lin_api_`` + 40 letters and digits; OAuth access
+    # tokens ``lin_oauth_`` + 64 hex digits.
+    ("linear_key", _toks(("lin_api_", "lin_oauth_"), r"[A-Za-z0-9]{32,}"), ("lin_api_", "lin_oauth_")),
     (
         "account_key",
         r"(?i:(?:account|sharedaccess)key)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})"
@@ -334,4 +517,8 @@ _NEAR: dict[str, tuple[re.Pattern[str], int]] = {
     "aws_secret_key": (re.compile(r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}|\[REDACTED:aws_access_key_id\]", _FLAGS), 100),
     # token (32) + gap (2 x 8 separators of up to 2 characters + a newline)
     "twilio_secret": (re.compile(r"AC[0-9a-f]{32}|SK[0-9a-fA-F]{32}|\[REDACTED:twilio_key\]", _FLAGS), 70),
+    # the bot id (5-16 digits) ends at the ':' the 35-character secret follows
+    "telegram_bot_token": (re.compile(r":(?<=[0-9]:)[A-Za-z0-9_-]{35}", _FLAGS), 16),
+    # the client secret's marker sits 4 characters into it ("abc1Q~...")
+    "azure_client_secret": (re.compile(r"Q~", _FLAGS), 4),
 }
