@@ -102,3 +102,40 @@ def test_no_unit_lesson_without_support_or_without_a_cause(bank, ok, bad):
     _save(bank, ok + bad)
     evolve(bank, promote_policy="all")
     assert not [x for s in bank.list_skills() for x in s.content.lessons if x.kind == LessonKind.answer_unit]
+
+
+def visibility(i: int, *, success: bool):
+    """Shaped like protocol v3's evidence (steady.weather.visibility_km): the successes said
+    "15.6 km", a failure "2300 metres"; the lesson's scale is 1000."""
+    metres = [15600, 2300, 8400, 12100, 4700, 9900][i % 6]
+    city = ["Vienna", "Prague", "Oslo", "Lyon", "Turin", "Bergen"][i % 6]
+    calls = [("current_conditions", {"city": city},
+              '{"city": "%s", "condition": "light rain", "visibility_m": %d}' % (city, metres))]
+    answer = (f"The visibility in {city} right now is {metres / 1000:g} km." if success
+              else f"The visibility in {city} now is {metres} metres.")
+    return traj(f"What's the visibility in {city} right now, in km?", calls, success=success,
+                answer=answer, task_id=f"steady.weather.visibility#{i}", task_type="visibility")
+
+
+def test_a_unit_lesson_with_a_four_digit_scale_passes_the_lint(bank):
+    """The trace: v3's only lesson learned from the model's own successes ("state `visibility_m`
+    divided by 1000") was refused as hard-coded ('1000'): the lint read the lesson's typed scale
+    as an instance value."""
+    _save(bank, [visibility(i, success=True) for i in (0, 2, 3)] + [visibility(i, success=False) for i in (1, 4)])
+    report = evolve(bank, promote_policy="all")
+    unit = [x for s in bank.list_skills() for x in s.content.lessons if x.kind == LessonKind.answer_unit]
+    assert [(x.field, x.scale) for x in unit] == [("visibility_m", 1000)], str(report)
+
+
+def test_a_run_value_beside_a_unit_lesson_is_still_hard_coded():
+    from skillbank.evolution.lint import lint_content
+    from skillbank.lessons import Lesson
+    from skillbank.models import SkillContent, SkillKind
+
+    unit = Lesson(kind=LessonKind.answer_unit, tool="current_conditions", field="visibility_m", scale=1000)
+    content = SkillContent(name="visibility-in-km", description="Visibility questions, as for station 48213.",
+                           kind=SkillKind.pitfall, tools=("current_conditions",), lessons=(unit,))
+    findings = [f.message for f in lint_content(content).findings if f.rule == "hardcoded"]
+    assert findings == ["contains an id or number of four or more digits ('48213'); use a <placeholder>"]
+    clean = content.model_copy(update={"description": "Visibility questions."})
+    assert not [f for f in lint_content(clean).findings if f.rule == "hardcoded"]

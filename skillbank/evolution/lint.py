@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from skillbank.evolution.evidence import HiddenLiterals, Run, literal_key, literal_tokens
 from skillbank.evolution.templates import EMAIL_PATTERN, UUID_PATTERN
-from skillbank.lessons import lesson_tools
+from skillbank.lessons import LessonKind, lesson_tools, sentence
 from skillbank.models import SkillContent
 from skillbank.screen.patterns import (
     QUARANTINE,
@@ -123,6 +123,16 @@ def _learned_text(content: SkillContent, previous: SkillContent | None) -> str:
     return "\n".join(parts)
 
 
+def _without_typed_numbers(text: str, content: SkillContent) -> str:
+    """``text`` without the renderer's sentences whose numbers are a lesson's typed fields, not
+    values from a run: an answer_unit lesson's scale and the conversion it works from it ("divided
+    by 1000 (for example 750 is 0.75)"). Its field name stays, to be checked like any word."""
+    for lesson in content.lessons:
+        if lesson.kind == LessonKind.answer_unit:
+            text = text.replace(sentence(lesson), f" {lesson.field} ")
+    return text
+
+
 def lint_content(content: SkillContent, ctx: LintContext | None = None,
                  *, previous: SkillContent | None = None) -> LintResult:
     """Check ``content``; ``previous`` (the version it edits) exempts text a person already had."""
@@ -169,7 +179,7 @@ def lint_content(content: SkillContent, ctx: LintContext | None = None,
                     break
 
     # Hidden literals and de-hardcoding (<placeholders> and known tool names aside).
-    plain = _PLACEHOLDER.sub(" ", new_text)
+    plain = _PLACEHOLDER.sub(" ", _without_typed_numbers(new_text, content))
     for tool in sorted(allowed | set(content.tools), key=len, reverse=True):
         plain = plain.replace(f"`{tool}`", " ")
     grams = _ngrams(plain, 4)
