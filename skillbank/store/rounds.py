@@ -31,6 +31,11 @@ class RoundRepo:
         row = self.store.query_one("SELECT max(round_no) AS n FROM evolution_rounds")
         return int(row["n"] or 0) if row else 0
 
+    def finished(self) -> list[FinishedRound]:
+        """Every finished round, oldest first."""
+        rows = self.store.query("SELECT round_no, finished_at, trajectories FROM evolution_rounds ORDER BY round_no")
+        return [FinishedRound(r["round_no"], r["finished_at"], r["trajectories"]) for r in rows]
+
     def last(self) -> FinishedRound | None:
         row = self.store.query_one("SELECT round_no, finished_at, trajectories FROM evolution_rounds"
                                    " ORDER BY round_no DESC LIMIT 1")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime
-from typing import Any, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
 
 from skillbank.errors import DuplicateSkillError, SkillNotFoundError, VersionNotFoundError
 from skillbank.hashing import content_hash
@@ -136,6 +137,20 @@ def version_from_row(row: dict[str, Any]) -> SkillVersion:
 def event_hash(event: dict[str, Any]) -> str:
     """The hash of one change-log event, over every field but the hash itself."""
     return content_hash({k: event[k] for k in ("seq", "ts", "action", "skill_id", "version", "payload", "prev_hash")})
+
+
+@dataclass(frozen=True)
+class VersionStamp:
+    """One version's name, status, author, reason and time, without its content: what a round's
+    report lists."""
+
+    skill_id: str
+    version: int
+    name: str
+    status: str
+    author: str
+    reason: str
+    created_at: str
 
 
 class SkillRepo:
@@ -301,6 +316,17 @@ class SkillRepo:
                 f"skill {skill.name!r} has versions 1..{skill.version}; there is no version {version}"
             )
         return version_from_row(row)
+
+    def stamps(self, *, author_prefix: str, authors: Sequence[str] = ()) -> list[VersionStamp]:
+        """Who wrote each version whose author starts with ``author_prefix`` (a plain word: no
+        ``%`` or ``_``) or is one of ``authors``, when and why, oldest first; no content is read."""
+        marks = ", ".join("?" * len(authors))
+        rows = self.store.query(
+            "SELECT skill_id, version, name, status, author, reason, created_at FROM skill_versions"
+            f" WHERE author LIKE ?{f' OR author IN ({marks})' if authors else ''} ORDER BY created_at",
+            (author_prefix + "%", *authors))
+        return [VersionStamp(r["skill_id"], r["version"], r["name"], r["status"], r["author"], r["reason"] or "",
+                             str(r["created_at"])) for r in rows]
 
     def last_event_seq(self) -> int:
         row = self.store.query_one("SELECT max(seq) AS seq FROM events")

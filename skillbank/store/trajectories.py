@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Collection, Iterable
 
@@ -54,6 +55,18 @@ def _clip_step(step: Step) -> Step:
         "result": clip(step.result),
         "error": clip(step.error),
     })
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    """A consistency measurement stored as trajectories labelled with its ``run`` id and ``arm``
+    (``skillbank eval``, the demo): how many, in how many arms, first and last start time."""
+
+    run: str
+    trials: int
+    arms: int
+    first: str
+    last: str
 
 
 class TrajectoryRepo:
@@ -256,6 +269,17 @@ class TrajectoryRepo:
         """Limit events per type, over every run."""
         rows = self.store.query("SELECT type, count(*) AS n FROM limit_events GROUP BY type")
         return {r["type"]: r["n"] for r in rows}
+
+    def labelled_runs(self) -> list[LabelledRun]:
+        """The measurements stored in the bank (trajectories labelled ``run`` and ``arm``), newest
+        first."""
+        run = self.store.sql.json_text("labels", "run")
+        arm = self.store.sql.json_text("labels", "arm")
+        rows = self.store.query(
+            f"SELECT {run} AS run, count(*) AS n, min(started_at) AS first, max(started_at) AS last,"
+            f" count(DISTINCT {arm}) AS arms FROM trajectories WHERE {run} IS NOT NULL AND {arm} IS NOT NULL"
+            f" GROUP BY {run} ORDER BY max(started_at) DESC")
+        return [LabelledRun(str(r["run"]), r["n"], r["arms"], str(r["first"]), str(r["last"])) for r in rows]
 
     def label_values(self, key: str) -> dict[str, int]:
         """Each value of the label ``key`` with how many runs carry it."""

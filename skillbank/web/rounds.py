@@ -26,6 +26,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from skillbank.bank import SkillBank
+from skillbank.store.rounds import FinishedRound
+from skillbank.store.skills import VersionStamp
 
 GATE_AUTHORS = ("gate", "policy")
 FIGURES = ("pass_k", "by_type", "cost")
@@ -35,50 +37,40 @@ def _is_evolution(author: str) -> bool:
     return author.startswith("evolution")
 
 
-def round_versions(bank: SkillBank) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
+def round_versions(bank: SkillBank) -> tuple[list[FinishedRound], dict[int, list[VersionStamp]]]:
     """The finished rounds (oldest first) and, by round, the versions it and its gate wrote."""
-    rounds = bank.store.query("SELECT round_no, finished_at, trajectories FROM evolution_rounds ORDER BY round_no")
-    rows = bank.store.query(
-        "SELECT v.skill_id, v.version, v.name, v.status, v.author, v.reason, v.created_at FROM skill_versions v"
-        " WHERE v.author LIKE 'evolution%' OR v.author IN ('gate', 'policy') ORDER BY v.created_at")
-    finished = [r["finished_at"] or "" for r in rounds]
-    by_round: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for v in rows:
-        when = str(v["created_at"])
-        if _is_evolution(v["author"]):
-            i = bisect.bisect_left(finished, when)  # the first round finishing at or after it
+    rounds = bank.rounds.finished()
+    finished = [r.finished_at or "" for r in rounds]
+    by_round: dict[int, list[VersionStamp]] = defaultdict(list)
+    for v in bank.skills.stamps(author_prefix="evolution", authors=GATE_AUTHORS):
+        if _is_evolution(v.author):
+            i = bisect.bisect_left(finished, v.created_at)  # the first round finishing at or after it
         else:
-            i = bisect.bisect_left(finished, when) - 1  # the last round finished before it
+            i = bisect.bisect_left(finished, v.created_at) - 1  # the last round finished before it
         if 0 <= i < len(rounds):
-            by_round[rounds[i]["round_no"]].append(v)
+            by_round[rounds[i].round].append(v)
     return rounds, by_round
 
 
-def round_summary(rnd: dict[str, Any], versions: list[dict[str, Any]]) -> dict[str, Any]:
-    own = [v for v in versions if _is_evolution(v["author"])]
-    gate = [v for v in versions if v["author"] in GATE_AUTHORS]
+def round_summary(rnd: FinishedRound, versions: list[VersionStamp]) -> dict[str, Any]:
+    own = [v for v in versions if _is_evolution(v.author)]
+    gate = [v for v in versions if v.author in GATE_AUTHORS]
     return {
-        "round": rnd["round_no"], "finished_at": (rnd["finished_at"] or "–")[:19].replace("T", " "),
-        "runs": "–" if rnd["trajectories"] is None else rnd["trajectories"],
-        "proposed": sum(1 for v in own if v["version"] == 1),
-        "changed": sum(1 for v in own if v["version"] > 1 and v["status"] != "retired"),
-        "retired": sum(1 for v in own if v["status"] == "retired"),
-        "promoted": sum(1 for v in gate if v["status"] == "active"),
-        "rejected": sum(1 for v in gate if v["status"] == "retired" and v["reason"].startswith("rejected")),
+        "round": rnd.round, "finished_at": (rnd.finished_at or "–")[:19].replace("T", " "),
+        "runs": "–" if rnd.trajectories is None else rnd.trajectories,
+        "proposed": sum(1 for v in own if v.version == 1),
+        "changed": sum(1 for v in own if v.version > 1 and v.status != "retired"),
+        "retired": sum(1 for v in own if v.status == "retired"),
+        "promoted": sum(1 for v in gate if v.status == "active"),
+        "rejected": sum(1 for v in gate if v.status == "retired" and v.reason.startswith("rejected")),
     }
 
 
 def measurements(bank: SkillBank) -> list[dict[str, Any]]:
     """The consistency runs stored in the bank, newest first: run id, trials, first/last time."""
-    run = bank.store.sql.json_text("labels", "run")
-    arm = bank.store.sql.json_text("labels", "arm")
-    rows = bank.store.query(
-        f"SELECT {run} AS run, count(*) AS n, min(started_at) AS first, max(started_at) AS last,"
-        f" count(DISTINCT {arm}) AS arms FROM trajectories WHERE {run} IS NOT NULL AND {arm} IS NOT NULL"
-        f" GROUP BY {run} ORDER BY max(started_at) DESC")
-    return [{"run": str(r["run"]), "trials": r["n"], "arms": r["arms"],
-             "first": str(r["first"])[:19].replace("T", " "), "last": str(r["last"])[:19].replace("T", " ")}
-            for r in rows]
+    return [{"run": m.run, "trials": m.trials, "arms": m.arms,
+             "first": m.first[:19].replace("T", " "), "last": m.last[:19].replace("T", " ")}
+            for m in bank.trajectories.labelled_runs()]
 
 
 def measure_result(bank: SkillBank, run_id: str) -> Any:
@@ -141,7 +133,7 @@ def figure_png(result: Any, name: str) -> bytes:
 def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
     async def rounds(request: Request) -> Response:
         found, by_round = round_versions(bank)
-        rows = [round_summary(r, by_round.get(r["round_no"], [])) for r in reversed(found)]
+        rows = [round_summary(r, by_round.get(r.round, [])) for r in reversed(found)]
         return page(request, "rounds.html.j2", rounds=rows, measurements=measurements(bank))
 
     async def one_round(request: Request) -> Response:
@@ -151,7 +143,7 @@ def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
 
             raise BadForm("round", "not a round number")
         found, by_round = round_versions(bank)
-        match = [r for r in found if r["round_no"] == int(raw)]
+        match = [r for r in found if r.round == int(raw)]
         if not match:
             raise HTTPException(404, f"no finished evolution round {raw} in this bank")
         versions = by_round.get(int(raw), [])
