@@ -1,4 +1,4 @@
-"""Secret recall per scrubbing layer on both held-out sets (issue 32, item 1).
+"""Secret recall per scrubbing layer on the three held-out sets (issue 32, item 1).
 
     HF_HUB_OFFLINE=1 python benchmarks/secret_layers.py
 
@@ -19,10 +19,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from heldout_corpus import HELDOUT, HELDOUT_V2, lookalikes, secrets  # noqa: E402
+from heldout_corpus import HELDOUT, HELDOUT_SECRETS_V3, HELDOUT_V2, lookalikes, secrets  # noqa: E402
 
 from skillbank import scrub_betterleaks  # noqa: E402
 from skillbank.scrub import Scrubber, placeholder  # noqa: E402
+
+
+SETS = (("first held-out set", HELDOUT), ("second held-out set (v2)", HELDOUT_V2),
+        ("third held-out set (v3)", HELDOUT_SECRETS_V3))
 
 
 def _betterleaks_only(texts: list[str]) -> list[str]:
@@ -114,14 +118,36 @@ beside them); `bench_scrub.py` (the Scrubber section) is the throughput measurem
 inputs with the same 97 secrets for both (best of 9, three interleaved runs each, load 3-4), our
 patterns went from e47cf68 to 421bc82: 100 KB tool log 9.6 -> 12.5 ms, the log with the secrets
 23.9 -> 31.0 ms, 400 strings in one `scrub_obj` 16.2 -> 20.7 ms (+28-30 %, for 33 -> 63 rules);
-the pathological inputs stay linear (the 3-5 ms ones take 2-3 ms more, the slow ones within noise)."""
+the pathological inputs stay linear (the 3-5 ms ones take 2-3 ms more, the slow ones within noise).
+
+The third set (tests/data/heldout_secrets_v3, a22ade8: 46 formats, 236 cases in 8 contexts incl.
+`.env` lines and CLI flags, 88 look-alikes) was written after those rules by someone who read
+neither our catalogue nor either tool's rules, and committed before its first measurement.
+Blind, at a22ade8 (2026-12-04 19:33 UTC, a model benchmark on both cores):
+
+| set | layer | recall (span-exact) | look-alikes changed | formats with a miss |
+|---|---|---|---|---|
+| third held-out set (v3) | ours | 208/236 (88.1 %) | 1/88 (`password: xxxxxxxx`) | 14 |
+| third held-out set (v3) | ours+detect-secrets | 205/236 (86.9 %) | 1/88 | 15 |
+| third held-out set (v3) | betterleaks | 135/236 (57.2 %) | 0/88 | 26 |
+| third held-out set (v3) | ours+betterleaks | 215/236 (91.1 %) | 1/88 | 11 |
+
+Blind, the 99 % target is not met on vendors and contexts nobody here wrote rules from: the
+catalogue knows the vendors it was written for. The misses: vendors it has no rule for
+(Braintree `access_token$production$...`, Brevo `xkeysib-`, Doppler `dp.st.`, NuGet `oy2`,
+Discord bot tokens, Dynatrace `dt0c01.`, Square `EAAA`), secrets named only by their key in
+contexts the assignment rules do not read (`account_key:` in YAML, `--account-key`, `-w` for
+ldapsearch, `APP_SECRET=` inside a log line, `aws_secret_access_key <value>` in a log), a GitLab
+routable token's `.01.<suffix>` left behind, Slack webhooks redacted as the whole URL where the
+set expects the last segment only (the secret is gone; span-exact counts it a miss), and one
+look-alike: a placeholder password (`xxxxxxxx`) redacted."""
 
 
 def main() -> int:
     import common
 
     rows = []
-    for label, directory in (("first held-out set", HELDOUT), ("second held-out set (v2)", HELDOUT_V2)):
+    for label, directory in SETS:
         print(f"== {label}")
         for name, fig in measure(directory).items():
             rows.append([label, name, fig["recall_span_exact"], fig["lookalikes_changed"],

@@ -476,11 +476,11 @@ def heldout_secrets() -> tuple[dict, bool]:
     cases = secrets()
     looks = lookalikes()
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import secret_layers  # per layer on both held-out sets (issue 32): recall, look-alikes, speed
+    import secret_layers  # per layer on the three held-out sets (issue 32): recall, look-alikes, speed
 
     extra = {f"{label}: {layer}": f"recall {f['recall_span_exact']}, look-alikes changed "
              f"{f['lookalikes_changed']}, {f['throughput_kb_s']} KB/s"
-             for label, directory in (("first set", secret_layers.HELDOUT), ("second set", secret_layers.HELDOUT_V2))
+             for label, directory in secret_layers.SETS
              for layer, f in secret_layers.measure(directory).items()}
     scrub = default_scrubber()
     exact = [c.redacted_exactly(scrub(c.text)) for c in cases]

@@ -68,6 +68,8 @@ class SecretCase:
 
 
 HELDOUT_V2 = Path(__file__).resolve().parent / "data" / "heldout_v2"
+# The third set, written blind after the vendor rules of issue 32 (tests/data/heldout_secrets_v3).
+HELDOUT_SECRETS_V3 = Path(__file__).resolve().parent / "data" / "heldout_secrets_v3"
 
 
 def secrets(directory: Path = HELDOUT) -> list[SecretCase]:
