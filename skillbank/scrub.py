@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from skillbank import scrub_betterleaks as _betterleaks
-from skillbank.scrub_rules import _DEFAULT_ANCHORS, _NEAR, DEFAULT_PATTERNS
+from skillbank.scrub_rules import _DEFAULT_ANCHORS, _NEAR, _PLACEHOLDER_VALUE_RE, DEFAULT_PATTERNS
 
 if TYPE_CHECKING:  # the protocol module loads numpy and pydantic; the scrubber needs neither
     from skillbank.protocols import ScrubsText
@@ -569,6 +569,8 @@ def _redactable_value(value: str, kind: str) -> bool:
     stripped = value.strip()
     if sum(1 for c in stripped if not c.isspace()) < 8 or stripped.startswith(("$", "<", "{{", "%(")):
         return False
+    if _PLACEHOLDER_VALUE_RE.fullmatch(stripped):
+        return False  # "xxxxxxxx", "YOUR_API_KEY", "changeme": what docs write instead of a secret
     if kind == "password":
         return True
     if any(c.isspace() for c in stripped) or _LABEL_WORD_RE.search(stripped):

@@ -103,6 +103,18 @@ _NOT_BARE = (
 )
 
 
+# Values a person writes in docs and config templates instead of a secret: a run of mask
+# characters (``xxxxxxxx``, ``********``, ``xxxx-xxxx``), ``YOUR_API_KEY`` / ``your password here``,
+# ``changeme``, ``placeholder``, ``redacted``, ``dummy``, ``example`` (words only: a digit makes it
+# a possible real value). Matched against the whole value (see ``_value``), so ``xxxxxxxx9Kf2``
+# or ``changeme2024!`` are still values.
+_PLACEHOLDER_VALUE = (
+    r"(?:[xX*#._-]{8,1024}"
+    r"|(?i:your)[ _-]?[A-Za-z _-]{0,64}"
+    r"|(?i:change[_-]?(?:me|it)|replace[_-]?me|placeholder|redacted|dummy|example|sample)[A-Za-z_-]{0,32})"
+)
+
+
 def _random_like(cls_minus: str) -> str:
     """Look-ahead: the run (class given as a template minus ``%s``) has a digit, or two capitals
     and a small letter (so ``Whitespace`` or ``Punctuation`` do not count)."""
@@ -131,8 +143,9 @@ def _value(*, password: bool, tag: str = "") -> str:
                 + _no_label_word(r"[^\s" + q + r"\\]")
                 + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024}" + _POS + ")"
             )
-        alts.append(esc + q + _NOT_QUOTED + body + esc + q)
-    bare = _NOT_BARE + ("" if password else _random_like(_BARE_NO) + _no_label_word(_BARE))
+        alts.append(esc + q + _NOT_QUOTED + r"(?!" + _PLACEHOLDER_VALUE + esc + q + r")" + body + esc + q)
+    bare = (_NOT_BARE + r"(?!" + _PLACEHOLDER_VALUE + r"(?!" + _BARE + r"))"
+            + ("" if password else _random_like(_BARE_NO) + _no_label_word(_BARE)))
     alts.append(bare + r"(?P<secret_" + tag + r"bare>" + _BARE + r"{8,1024}" + _POS + r")(?!" + _BARE + r"|[(\[])")
     return "(?:" + "|".join(alts) + ")"
 
@@ -508,6 +521,8 @@ DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = types.MappingProxyType(
     {kind: re.compile(rx, _FLAGS) for kind, rx, _ in _SPECS}
 )
 _DEFAULT_ANCHORS: dict[str, tuple[str, ...] | None] = {kind: anchors for kind, _, anchors in _SPECS}
+#: A whole value that is a placeholder, not a secret (``scrub_obj`` reads bare values with it).
+_PLACEHOLDER_VALUE_RE = re.compile(_PLACEHOLDER_VALUE, _FLAGS)
 
 #: Rules whose matches may also start away from their anchors, next to an id: kind -> (a regex
 #: that finds every id the rule's context branches accept, and how far before the start of such an
