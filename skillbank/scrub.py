@@ -545,7 +545,7 @@ def _walk(obj: Any, fn: Callable[[str], str], memo: dict[int, Any]) -> Any:
 
 _SENSITIVE_KEY_RE = re.compile(
     r"(?i:.*?(?P<password>pass(?:word|wd|phrase))|.*?(?P<secret>secret|token|api[_-]?key|apikey"
-    r"|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|credentials?|authorization|cookie))"
+    r"|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|account[_-]?key|credentials?|authorization|cookie))"
     r"(?i:[_.-]?(?:key|token|secret|value|base|str|string))?",
     re.ASCII,
 )

@@ -96,7 +96,8 @@ _NOT_BARE = (
     # snake_case names: password = index_url_password_info
     r"|[a-z]+(?:_[a-z]+)+(?!" + _BARE + r")"
     # annotations: token: TokenOpt = None, password: _PasswordType | None, password: SecretStr
-    r"|[A-Za-z_][A-Za-z0-9_]*[ \t]*(?:\|[ \t]|=[ \t])"
+    # (a space before "=": a base64 value ends in "=" padding, then a space, in log lines)
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*\|[ \t]|[ \t]+=[ \t])"
     r"|(?:[A-Z][a-z0-9]*)+(?:Str|String|Bytes|Type|Field|Opt|Optional)(?!" + _BARE + r")"
     # prose after a label: "api_key: Explicitly-provided API key", ":param password: Password for"
     r"|[A-Za-z]+(?:-[A-Za-z]+)*[ \t]+[A-Za-z]{2,})"
@@ -124,10 +125,13 @@ def _random_like(cls_minus: str) -> str:
     )
 
 
-def _no_label_word(cls: str) -> str:
-    """Look-ahead: the run holds no word of a label (``"secret": "V1SecretProjection"``,
-    ``token_key = "RpcGroupManagementToken"``): names in code, practically never random keys."""
-    return r"(?!" + cls + r"{0,1024}?(?i:secret|token|key|auth|cred|pass))"
+def _no_label_word(cls_minus: str) -> str:
+    """Look-ahead: the run (class given as a template minus ``%s``) holds no word of a label
+    (``"secret": "V1SecretProjection"``, ``token_key = "RpcGroupManagementToken"``): names in
+    code, practically never random keys. A run with 8 digits or more is no name, whatever words
+    its vendor prefix holds (``xkeysib-<64 hex>-...``, ``access_token$production$...``)."""
+    return (r"(?:(?=(?:" + cls_minus % "0-9" + r"{0,1024}[0-9]){8})|(?!" + cls_minus % ""
+            + r"{0,1024}?(?i:secret|token|key|auth|cred|pass)))")
 
 
 def _value(*, password: bool, tag: str = "") -> str:
@@ -140,12 +144,12 @@ def _value(*, password: bool, tag: str = "") -> str:
         else:
             body = (
                 _random_like(r"[^\s" + q + r"\\%s]")
-                + _no_label_word(r"[^\s" + q + r"\\]")
+                + _no_label_word(r"[^\s" + q + r"\\%s]")
                 + r"(?P<" + name + r">[^\s" + q + r"\\]{8,1024}" + _POS + ")"
             )
         alts.append(esc + q + _NOT_QUOTED + r"(?!" + _PLACEHOLDER_VALUE + esc + q + r")" + body + esc + q)
     bare = (_NOT_BARE + r"(?!" + _PLACEHOLDER_VALUE + r"(?!" + _BARE + r"))"
-            + ("" if password else _random_like(_BARE_NO) + _no_label_word(_BARE)))
+            + ("" if password else _random_like(_BARE_NO) + _no_label_word(_BARE_NO)))
     alts.append(bare + r"(?P<secret_" + tag + r"bare>" + _BARE + r"{8,1024}" + _POS + r")(?!" + _BARE + r"|[(\[])")
     return "(?:" + "|".join(alts) + ")"
 
@@ -155,14 +159,41 @@ _SUFFIX = r"(?:[_.-]?(?:key|token|secret|value|base|str|string))?"
 _PASSWORD_LABEL = r"(?i:pass(?:word|wd|phrase)" + _SUFFIX + r")"
 _SECRET_LABEL = (
     r"(?i:(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth[_-]?key"
-    r"|session[_-]?key|credentials?)" + _SUFFIX + r")"
+    r"|session[_-]?key|account[_-]?key|credentials?)" + _SUFFIX + r")"
+)
+
+
+# Before a value that follows a key name and whitespace only: it must hold a letter (so counts
+# are no values) and be no timestamp, version or path with a directory (``2024-05-01T12:00:00Z``,
+# ``v1.2.3-beta.4``, ``~/.ssh/id_rsa``).
+_NAMED_VALUE = (
+    r"""(?=\\?["']?[0-9.:_+/-]{0,1024}[A-Za-z])"""
+    r"""(?!\\?["']?(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[vV]?[0-9]{1,4}\.[0-9]{1,4}\.|[~.]{0,2}/[a-z0-9._-]{1,64}/))"""
 )
 
 
 def _assignment(label: str, *, password: bool) -> str:
     # ``--password VALUE``: a flag name followed by prose is common, so the value must look random
     flag = r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]+-){0,4}" + label + r"[ \t]+" + _value(password=False, tag="f")
-    return r"(?:" + flag + r"|" + label + _ASSIGN + _value(password=password) + r")"
+    # A key name, whitespace, the value (log lines: ``using vault_token <v>``,
+    # ``aws_secret_access_key <v>``; PowerShell / nuget flags: ``-ApiKey <v>``): the label must be
+    # part of an identifier -- glued to a word before it (``squareAccessToken``, ``APP_SECRET``),
+    # holding ``_`` / ``-`` itself (``api_key``, ``secret_key``) -- or a single-dash flag, so the
+    # words "token" or "secret" in prose do not count; as for flags, the value must look random.
+    named = (
+        r"(?:(?<=[A-Za-z0-9_.])|(?<=[ \t]-)|(?<![A-Za-z0-9_.-])(?=[A-Za-z]{0,24}[_-]))"
+        + label + r"(?![A-Za-z0-9_])[ \t]+" + _NAMED_VALUE + _value(password=False, tag="n")
+    )
+    return r"(?:" + flag + r"|" + label + _ASSIGN + _value(password=password) + r"|" + named + r")"
+
+
+# ``ldapsearch ... -w <password>``: ``-w`` is the bind password of the OpenLDAP client tools (their
+# man pages), and only of them: ``grep -w``, ``wc -w``, ``curl -w`` or ``ping -w`` take no
+# password, so the flag counts only on the command line of one of those tools.
+_LDAP_W = (
+    r"ldap(?:search|modify|add|delete|passwd|compare|modrdn|whoami|exop)(?![A-Za-z0-9_-])"
+    r"[^\n|;&]{0,256}?[ \t]-w[ \t]+" + _value(password=True, tag="w")
+)
 
 
 # Bearer tokens: >= 16 characters with a digit, or with both letter cases.
@@ -506,11 +537,11 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
         + r"""(?P<secret>[^\s"'`,;\\]{8,1024}""" + _POS + r""")(?![^\s"'`,;\\])""",
         ("authorization",),
     ),
-    ("password", _assignment(_PASSWORD_LABEL, password=True), ("pass", "--")),
+    ("password", _assignment(_PASSWORD_LABEL, password=True) + "|" + _LDAP_W, ("pass", "--", "ldap")),
     (
         "secret",
         _assignment(_SECRET_LABEL, password=False),
-        ("secret", "token", "api", "access", "private", "auth", "session", "credential", "--"),
+        ("secret", "token", "api", "access", "private", "auth", "session", "account", "credential", "--"),
     ),
 ]
 

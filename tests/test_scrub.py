@@ -1260,3 +1260,61 @@ def test_values_that_only_start_like_a_placeholder_are_redacted(text: str, expec
 def test_scrub_obj_leaves_placeholders_under_secret_keys():
     obj = {"password": "xxxxxxxxxx", "api_key": "YOUR_API_KEY", "token": "changeme", "secret": "*" * 12}
     assert Scrubber(betterleaks=False).scrub_obj(obj) == obj
+
+
+# Secret-named keys in the places the assignment rules did not read: a YAML / .env account key, a
+# named key then whitespace in a log line, a single-dash flag, ``KEY=value`` mid-line with base64
+# padding, a vendor prefix holding a label word, ldapsearch's ``-w``.
+NAMED_KEYS_V3: list[tuple[str, str, str]] = [
+    ("storage:\n  account_name: mediaassets\n  account_key: {S}\n  container: uploads", "secret",
+     b64(rbytes(64))),
+    ("AZURE_STORAGE_ACCOUNT_KEY={S}", "secret", b64(rbytes(64))),
+    ("az storage blob upload --account-name acme --account-key {S} --container-name backups", "secret",
+     b64(rbytes(64))),
+    ("2026-12-04T10:00:01Z DEBUG worker using aws_secret_access_key {S}", "secret", rand(B64, 40)),
+    ("2026-12-04T10:00:01Z DEBUG worker using vault_token {S}", "secret", rand(B64URL, 60)),
+    ("2026-12-04T10:00:01Z DEBUG worker using squareAccessToken {S}", "secret", rand(B64URL, 60)),
+    ("2026-12-04T10:00:01Z DEBUG worker using nuget_api_key {S}", "secret", rand(LO + DG, 46)),
+    ("2026-12-04T10:00:01Z DEBUG worker db_password {S} accepted", "password", rand(AN + "!#%", 16)),
+    ("nuget push Acme.Core.2.1.0.nupkg -ApiKey {S}", "secret", rand(LO + DG, 46)),
+    ("Connect-Thing -Password '{S}' -Verbose", "password", rand(AN, 16)),
+    ("2026-12-04T10:00:01Z DEBUG [svc] env: APP_SECRET={S} LOG_LEVEL=debug", "secret", b64(rbytes(32))),
+    ('{"apiKey": "{S}", "retries": 3}', "secret", "xkey-" + rand(HEX, 64) + "-" + rand(AN, 16)),
+    ("API_TOKEN='{S}'", "secret", "access_token$production$" + rand(LO + DG, 16) + "$" + rand(HEX, 32)),
+    ("ldapsearch -x -H ldaps://ldap.acme.example -D cn=admin,dc=acme -w '{S}' '(uid=jdoe)'", "password",
+     rand(AN + "=!", 18)),
+    ("ldapmodify -D cn=admin,dc=acme -w {S} -f change.ldif", "password", rand(AN, 14)),
+]
+
+
+@pytest.mark.parametrize("template, kind, secret", NAMED_KEYS_V3, ids=lambda v: v[:40] if len(v) > 20 else "")
+def test_secret_named_key_value_is_redacted(template: str, kind: str, secret: str):
+    out = Scrubber(betterleaks=False).scrub(template.replace("{S}", secret))
+    assert out == template.replace("{S}", placeholder(kind))
+
+
+@pytest.mark.parametrize("text", [
+    # names, counts, dates, versions, paths and prose after a secret-named key
+    "the access_token field is required",
+    "refreshing oauth_token for user 1234",
+    "max_tokens 4096 num_tokens 123456789 total_token 150000000",
+    "token_count 12345678 secret_name db-creds-2024",
+    "ssh_private_key /home/user1/.ssh/id_rsa and private_key ~/.ssh/id_ed25519",
+    "session_token 2024-05-01T12:34:56Z",
+    "prompt_token v1.2.3-beta.4",
+    "api_key VARCHAR(64) NOT NULL",
+    "  -t, --token TOKEN  the token to use",
+    "set the APP_SECRET value in settings; the secret_key setting (default: None)",
+    "password_hash 5f4dcc3b5aa765d61d8327deb882cf99",
+    "-Token $env:NUGET_KEY",
+    "account_key: ${AZURE_STORAGE_KEY}",
+    "--account-key $KEY",
+    "token: TokenOpt = None\npassword: str = None",
+    # -w is ldapsearch's bind password only: other tools' -w is no password
+    "grep -w password file.txt | wc -w",
+    'curl -w "%{http_code}" https://example.com/Tr4nsient0K',
+    "ping -w 5 host; ldapsearch -x -W -D cn=admin; ldapsearch -w $LDAP_PW -D cn=admin",
+    "git diff -w HEAD~1 -- src/Passw0rdPolicy.java",
+])
+def test_secret_named_key_without_a_secret_survives(text: str):
+    assert Scrubber(betterleaks=False).scrub(text) == text
