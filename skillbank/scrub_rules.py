@@ -244,6 +244,9 @@ _GITLAB = ("glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "
            "glagent-", "glsoat-", "glffct-", "GR1348941")
 
 
+_GITLAB_ROUTABLE = r"(?:\.(?:[0-9a-z]{2}\.)?[0-9a-z]{9})?"
+
+
 # Look-ahead for vendor tokens whose alphabet has ``_``, ``-`` or ``.``: a capital or a digit
 # somewhere (bounded), so snake_case and kebab-case names after a prefix (``tfp_layers_dense_...``,
 # ``glrt-your-runner-token-here``) survive; a random token of 20 such characters lacks both
@@ -295,9 +298,13 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ),
     # GitLab: every token prefix GitLab documents (see _GITLAB) + 20 or more base64url characters;
     # names after the prefixes added for issue 32 (``glrt-your-token-here``) are no tokens.
+    # Routable tokens (GitLab's "Routable tokens" design and routable_token.rb) end in
+    # ``.<version>.<payload length><crc32>`` (``.01.`` + 2 + 7 base36 characters), earlier in
+    # ``.<payload length><crc32>``; that suffix is part of the token.
     (
         "gitlab_token",
-        _toks(_GITLAB[:1], r"[A-Za-z0-9_-]{20,}") + "|" + _toks(_GITLAB[1:], _NOT_WORDS + r"[A-Za-z0-9_-]{20,}"),
+        _toks(_GITLAB[:1], r"[A-Za-z0-9_-]{20,}" + _GITLAB_ROUTABLE)
+        + "|" + _toks(_GITLAB[1:], _NOT_WORDS + r"[A-Za-z0-9_-]{20,}" + _GITLAB_ROUTABLE),
         _lower(_GITLAB),
     ),
     ("slack_token", _tok(r"(?:xox[abposr]-|xapp-)", 5, r"(?=[A-Za-z-]{0,512}[0-9])[A-Za-z0-9-]{10,}"), None),
@@ -505,6 +512,34 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     # Linear (Linear docs): personal API keys ``lin_api_`` + 40 letters and digits; OAuth access
     # tokens ``lin_oauth_`` + 64 hex digits.
     ("linear_key", _toks(("lin_api_", "lin_oauth_"), r"[A-Za-z0-9]{32,}"), ("lin_api_", "lin_oauth_")),
+    # -- Vendor tokens added after the third held-out set (issue 32), same rules as above.
+    #
+    # Doppler (Doppler docs, "Auth Token Formats", which give the regexes): service tokens
+    # ``dp.st.`` + an optional config slug (2-35 of ``[a-z0-9_-]``) and ``.``; CLI, personal, service
+    # account, service account identity, SCIM and audit tokens ``dp.ct.`` / ``dp.pt.`` / ``dp.sa.`` /
+    # ``dp.said.`` / ``dp.scim.`` / ``dp.audit.``; then 40-44 letters and digits.
+    (
+        "doppler_token",
+        _tok(r"dp\.st\.", 6, r"(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}")
+        + "|" + _toks(("dp.ct.", "dp.pt.", "dp.sa.", "dp.said.", "dp.scim.", "dp.audit."), r"[A-Za-z0-9]{40,44}"),
+        ("dp.",),
+    ),
+    # Dynatrace (Dynatrace docs, "Token format"): a prefix naming the token type (``dt0c01`` API
+    # tokens, ``dt0s01``...: ``dt0`` + a letter + 2 digits), a dot, the 24-character public
+    # portion, a dot and the 64-character secret portion (upper-case letters and digits).
+    ("dynatrace_token", _tok(r"dt0[a-z][0-9]{2}\.", 7, r"[A-Z0-9]{24}\.[A-Z0-9]{64}"), None),
+    # HashiCorp Vault (Vault docs, "Tokens", token prefixes since 1.10): service ``hvs.``, batch
+    # ``hvb.`` and recovery ``hvr.`` tokens + base64url; snake_case names after the prefix survive.
+    ("vault_token", _tok(r"hv[sbr]\.", 4, _NOT_WORDS + r"[A-Za-z0-9_-]{24,}"), None),
+    # Braintree access tokens (the layout Braintree's SDKs parse, CredentialsParser):
+    # ``access_token$<environment>$<merchant id>$<secret>``; the environments the SDKs know,
+    # merchant ids of lower-case letters and digits (16 in Braintree's docs), a random secret.
+    (
+        "braintree_token",
+        _tok(r"access_token\$", 13, r"(?:production|sandbox|development|qa)\$[a-z0-9]{8,32}\$"
+             r"(?=[A-Za-z]{0,64}[0-9])[A-Za-z0-9]{16,64}", right=r"[A-Za-z0-9_$-]"),
+        None,
+    ),
     (
         "account_key",
         r"(?i:(?:account|sharedaccess)key)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})"
@@ -530,11 +565,12 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ),
     (
         # Authorization headers beyond Bearer and Basic (which run first): ``Token <t>``,
-        # ``ApiKey <t>``, ``SSWS <t>`` or a bare credential; it must look random.
+        # ``ApiKey <t>``, ``SSWS <t>`` or a bare credential; it must look random. A scheme word
+        # before a placeholder (``Api-Token [REDACTED:...]``, a vendor rule took the token) stays.
         "auth_header",
         r"(?i:authorization)" + _ASSIGN + r"""\\?["']?(?:[A-Za-z][A-Za-z0-9_-]{1,24}[ \t]+)?"""
         + r"(?!\[REDACTED:)" + _random_like(r"[^\s\"'`,;\\%s]")
-        + r"""(?P<secret>[^\s"'`,;\\]{8,1024}""" + _POS + r""")(?![^\s"'`,;\\])""",
+        + r"""(?P<secret>[^\s"'`,;\\]{8,1024}""" + _POS + r""")(?![^\s"'`,;\\]|[ \t]+\[REDACTED:)""",
         ("authorization",),
     ),
     ("password", _assignment(_PASSWORD_LABEL, password=True) + "|" + _LDAP_W, ("pass", "--", "ldap")),
