@@ -12,6 +12,11 @@ Design rules
   label (``password=``, ``Authorization: Bearer``, ``AccountKey=``...), requires the right length
   and character classes, and checks token boundaries on both sides, so words like ``task-force``,
   ``sk-learn``, uuids, git SHAs, "password reset link" or "Bearer of bad news" survive.
+* **Placeholders are no values.** What people write in docs and templates instead of a secret
+  (``xxxxxxxx``, ``********``, ``YOUR_API_KEY``, ``changeme``, ``<token>``, ``${VAR}``) is left as it
+  is after any label (see ``_PLACEHOLDER_VALUE``); a key name followed by whitespace only counts
+  when the name is an identifier (``vault_token``, ``squareAccessToken``) or a flag, never the
+  bare words "token" or "secret" in prose.
 * **Unlabelled secrets need their partner id.** A bare AWS secret access key (40 base64
   characters) or Twilio auth token / API key secret (32 characters) has no shape of its own, so it
   is caught only on the same or the next line as the id it belongs to (``AKIA...``/``ASIA...``,
