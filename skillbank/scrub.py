@@ -12,7 +12,7 @@ design rules they follow); this module is the engine that runs them, the loader 
   ``DB_PASSWORD=[REDACTED:password]`` keeps the label.
 * **Linear time.** Patterns with anchors are tried only where an anchor occurs in the lower-cased
   text; detect-secrets regexes without a literal prefix only near their first literal. About
-  10-14 ms for 100 KB of ordinary text with 63 rules (``benchmarks/bench_scrub.py``).
+  10-14 ms for 100 KB of ordinary text with 67 rules (``benchmarks/bench_scrub.py``).
 * **Idempotent.** Placeholders already in the text are never matched again, and a pass is
   repeated until nothing changes, so ``scrub(scrub(t)) == scrub(t)``.
 
