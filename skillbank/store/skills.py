@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Iterable, Iterator, Sequence
 
 from skillbank.errors import DuplicateSkillError, SkillNotFoundError, VersionNotFoundError
