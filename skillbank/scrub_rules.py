@@ -53,9 +53,11 @@ def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | Non
     """``prefix`` + ``body`` as a whole token.
 
     The prefix comes first so the regex engine can scan for it quickly; the left boundary is a
-    fixed-width look-behind over the prefix just matched (``width`` characters) and one more.
+    fixed-width look-behind over the prefix just matched (``width`` characters) and one more. An
+    escaped newline or tab right before the token (``\\n``: a multi-line text inside a JSON string)
+    is a boundary too, though its ``n`` is a token character.
     """
-    out = rf"{prefix}(?<!{left}[\s\S]{{{width}}}){body}"
+    out = rf"{prefix}(?:(?<=\\[nrt][\s\S]{{{width}}})|(?<!{left}[\s\S]{{{width}}})){body}"
     if right:
         out += rf"(?!{right})"
     return out
