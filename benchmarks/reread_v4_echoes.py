@@ -1,32 +1,45 @@
 """A post-hoc reading of protocol v4, NOT the protocol's figure (issue 29): a success whose reply
 echoes the skills block or the lesson ("<skill", "No tool."), or is tool-call text, counted as a
-failure. Written after the run, from its kept transcripts:
+failure. Written after the run, from its kept transcripts; pass^3 as the protocol computes it
+(``by_template.per_template``), averaged over templates:
 
     python benchmarks/reread_v4_echoes.py
 """
-import collections
+
+from __future__ import annotations
+
 import gzip
 import json
 import re
+import sys
+from collections import Counter, defaultdict
 from pathlib import Path
 
-RUNS = Path(__file__).resolve().parent / "runs"
-tr = {}
-for l in gzip.open(str(RUNS / 'consistency_transcripts_v4.jsonl.gz'), 'rt'):
-    r = json.loads(l); tr[r['id']] = r
-DEGENERATE = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|\{)", re.I)
-rows = [json.loads(l) for l in open(str(RUNS / 'consistency_trials_v4.jsonl'))]
-tiers = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
-flagged = collections.Counter()
-for r in rows:
-    if r['phase'] in ('evidence', 'gate'):
-        continue
-    tier = r['phase'].split('/')[0]
-    ans = (tr[r['trajectory_id']]['final_answer'] or '') if r['trajectory_id'] in tr else ''
-    ok = bool(r['success'])
-    if ok and DEGENERATE.search(ans):
-        ok = False; flagged[(tier, r['arm'])] += 1
-    tiers[tier][r['arm']][r['task_id'].split('#')[0]].append(ok)
-for tier, arms in tiers.items():
-    out = {a: sum(all(v) for v in t.values()) / len(t) for a, t in arms.items()}
-    print(tier, {a: f"{100*x:.0f}%" for a, x in out.items()}, 'successes re-read as failures:', {a: flagged[(tier, a)] for a in arms})
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from by_template import per_template  # noqa: E402
+
+ECHO = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|\{)", re.I)
+
+
+def main() -> None:
+    with gzip.open(HERE / "runs" / "consistency_transcripts_v4.jsonl.gz", "rt") as f:
+        answers = {r["id"]: r["final_answer"] or "" for r in map(json.loads, f)}
+    arms: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(lambda: defaultdict(dict))
+    echoed: Counter = Counter()
+    for r in map(json.loads, (HERE / "runs" / "consistency_trials_v4.jsonl").open()):
+        if r["phase"] in ("evidence", "gate"):
+            continue
+        tier, ok = r["phase"].split("/")[0], bool(r["success"])
+        if ok and ECHO.search(answers.get(r["trajectory_id"], "")):
+            ok, echoed[(tier, r["arm"])] = False, echoed[(tier, r["arm"])] + 1
+        arms[tier][r["arm"]].setdefault(r["task_id"], []).append(ok)
+    for tier, by_arm in arms.items():
+        scores = {arm: per_template(tasks, 3) for arm, tasks in by_arm.items()}
+        print(tier, {arm: f"{100 * sum(s.values()) / len(s):.0f}%" for arm, s in scores.items()},
+              "successes re-read as failures:", {arm: echoed[(tier, arm)] for arm in by_arm})
+
+
+if __name__ == "__main__":
+    main()

@@ -328,8 +328,7 @@ _SPECS: list[tuple[str, str, tuple[str, ...] | None]] = [
     ("stripe_key", _tok(r"[spr]k_(?:live|test)_", 8, r"[A-Za-z0-9]{16,}"), ("sk_", "pk_", "rk_")),
     (
         "aws_access_key_id",
-        # like _tok(..., left=_AN, right=_AN), but also right after an escaped newline (JSON inside JSON)
-        r"A(?:KIA|SIA|BIA|CCA)(?:(?<=\\[nrt][\s\S]{4})|(?<!" + _AN + r"[\s\S]{4}))[A-Z0-9]{16}(?!" + _AN + r")",
+        _tok(r"A(?:KIA|SIA|BIA|CCA)", 4, r"[A-Z0-9]{16}", left=_AN, right=_AN),
         None,
     ),
     (

@@ -33,13 +33,15 @@ class RoundRepo:
 
     def finished(self) -> list[FinishedRound]:
         """Every finished round, oldest first."""
-        rows = self.store.query("SELECT round_no, finished_at, trajectories FROM evolution_rounds ORDER BY round_no")
-        return [FinishedRound(r["round_no"], r["finished_at"], r["trajectories"]) for r in rows]
+        return self._rounds("ORDER BY round_no")
 
     def last(self) -> FinishedRound | None:
-        row = self.store.query_one("SELECT round_no, finished_at, trajectories FROM evolution_rounds"
-                                   " ORDER BY round_no DESC LIMIT 1")
-        return None if row is None else FinishedRound(row["round_no"], row["finished_at"], row["trajectories"])
+        rounds = self._rounds("ORDER BY round_no DESC LIMIT 1")
+        return rounds[0] if rounds else None
+
+    def _rounds(self, order: str) -> list[FinishedRound]:
+        rows = self.store.query(f"SELECT round_no, finished_at, trajectories FROM evolution_rounds {order}")
+        return [FinishedRound(r["round_no"], r["finished_at"], r["trajectories"]) for r in rows]
 
     def finish(self, round_no: int, when: datetime, trajectories: int) -> None:
         """Record round ``round_no`` as finished (inside the caller's transaction, if any)."""
