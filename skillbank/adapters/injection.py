@@ -31,7 +31,7 @@ from skillbank.protocols import SkillSource
 from skillbank.queries import ScoredHit, SkillHit, filter_hits
 from skillbank.retrieval import ExampleChooser, TokenBudget, render, render_one
 
-__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "tool_names",
+__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "calls_no_tool", "tool_names",
            "merge_system_message", "skills_system_message", "inject_skills", "INJECTION_METADATA_KEY",
            "injections_from_messages"]
 
@@ -110,14 +110,15 @@ def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:
     a missing-tool guard too: its own tool is by definition absent, the tools it was learned
     beside are not. A skill without a recorded toolset (written by a person, or before toolsets
     were recorded) fits when it names no tool or one of ``tools``; a guard about a missing tool
-    always does, and so does a skill whose every lesson is to call no tool. ``tools`` ``None``
-    (not known): everything fits.
+    always does, and so does a skill whose every lesson is to call no tool: calling no tool is
+    right or wrong by the request, not by the tools, so the injector scopes those by the request
+    instead (see :meth:`SkillInjector.select`). ``tools`` ``None`` (not known): everything fits.
     """
     if tools is None:
         return True
     lessons = skill.content.lessons
-    if lessons and all(x.kind == LessonKind.no_tool for x in lessons):
-        return True  # calling no tool is right or wrong whatever the tools
+    if calls_no_tool(skill):
+        return True
     have = set(tools)
     context = set(skill.content.toolset)
     if context:
@@ -125,6 +126,12 @@ def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:
     if any(x.kind == LessonKind.missing_tool for x in skill.content.lessons) or not skill.tools:
         return True
     return bool(set(skill.tools) & have)
+
+
+def calls_no_tool(skill: Skill) -> bool:
+    """Whether every lesson of ``skill`` is to call no tool (and it has at least one)."""
+    lessons = skill.content.lessons
+    return bool(lessons) and all(x.kind == LessonKind.no_tool for x in lessons)
 
 
 @dataclass
@@ -297,7 +304,8 @@ class SkillInjector:
             return False
 
     def select(self, query: str | np.ndarray | None, *, block: Block | None = None,
-               tools: Sequence[str] | None = None, examples: ExampleChooser | None = None) -> list[SkillHit]:
+               tools: Sequence[str] | None = None, purposes: Sequence[str] | None = None,
+               examples: ExampleChooser | None = None) -> list[SkillHit]:
         """The skills for a turn with ``query`` (a text or a query vector), in block order.
 
         Without a ``block``: pinned skills, general skills, then up to ``k`` retrieved, as far
@@ -307,7 +315,15 @@ class SkillInjector:
         newcomer must score at least as well as the weakest of them (it would have made the cut
         on the turn that filled the block), so a full block does not churn with every small
         change in the query. ``tools``: the agent's tool names, for ``match_toolset``;
-        ``examples``: the worked example each skill will be shown with, counted in its cost.
+        ``purposes``: what each of them is for (:func:`~skillbank.adapters.tools.tool_purposes`;
+        the names when not given); ``examples``: the worked example each skill will be shown
+        with, counted in its cost.
+
+        A retrieved skill that only says to call no tool fits every toolset, so it is scoped by
+        the request instead: it goes in only when the query is nearer its description (the
+        requests it was learned from) than what any offered tool is for. Without that, a bank's
+        one small-talk lesson rides on every request of a small bank, and a small model skips
+        the calls its task needs (protocol v4's reading in RESULTS.md).
         """
         cfg = self.config
         pinned, general = self.standing()
@@ -336,12 +352,26 @@ class SkillInjector:
             for hit in self._retrieve(query, exclude, agent_tools):
                 if floor is not None and float(hit.score) < floor:
                     continue
+                if agent_tools and calls_no_tool(hit.skill) and not self._asks_no_tool(
+                        query, hit.skill, purposes if purposes is not None else agent_tools):
+                    continue
                 if budget.take(hit.skill, shown(hit.skill)):
                     chosen.append(hit)
         if block is not None:
             block.hits.extend(chosen)
             return list(block.hits)
         return chosen
+
+    def _asks_no_tool(self, query: str | np.ndarray, skill: Skill, purposes: Sequence[str]) -> bool:
+        """Whether ``query`` is nearer ``skill``'s description than every one of ``purposes``:
+        a comparison, not a threshold, so it holds for any embedding model's scale."""
+        texts = [skill.content.description or skill.content.name, *purposes]
+        if isinstance(query, str):
+            texts.append(query)
+        vectors = self._embed_parts(texts)
+        target = query if not isinstance(query, str) else vectors[-1]
+        lesson, offered = vectors[0], vectors[1:1 + len(purposes)]
+        return all(_cosine(target, lesson) > _cosine(target, v) for v in offered)
 
     def _retrieve(self, query: str | np.ndarray, exclude: set[str],
                   tools: Sequence[str] | None) -> list[SkillHit]:
@@ -358,9 +388,11 @@ class SkillInjector:
         return self.bank.search_vector(query, cfg.k, **options)
 
     def inject(self, messages: Sequence[BaseMessage], task: str | None = None, *,
-               block: Block | None = None, tools: Sequence[str] | None = None) -> InjectionResult:
+               block: Block | None = None, tools: Sequence[str] | None = None,
+               purposes: Sequence[str] | None = None) -> InjectionResult:
         """The rendered block for a turn with ``messages``; ``block`` keeps it stable over a run,
-        ``tools`` (the agent's tool names) keeps out skills learned with other tools."""
+        ``tools`` (the agent's tool names) keeps out skills learned with other tools, and with
+        ``purposes`` (what each tool is for) scopes no-tool lessons (see :meth:`select`)."""
         t0 = time.perf_counter()
         parts = self.query_parts(messages, task)
         convo = [m for m in messages if getattr(m, "type", None) != "system"]
@@ -368,7 +400,7 @@ class SkillInjector:
         vector = self.query_vector(parts, task_first=task_first) if self.config.k > 0 else None
         t1 = time.perf_counter()
         chooser = self.example_chooser(parts[0] if task_first else None, vector) if self.config.examples else None
-        hits = self.select(vector, block=block, tools=tools, examples=chooser)
+        hits = self.select(vector, block=block, tools=tools, purposes=purposes, examples=chooser)
         if not hits:
             text = ""
         else:

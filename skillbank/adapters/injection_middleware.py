@@ -39,7 +39,7 @@ from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, An
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
-from skillbank.adapters.tools import tool_names
+from skillbank.adapters.tools import tool_names, tool_purposes
 from skillbank.messages import first_human_text, response_message, state_messages
 from skillbank.protocols import SkillSource
 
@@ -101,7 +101,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         task = run.task if run is not None else first_human_text(request.messages, last=True)
         try:
             return self.injector.inject(request.messages, task=task, block=run.block if run is not None else None,
-                                        tools=tool_names(request.tools))
+                                        tools=tool_names(request.tools), purposes=tool_purposes(request.tools))
         except Exception:
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
             return None

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # langchain_core.tools is slow to import; these only annotate
 
     OfferedTool = BaseTool | dict[str, Any]
 
-__all__ = ["tool_name", "tool_names", "declared_parameters", "DeclaredParameters"]
+__all__ = ["tool_name", "tool_names", "tool_purposes", "declared_parameters", "DeclaredParameters"]
 
 
 def tool_name(tool: OfferedTool) -> str:
@@ -33,6 +33,24 @@ def tool_names(tools: Sequence[OfferedTool] | None) -> tuple[str, ...]:
         if name := tool_name(tool):
             names.append(name)
     return tuple(names)
+
+
+def tool_purpose(tool: OfferedTool) -> str:
+    """What a tool is for, as text a request can be compared with: its name in words and the
+    first line of its description (``""`` when it has no name)."""
+    name = tool_name(tool)
+    if isinstance(tool, dict):
+        description = tool.get("description") or (tool.get("function") or {}).get("description")
+    else:
+        description = getattr(tool, "description", None)
+    first_line = description.strip().splitlines()[0] if isinstance(description, str) and description.strip() else ""
+    words = name.replace("_", " ").replace("-", " ")
+    return f"{words}: {first_line}" if first_line and words else words
+
+
+def tool_purposes(tools: Sequence[OfferedTool] | None) -> tuple[str, ...]:
+    """:func:`tool_purpose` of each named tool a model request carries, in its order."""
+    return tuple(p for tool in tools or () if (p := tool_purpose(tool)))
 
 
 def declared_parameters(tool: OfferedTool) -> frozenset[str]:
