@@ -23,7 +23,7 @@ from skillbank.adapters.agent_runs import AgentRuns
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
-from skillbank.lessons import Example, LessonKind
+from skillbank.lessons import Example, LessonKind, sentence
 from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
@@ -320,8 +320,9 @@ class SkillInjector:
         with, counted in its cost.
 
         A retrieved skill that only says to call no tool fits every toolset, so it is scoped by
-        the request instead: it goes in only when the query is nearer its description (the
-        requests it was learned from) than what any offered tool is for. Without that, a bank's
+        the request instead: it goes in only when the query is nearer what it says it is for
+        (its description, which names the requests it was learned from, or its lesson's
+        sentence) than what any offered tool is for. Without that, a bank's
         one small-talk lesson rides on every request of a small bank, and a small model skips
         the calls its task needs (protocol v4's reading in RESULTS.md).
         """
@@ -363,15 +364,15 @@ class SkillInjector:
         return chosen
 
     def _asks_no_tool(self, query: str | np.ndarray, skill: Skill, purposes: Sequence[str]) -> bool:
-        """Whether ``query`` is nearer ``skill``'s description than every one of ``purposes``:
-        a comparison, not a threshold, so it holds for any embedding model's scale."""
-        texts = [skill.content.description or skill.content.name, *purposes]
-        if isinstance(query, str):
-            texts.append(query)
+        """Whether ``query`` is nearer what ``skill`` says it is for (its description, its
+        lessons' sentences) than what any of ``purposes`` is for: a comparison, not a
+        threshold, so it holds for any embedding model's scale."""
+        said = [skill.content.description or skill.content.name, *map(sentence, skill.content.lessons)]
+        texts = [*said, *purposes] + ([query] if isinstance(query, str) else [])
         vectors = self._embed_parts(texts)
-        target = query if not isinstance(query, str) else vectors[-1]
-        lesson, offered = vectors[0], vectors[1:1 + len(purposes)]
-        return all(_cosine(target, lesson) > _cosine(target, v) for v in offered)
+        target = vectors[-1] if isinstance(query, str) else query
+        nearest_said = max(_cosine(target, v) for v in vectors[:len(said)])
+        return all(nearest_said > _cosine(target, v) for v in vectors[len(said):len(said) + len(purposes)])
 
     def _retrieve(self, query: str | np.ndarray, exclude: set[str],
                   tools: Sequence[str] | None) -> list[SkillHit]:
