@@ -1,13 +1,15 @@
-"""A post-hoc reading of protocol v4, NOT the protocol's figure (issue 29): a success whose reply
-echoes the skills block or the lesson ("<skill", "No tool."), or is tool-call text, counted as a
-failure. Written after the run, from its kept transcripts; pass^3 as the protocol computes it
-(``by_template.per_template``), averaged over templates:
+"""A post-hoc reading of a protocol run, NOT the protocol's figure (issue 29): a success whose
+reply echoes the skills block or the lesson ("<skill", "No tool."), or is tool-call text, counted
+as a failure. Written after v4's run, from its kept transcripts; the pattern is unchanged since
+(committed before v5 finished). pass^3 as the protocol computes it (``by_template.per_template``),
+averaged over templates:
 
-    python benchmarks/reread_v4_echoes.py
+    python benchmarks/reread_echoes.py --protocol 4
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import re
@@ -23,12 +25,15 @@ from by_template import per_template  # noqa: E402
 ECHO = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|\{)", re.I)
 
 
-def main() -> None:
-    with gzip.open(HERE / "runs" / "consistency_transcripts_v4.jsonl.gz", "rt") as f:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--protocol", type=int, default=4, help="the protocol version whose run to re-read (4 or later)")
+    version = parser.parse_args(argv).protocol
+    with gzip.open(HERE / "runs" / f"consistency_transcripts_v{version}.jsonl.gz", "rt") as f:
         answers = {r["id"]: r["final_answer"] or "" for r in map(json.loads, f)}
     arms: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(lambda: defaultdict(dict))
     echoed: Counter = Counter()
-    for r in map(json.loads, (HERE / "runs" / "consistency_trials_v4.jsonl").open()):
+    for r in map(json.loads, (HERE / "runs" / f"consistency_trials_v{version}.jsonl").open()):
         if r["phase"] in ("evidence", "gate"):
             continue
         tier, ok = r["phase"].split("/")[0], bool(r["success"])
