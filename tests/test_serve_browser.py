@@ -146,4 +146,5 @@ def test_rounds_and_a_report_with_its_figures(bank, page):
         widths = page.eval_on_selector_all("main img", "imgs => imgs.map(i => i.naturalWidth)")
         assert len(widths) == 3 and all(w > 0 for w in widths)  # the figures load under the CSP
         assert PAYLOADS[1] in page.inner_text("#by-type")  # a task type shown as text
+        shoot(page, "report.png")
     assert page.dialogs == []
