@@ -5,9 +5,11 @@
 
 Pages: the skills list at two bank sizes (page 1 by name, page 1 by success rate, which sorts
 every row, and the last page by name, the deepest OFFSET), one skill's page with 50 versions
-(history table and the diff of the first and last), and the candidates queue with 200
+(history table and the diff of the first and last), the candidates queue with 200
 candidates, each a draft edit of an active skill (so each card renders a diff against its
-target). The app runs in process under Starlette's TestClient; "server" is the time from the
+target), and rounds and reports: the list with 100 finished rounds (10 versions each, half of
+them gated) and 20 stored measurements, one round's page, and one measurement's report (its
+trials read back and its tables; the figures are separate requests, timed as one of them). The app runs in process under Starlette's TestClient; "server" is the time from the
 ASGI call to the last body byte, measured by a wrapper around the app (all the server does,
 no socket); "client" adds the TestClient's round trip. The model-free hash embedder is used:
 no page embeds anything (only search would). The skills are written before timing; the bench
@@ -73,6 +75,32 @@ def client(bank):
     c = TestClient(timer, base_url="http://127.0.0.1", follow_redirects=False)
     c.cookies.set("skillbank_token", TOKEN)
     return c, timer
+
+
+def fill_rounds(bank, rounds: int, runs: int) -> None:
+    """``rounds`` finished rounds, each with 10 versions by the rule distiller and 5 of them
+    promoted or rejected by its gate; and ``runs`` stored measurements (4 tasks x 3 trials, two
+    arms), written as `skillbank eval` writes them."""
+    from datetime import datetime, timezone
+
+    from skillbank.consistency.measure import measure as run_measure
+    from skillbank.consistency.tasks import SimpleTask
+    from skillbank.models import SkillStatus
+
+    for r in range(1, rounds + 1):
+        with bank.store.transaction():
+            made = [bank.add_skill(f"round-{r}-skill-{i}", "Look the order up first.", f"Call get_order.\nStep {i}.",
+                                   status=SkillStatus.candidate, author="evolution:rule") for i in range(10)]
+        bank.rounds.finish(r, datetime.now(timezone.utc), trajectories=60)
+        for i, skill in enumerate(made[:5]):
+            if i % 2:
+                bank.set_status(skill.id, SkillStatus.active, author="gate", reason="gate: gain +0.250")
+            else:
+                bank.set_status(skill.id, SkillStatus.retired, author="gate", reason="rejected: gate: gain +0.000")
+    tasks = [SimpleTask(id=f"t{i}", type="refund", input=f"order {i}") for i in range(4)]
+    for n in range(runs):
+        run_measure(lambda arm, b, task: (lambda spec: arm == "with"), tasks, trials=3, bank=bank,
+                    run_id=f"run-{n}", progress=False)
 
 
 def measure(bank, path: str, repeat: int, expect: str) -> dict[str, dict[str, float]]:
@@ -146,6 +174,19 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row(f"candidates page, {candidates} drafts with diffs",
                         measure(bank, "/candidates", repeat, f"cand-{cand.id}")))
         loads.append(os.getloadavg()[0])
+        bank.close()
+
+        bank = SkillBank.open(Path(tmp) / "rounds", embedder="hash")
+        n_rounds, n_runs = (10, 3) if args.quick else (100, 20)
+        fill_rounds(bank, n_rounds, n_runs)
+        middle = n_rounds // 2
+        for label, path, expect in [
+                (f"rounds and reports list, {n_rounds} rounds, {n_runs} measurements", "/rounds", f"run-{n_runs - 1}"),
+                ("one round's page, 10 versions", f"/rounds/{middle}", f"round-{middle}-skill-9"),
+                ("one report, 4 tasks x 3 trials x 2 arms", "/reports/run-1", "run-1"),
+                ("one report's figure (pass^k)", "/reports/run-1/pass_k.png", "")]:
+            rows.append(row(label, measure(bank, path, repeat, expect)))
+            loads.append(os.getloadavg()[0])
         bank.close()
 
     headers = ["page", "server p50 ms", "server p95 ms", "client p95 ms", f"p95 <= {TARGET_MS:.0f} ms"]

@@ -114,10 +114,7 @@ def fits_toolset(skill: Skill, tools: Iterable[str] | None) -> bool:
     right or wrong by the request, not by the tools, so the injector scopes those by the request
     instead (see :meth:`SkillInjector.select`). ``tools`` ``None`` (not known): everything fits.
     """
-    if tools is None:
-        return True
-    lessons = skill.content.lessons
-    if calls_no_tool(skill):
+    if tools is None or calls_no_tool(skill):
         return True
     have = set(tools)
     context = set(skill.content.toolset)
@@ -321,10 +318,12 @@ class SkillInjector:
 
         A retrieved skill that only says to call no tool fits every toolset, so it is scoped by
         the request instead: it goes in only when the query is nearer what it says it is for
-        (its description, which names the requests it was learned from, or its lesson's
-        sentence) than what any offered tool is for. Without that, a bank's
-        one small-talk lesson rides on every request of a small bank, and a small model skips
-        the calls its task needs (protocol v4's reading in RESULTS.md).
+        (its description, which quotes the requests it was learned from, or its lesson's
+        sentence) than what any offered tool is for. Without that, the one small-talk lesson of
+        a small bank rides on every request, and a small model skips the calls its task needs
+        (protocol v4's reading in RESULTS.md). The known limit, measured in protocol v5: small
+        talk that names a tool's subject ("thanks for the forecast") is nearer that tool, so
+        the lesson stays out there too; the scope errs towards leaving a lesson out.
         """
         cfg = self.config
         pinned, general = self.standing()
