@@ -94,6 +94,22 @@ def test_a_measurement_is_the_report_rebuilt_from_its_stored_trials(any_bank):
     assert c.get("/reports/demo-run/nope.png").status_code == 404
 
 
+def test_a_figure_is_drawn_once_until_a_trial_changes(bank, monkeypatch):
+    tasks = [SimpleTask(id=f"t{i}", type="lookup", input=f"order {i}") for i in range(2)]
+    measure(lambda arm, b, task: (lambda spec: arm == "with"), tasks, trials=2, bank=bank, run_id="r",
+            progress=False)
+    drawn = []
+    real = rounds.figure_png
+    monkeypatch.setattr(rounds, "figure_png", lambda result, name: drawn.append(name) or real(result, name))
+    c = _client(bank)
+    first, again = c.get("/reports/r/pass_k.png"), c.get("/reports/r/pass_k.png")
+    assert first.content == again.content and drawn == ["pass_k"]  # the second from the cache
+    more = [SimpleTask(id="t9", type="lookup", input="order 9")]
+    measure(lambda arm, b, task: (lambda spec: True), more, trials=2, bank=bank, run_id="r",
+            progress=False)  # more trials in the same run: the figure is drawn again
+    assert c.get("/reports/r/pass_k.png").status_code == 200 and drawn == ["pass_k", "pass_k"]
+
+
 def _has_matplotlib() -> bool:
     try:
         import matplotlib  # noqa: F401

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import base64
 import bisect
+import dataclasses
+import hashlib
+import json
 from collections import Counter, defaultdict
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -26,11 +29,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from skillbank.bank import SkillBank
+from skillbank.lru import LRU
 from skillbank.store.rounds import FinishedRound
 from skillbank.store.skills import VersionStamp
 
 GATE_AUTHORS = ("gate", "policy")
 FIGURES = ("pass_k", "by_type", "cost")
+_FIGURES_CACHED = 60  # PNGs of some 30 KB: 20 reports' figures in under 2 MB
 
 
 def _is_evolution(author: str) -> bool:
@@ -123,6 +128,13 @@ def report_view(result: Any) -> dict[str, Any]:
     }
 
 
+def _drawn_from(result: Any) -> str:
+    """A digest of everything a report's figures are drawn from: a new or finished trial
+    changes it, so a cached figure is never stale."""
+    rows = sorted(json.dumps(dataclasses.asdict(r), sort_keys=True, default=str) for r in result.records)
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
 def figure_png(result: Any, name: str) -> bytes:
     from skillbank.consistency import report
 
@@ -131,6 +143,9 @@ def figure_png(result: Any, name: str) -> bytes:
 
 
 def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
+    # Drawing a figure costs ~120 ms of matplotlib; reading the trials it is drawn from, a few.
+    drawn: LRU[tuple[str, str, str], bytes] = LRU(_FIGURES_CACHED)
+
     async def rounds(request: Request) -> Response:
         found, by_round = round_versions(bank)
         rows = [round_summary(r, by_round.get(r.round, [])) for r in reversed(found)]
@@ -164,10 +179,14 @@ def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
         if name not in FIGURES:
             raise HTTPException(404, f"no figure {name!r}: one of {', '.join(FIGURES)}")
         result = measure_result(bank, request.path_params["run_id"])
-        try:
-            png = figure_png(result, name)
-        except ImportError as exc:
-            raise HTTPException(404, f"figures need matplotlib ({exc})") from exc
+        key = (request.path_params["run_id"], name, _drawn_from(result))
+        png = drawn.get(key)
+        if png is None:
+            try:
+                png = figure_png(result, name)
+            except ImportError as exc:
+                raise HTTPException(404, f"figures need matplotlib ({exc})") from exc
+            drawn.put(key, png)
         return Response(png, media_type="image/png")
 
     return [Route("/rounds", rounds), Route("/rounds/{round_no}", one_round),
