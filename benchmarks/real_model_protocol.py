@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -287,9 +288,11 @@ def run_round(bank, name: str, model, evidence: dict, log) -> dict:
     from skillbank_harness.demo import _round_row
 
     def trial_fn(task, middleware, seed: int) -> bool:
+        before = Counter(middleware.injected)  # trials run one at a time (concurrency 1)
         result = envs.run_task(task, model.with_seed(seed), middleware=[middleware])
+        shown = sorted(bank.get_skill(i).name for i, n in middleware.injected.items() if n > before[i])
         log.write(json.dumps({"phase": "gate", "distiller": name, "task_id": task.id, "seed": seed,
-                              "success": bool(result.success),
+                              "success": bool(result.success), "injected": shown,
                               "reasons": task.explain(result.env, result.final_answer, result.messages),
                               "tools": _tools_called(result.messages),
                               "answer": (result.final_answer or "")[:300]}) + "\n")
