@@ -23,9 +23,9 @@ from skillbank import SkillBank  # noqa: E402
 from skillbank.adapters.injection import SkillInjector  # noqa: E402
 from skillbank.adapters.tools import tool_names, tool_purposes  # noqa: E402
 from skillbank.lessons import Lesson, LessonKind  # noqa: E402
+from real_model_protocol import unseen_templates  # noqa: E402
 from skillbank_harness import envs  # noqa: E402
-from skillbank_harness.envs.families.steady import AGAIN, UNSEEN_TEMPLATES  # noqa: E402
-from skillbank_harness.envs.families.steady_more import UNSEEN_MORE  # noqa: E402
+from skillbank_harness.envs.families.steady import AGAIN  # noqa: E402
 
 V4_DESCRIPTION = 'When the user says something like "hi, lovely to be here!" and asks for nothing a tool does.'
 V4_MEASUREMENT_SEED = 1323
@@ -35,7 +35,7 @@ def main() -> None:
     rows = json.loads((HERE / "consistency_calibration_v2.json").read_text())["rows"]
     evolution = [r["template"] for r in rows if r["measured"]]
     tiers = {"evolution": evolution, "unseen instances": [AGAIN[t] for t in evolution],
-             "unseen templates": [*UNSEEN_TEMPLATES, *UNSEEN_MORE]}
+             "unseen templates": unseen_templates(4)}
     with tempfile.TemporaryDirectory() as folder, SkillBank.open(Path(folder) / "bank") as bank:
         bank.add_skill("use-no-tools", V4_DESCRIPTION, kind="pitfall", author="evolution",
                        lessons=[Lesson(kind=LessonKind.no_tool)], toolset=["list_rooms"])
