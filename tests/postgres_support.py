@@ -88,9 +88,17 @@ class LocalPostgres:
                                capture_output=True)
         if check.returncode == 0:
             return bindir
-        install = self.root / "install"
-        shutil.copytree(bindir.parent, install, symlinks=True)
-        for folder, _, files in os.walk(install):
+        # The copy keeps the wheel's layout: pgserver's binaries find their vendored libpq through
+        # an RPATH relative to site-packages ($ORIGIN/../../../pgserver.libs), so that folder
+        # comes along (a checkout in a private `mktemp -d` folder failed on it).
+        source = bindir.parent  # .../site-packages/pgserver/pginstall
+        site = source.parent.parent
+        copy = self.root / "install"
+        install = copy / source.relative_to(site)
+        shutil.copytree(source, install, symlinks=True)
+        for libs in site.glob(f"{source.parent.name}.libs"):
+            shutil.copytree(libs, copy / libs.name, symlinks=True)
+        for folder, _, files in os.walk(copy):
             os.chown(folder, self.user.pw_uid, self.user.pw_gid)
             for name in files:
                 os.chown(os.path.join(folder, name), self.user.pw_uid, self.user.pw_gid, follow_symlinks=False)
