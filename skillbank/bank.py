@@ -28,7 +28,7 @@ from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersio
 from skillbank.protocols import Screen, VectorIndex
 from skillbank.provenance import Source
 from skillbank.prune import PruneAction, plan_prune
-from skillbank.queries import SearchFilters, SkillHit
+from skillbank.queries import SearchFilters, SkillHit, SolvedRequest
 from skillbank.screen import lint_incoming
 from skillbank.scrub import resolve_scrubber
 from skillbank.skillmd import export_skills
@@ -325,6 +325,11 @@ class SkillBank(Searchable):
         return self.skills.snapshot_id()
 
     # -- trajectories ------------------------------------------------------------------------
+
+    def solved_requests(self, limit: int = 200) -> list[SolvedRequest]:
+        """The requests of the newest ``limit`` recorded runs that succeeded, each with whether
+        it called a tool (see :class:`~skillbank.protocols.SolvedRequests`)."""
+        return self.trajectories.solved_requests(limit)
 
     def record_outcome(
         self,

@@ -18,10 +18,10 @@ import numpy as np
 from typing_extensions import Unpack
 
 from skillbank.models import Injection, LimitEvent, Outcome, Skill, SkillContent, Step, Trajectory
-from skillbank.queries import FilterOptions, IndexHit, IndexState, SearchFilters, SkillHit
+from skillbank.queries import FilterOptions, IndexHit, IndexState, SearchFilters, SkillHit, SolvedRequest
 
 __all__ = ["Embedder", "QueryEmbedder", "ScrubsText", "Verifier", "Screen", "ScreenResult", "VectorIndex",
-           "ChangeLog", "SkillReader", "SkillSource", "TrajectoryLog", "TrajectorySink", "AgentBank"]
+           "ChangeLog", "SkillReader", "SkillSource", "SolvedRequests", "TrajectoryLog", "TrajectorySink", "AgentBank"]
 
 
 @runtime_checkable
@@ -121,6 +121,15 @@ class SkillSource(Protocol):
     def search_vector(self, vector: np.ndarray, k: int = 5, **filters: Unpack[FilterOptions]) -> list[SkillHit]: ...
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str: ...
+
+
+@runtime_checkable
+class SolvedRequests(Protocol):
+    """A skill source that also knows what its recorded runs needed: the requests of the newest
+    ``limit`` runs that succeeded, each with whether it called a tool. The injector scopes a
+    no-tool lesson by them when the source has them (a :class:`~skillbank.bank.SkillBank` does)."""
+
+    def solved_requests(self, limit: int = 200) -> list[SolvedRequest]: ...
 
 
 class TrajectoryLog(Protocol):

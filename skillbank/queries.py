@@ -25,7 +25,7 @@ import numpy as np
 from skillbank.models import Skill, SkillKind
 
 __all__ = ["SearchFilters", "FilterOptions", "Clause", "IndexHit", "IndexState", "ScoredHit", "SkillHit",
-           "filter_hits"]
+           "SolvedRequest", "filter_hits"]
 
 FilterField = Literal["kind", "tags", "tools"]
 
@@ -135,6 +135,14 @@ class ScoredHit:
 class SkillHit(NamedTuple):
     skill: Skill
     score: float
+
+
+class SolvedRequest(NamedTuple):
+    """A request of a recorded run that succeeded, and whether that run called a tool: what the
+    bank has seen a request like it need (the injector's scope for no-tool lessons reads these)."""
+
+    text: str
+    called_tool: bool
 
 
 def filter_hits(

@@ -1,6 +1,7 @@
 """A lesson to call no tool fits every toolset, so it is scoped by the request instead: it goes
-into a turn whose request is nearer the requests it was learned from than what any offered tool
-is for. Protocol v4 on the real 1.5B showed why (RESULTS.md): one small-talk lesson in a small
+into a turn whose request's nearest neighbour is on its side (what it says it is for, requests the
+bank saw succeed without a tool) rather than a tool's (what a tool is for, requests that
+succeeded with a call). Protocol v4 on the real 1.5B showed why (RESULTS.md): one small-talk lesson in a small
 bank rode on every prompt, and the model skipped the refill, weather and cinema calls its tasks
 needed. These tests use the bundled MiniLM: the scope is a comparison of its similarities."""
 
@@ -14,6 +15,7 @@ from skillbank import SkillBank
 from skillbank.adapters.injection import SkillInjector, calls_no_tool
 from skillbank.adapters.tools import tool_names, tool_purposes
 from skillbank.lessons import Lesson, LessonKind
+from test_evolution_support import traj
 
 pytestmark = pytest.mark.model
 
@@ -97,3 +99,71 @@ def test_tool_purpose_reads_name_and_first_line():
 def test_calls_no_tool_needs_every_lesson_to_say_so(bank):
     assert calls_no_tool(bank.get_skill("shop-compliment-no-tools"))
     assert not calls_no_tool(bank.get_skill("look-up-before-answering"))
+
+
+# -- labelled neighbours: what the bank saw requests like this one need -------------------------------
+
+
+@tool
+def get_tide_times(port: str, day: str) -> str:
+    """High and low tide times for a port on a day."""
+    return "{}"
+
+
+TIDE_THANKS = ('When the user says something like "lovely, thanks for the tide times!" and asks for '
+               'nothing a tool does.')
+
+
+def _tide_bank(folder, runs: list[tuple[str, bool, bool]]):
+    """A bank with the tide lesson as the rule distiller writes it, and recorded runs:
+    (request, called a tool, succeeded)."""
+    bank = SkillBank.open(folder)
+    bank.add_skill("tide-thanks-no-tools", TIDE_THANKS, kind="pitfall", tags=["learned"],
+                   lessons=[Lesson(kind=LessonKind.no_tool)], toolset=["get_tide_times"], author="evolution")
+    for request, called, ok in runs:
+        calls = [("get_tide_times", {"port": "Dover", "day": "Friday"}, '{"high": "06:12"}')] if called else []
+        bank.trajectories.save(traj(request, calls, success=ok, answer="Here you are." if called else "Any time!"))
+    return bank
+
+
+RECORDED = [
+    ("Lovely, thanks for the tide times!", False, True),
+    ("Cheers, the tide info was really useful.", False, True),
+    ("When is high tide in Dover on Friday?", True, True),
+    ("What time is low tide at Brighton tomorrow?", True, True),
+    ("Tide times for Plymouth on Sunday, please.", True, True),
+    ("When is high tide in Oban tomorrow?", False, False),  # answered from thin air: a failure
+]
+
+
+@pytest.fixture(scope="module")
+def tide_bank(tmp_path_factory):
+    with _tide_bank(tmp_path_factory.mktemp("tide") / "bank", RECORDED) as b:
+        yield b
+
+
+def test_small_talk_naming_a_tools_subject_gets_the_lesson_once_the_bank_has_seen_such_requests(tmp_path, tide_bank):
+    request = "Great, thanks for the tide times, very handy!"
+    with _tide_bank(tmp_path / "empty", []) as empty:  # protocol v5's defect: the tool's purpose is nearer
+        assert "tide-thanks-no-tools" not in _injected(empty, request, [get_tide_times])
+    assert "tide-thanks-no-tools" in _injected(tide_bank, request, [get_tide_times])
+
+
+@pytest.mark.parametrize("request_text", ["When is high tide in Brest tomorrow?",
+                                          "Could you tell me the tide times for Dover on Saturday?"])
+def test_a_request_for_the_tool_on_the_same_subject_does_not_get_it(tide_bank, request_text):
+    assert "tide-thanks-no-tools" not in _injected(tide_bank, request_text, [get_tide_times])
+
+
+def test_a_failed_run_is_no_neighbour(tide_bank):
+    # The very request of the failed no-tool run above: were failures counted, it would be its
+    # own nearest neighbour (similarity 1.0) on the no-tool side.
+    assert "tide-thanks-no-tools" not in _injected(tide_bank, "When is high tide in Oban tomorrow?", [get_tide_times])
+
+
+def test_the_gates_view_reads_the_same_recorded_requests(tide_bank):
+    from skillbank.consistency.validation import CandidateView
+
+    view = CandidateView(tide_bank, tide_bank.get_skill("tide-thanks-no-tools"))
+    assert view.solved_requests() == tide_bank.solved_requests()
+    assert {r.called_tool for r in view.solved_requests()} == {True, False}

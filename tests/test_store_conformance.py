@@ -20,10 +20,11 @@ from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
 from skillbank.evolution.batch import load_batch
 from skillbank.models import Outcome, Step, Trajectory, utcnow
+from skillbank.queries import SolvedRequest
 from skillbank.splits import HELD_OUT_SPLITS
 from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
 from skillbank.store.skills import _CONTENT_COLUMNS, _STATE_COLUMNS
-from test_evolution_support import refund, window
+from test_evolution_support import refund, traj, window
 
 
 def _add(bank, name, description, **kw):
@@ -195,6 +196,17 @@ def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
     assert any_bank.trajectories.count(labelled=True) == 2
     totals = any_bank.stats()["trajectories"]
     assert totals == {"total": 2, "labelled": 2, "successes": 2, "incomplete": 0}
+
+
+def test_solved_requests_are_the_newest_successes_with_whether_they_called_a_tool(any_bank):
+    called = any_bank.trajectories.save(refund(0))
+    failed = any_bank.trajectories.save(refund(1, success=False))
+    chat = any_bank.trajectories.save(traj("thanks, that was quick!", [], success=True, answer="Any time!"))
+    running = Trajectory(task="open the sunroof")  # unfinished and unlabelled: not solved
+    any_bank.trajectories.start(running)
+    texts = {t: any_bank.trajectories.get(t).task for t in (called, failed, chat)}
+    assert any_bank.solved_requests() == [SolvedRequest(texts[chat], False), SolvedRequest(texts[called], True)]
+    assert any_bank.solved_requests(limit=1) == [SolvedRequest(texts[chat], False)]  # newest first
 
 
 def test_reading_many_skills_shows_every_change_and_shares_what_did_not_change(any_bank):

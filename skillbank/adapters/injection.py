@@ -27,7 +27,7 @@ from skillbank.lessons import Example, LessonKind, sentence
 from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
-from skillbank.protocols import SkillSource
+from skillbank.protocols import SkillSource, SolvedRequests
 from skillbank.queries import ScoredHit, SkillHit, filter_hits
 from skillbank.retrieval import ExampleChooser, TokenBudget, render, render_one
 
@@ -48,6 +48,9 @@ _RANK = itemgetter("rank")
 _TASK_CHARS = 200
 _VECTOR_CACHE = 2048  # texts; a run re-reads its task and recent messages every turn
 _JSON_NOISE = re.compile(r'[{}\[\]"\\,]+')
+# Recorded requests the no-tool scope compares a query with: the newest runs that succeeded,
+# enough to hold a few of each kind of request an agent sees; each is embedded once (cached).
+_SOLVED_REQUESTS = 200
 
 
 @dataclass
@@ -317,13 +320,10 @@ class SkillInjector:
         with, counted in its cost.
 
         A retrieved skill that only says to call no tool fits every toolset, so it is scoped by
-        the request instead: it goes in only when the query is nearer what it says it is for
-        (its description, which quotes the requests it was learned from, or its lesson's
-        sentence) than what any offered tool is for. Without that, the one small-talk lesson of
-        a small bank rides on every request, and a small model skips the calls its task needs
-        (protocol v4's reading in RESULTS.md). The known limit, measured in protocol v5: small
-        talk that names a tool's subject ("thanks for the forecast") is nearer that tool, so
-        the lesson stays out there too; the scope errs towards leaving a lesson out.
+        the request instead (:meth:`_asks_no_tool`): it goes in only when the query's nearest
+        neighbour is on its side. Without that, the one small-talk lesson of a small bank rides
+        on every request, and a small model skips the calls its task needs (protocol v4's
+        reading in RESULTS.md).
         """
         cfg = self.config
         pinned, general = self.standing()
@@ -363,15 +363,30 @@ class SkillInjector:
         return chosen
 
     def _asks_no_tool(self, query: str | np.ndarray, skill: Skill, purposes: Sequence[str]) -> bool:
-        """Whether ``query`` is nearer what ``skill`` says it is for (its description, its
-        lessons' sentences) than what any of ``purposes`` is for: a comparison, not a
-        threshold, so it holds for any embedding model's scale."""
-        said = [skill.content.description or skill.content.name, *map(sentence, skill.content.lessons)]
-        texts = [*said, *purposes] + ([query] if isinstance(query, str) else [])
+        """Whether ``query``'s nearest neighbour is on the no-tool side: labelled texts on both.
+
+        No tool: what ``skill`` says it is for (its description, its lessons' sentences) and the
+        requests of recorded runs that succeeded without calling a tool. A tool: what each of
+        ``purposes`` is for and the requests of recorded runs that succeeded with a call (the
+        bank's :class:`~skillbank.protocols.SolvedRequests`, when it has them). A nearest
+        neighbour, not a threshold, so it holds for any embedding model's scale; a tie leaves
+        the lesson out.
+
+        Why both sides hold requests: the embedder's similarity follows the subject, so small
+        talk that names a tool's subject ("thanks for the forecast") is nearer that tool's
+        purpose than the lesson's description (protocol v5's reading), and a request for the tool
+        ("when is high tide?") is nearer a learned "thanks for the tide times" than the tool's
+        purpose. Against requests of both kinds, each is nearest its own kind.
+        """
+        solved = self.bank.solved_requests(_SOLVED_REQUESTS) if isinstance(self.bank, SolvedRequests) else []
+        said = [skill.content.description or skill.content.name, *map(sentence, skill.content.lessons),
+                *(r.text for r in solved if not r.called_tool)]
+        tools = [*purposes, *(r.text for r in solved if r.called_tool)]
+        texts = [*said, *tools] + ([query] if isinstance(query, str) else [])
         vectors = self._embed_parts(texts)
         target = vectors[-1] if isinstance(query, str) else query
-        nearest_said = max(_cosine(target, v) for v in vectors[:len(said)])
-        return all(nearest_said > _cosine(target, v) for v in vectors[len(said):len(said) + len(purposes)])
+        scores = [_cosine(target, v) for v in vectors[:len(said) + len(tools)]]
+        return max(scores[:len(said)]) > max(scores[len(said):], default=-1.0)
 
     def _retrieve(self, query: str | np.ndarray, exclude: set[str],
                   tools: Sequence[str] | None) -> list[SkillHit]:

@@ -34,7 +34,7 @@ from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
-from skillbank.queries import ScoredHit, SearchFilters, SkillHit
+from skillbank.queries import ScoredHit, SearchFilters, SkillHit, SolvedRequest
 from skillbank.retrieval import take_within
 from skillbank.search import Searchable
 from skillbank.store.gate_records import TaskTrials
@@ -86,6 +86,10 @@ class CandidateView(Searchable):
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
         return self._bank.render(hits, token_budget=token_budget)
+
+    def solved_requests(self, limit: int = 200) -> list[SolvedRequest]:
+        """The bank's recorded requests as they are (the no-tool scope reads them)."""
+        return self._bank.trajectories.solved_requests(limit)
 
     def general_skills(self) -> list[Skill]:
         """The bank's general skills as they would be with the candidate promoted."""

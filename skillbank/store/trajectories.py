@@ -9,6 +9,7 @@ from typing import Any, Collection, Iterable
 
 from skillbank.errors import TrajectoryNotFoundError
 from skillbank.models import Injection, LimitEvent, Outcome, Step, Trajectory, utcnow
+from skillbank.queries import SolvedRequest
 from skillbank.store.base import Dialect, Store
 from skillbank.store.skills import SkillRepo
 
@@ -255,6 +256,16 @@ class TrajectoryRepo:
 
     def _where(self, **filters: Any) -> tuple[str, list[Any]]:
         return where_clause(self.store.sql, **filters)
+
+    def solved_requests(self, limit: int) -> list[SolvedRequest]:
+        """The requests of the newest ``limit`` finished runs that succeeded, each with whether
+        the run called a tool (a step of kind ``tool``: a call answered by a reminder counts, it
+        was attempted)."""
+        rows = self.store.query(
+            "SELECT t.task AS task, CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.trajectory_id = t.id"
+            " AND s.kind = 'tool') THEN 1 ELSE 0 END AS called FROM trajectories t"
+            f" WHERE t.success = 1 AND t.status = 'complete' ORDER BY t.started_at DESC LIMIT {int(limit)}")
+        return [SolvedRequest(r["task"], bool(r["called"])) for r in rows]
 
     def totals(self) -> dict[str, int]:
         """Runs in all, labelled, successful and incomplete."""
