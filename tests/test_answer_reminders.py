@@ -192,3 +192,45 @@ def test_a_number_the_tool_did_not_return_is_not_judged(bank):
     # The lesson's tool never ran: there is nothing to convert, whatever the reply says.
     result, model = _balance_run(bank, ["You have 24175 reasons to smile."])
     assert len(model.received) == 1
+
+
+# -- the guidance repeated as the answer (protocol v6's reading) -------------------------------------
+
+NO_TOOL = _lesson("no_tool")
+NO_TOOL_SENTENCE = "No tool: reply in one or two sentences."
+
+
+def _small_talk_run(bank, script, text="Cheers, that was a great help!"):
+    bank.add_skill(name="great-help-no-tools", kind="pitfall", lessons=(NO_TOOL,),
+                   description='When the user says something like "thanks a lot, the trains were spot on!" '
+                               "and asks for nothing a tool does.")
+    model = ScriptedChatModel(script)
+    # match_toolset=False: the scope by request is tests/test_no_tool_scope.py's subject, on MiniLM
+    mw = SkillBankMiddleware(bank, k=3, reminders=True, match_toolset=False)
+    agent = create_agent(model, [find_trains, book_ticket], system_prompt="Be brief.", middleware=[mw])
+    return agent.invoke({"messages": [("user", text)]}), model
+
+
+@pytest.mark.parametrize("parrot", [
+    NO_TOOL_SENTENCE,                                       # the lesson's sentence (v6: 7 of 27 replies)
+    "You can call no tool.",                                 # most of it
+    "Great-help-no-tools",                                   # the skill's name
+    "Thanks a lot, the trains were spot on!",                # the request its description quotes
+    "The user asks for nothing a tool does.",                # its description
+])
+def test_the_lessons_own_words_as_the_answer_are_asked_again(bank, parrot):
+    result, model = _small_talk_run(bank, [parrot, "You're welcome, safe travels!"])
+    assert len(model.received) == 2 and "repeats guidance" in model.received[1][-1].text
+    assert result["messages"][-1].text == "You're welcome, safe travels!"
+    record = result["messages"][-1].response_metadata[ANSWER_REMINDER_METADATA_KEY]
+    assert record["reason"] == "repeated guidance" and record["draft"] == parrot
+
+
+@pytest.mark.parametrize("reply", [
+    "You're welcome, safe travels!",
+    "Cheers, that was a great help for me too!",             # the user's own words: not the block's
+    "Thank you! No tool is needed for a thank-you, and I am glad the trains worked out for you today.",
+])
+def test_a_reply_in_its_own_words_stands(bank, reply):
+    result, model = _small_talk_run(bank, [reply])
+    assert len(model.received) == 1 and result["messages"][-1].text == reply

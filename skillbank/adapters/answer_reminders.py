@@ -10,6 +10,11 @@ stands (``InjectionConfig.reminders``, the same switch as the reminders at the t
   lesson says to call (a procedure's step, a step not to skip, a check or the action it guards),
   that the agent was offered and that has not been called in this run;
 - **the block repeated**: the reply contains a skill tag of the injected block;
+- **guidance repeated**: most of the reply's words (at least two) come in pairs that the injected
+  skills' words hold (a skill's name, description or lesson sentence) and the user's messages do
+  not: "No tool: reply in one or two sentences." for a no-tool lesson (protocol v6's reading: the
+  1.5B answered small talk with the lesson's sentence, its name or the request its description
+  quotes). Words the user said do not count, so a reply that echoes the user stands;
 - **a raw number**: an ``answer_unit`` lesson's field came back from its tool in this run and
   the reply states it raw, not divided by the lesson's scale (the note gives the scaled value).
 
@@ -38,13 +43,40 @@ __all__ = ["AnswerReminder", "answer_reminder", "ANSWER_REMINDER_METADATA_KEY"]
 ANSWER_REMINDER_METADATA_KEY = "skillbank_answer_reminder"
 
 _SKILL_TAG = re.compile(r"</?skill\b", re.I)
+_WORD = re.compile(r"[^\W_]+")
+# Share of a reply's words that, in pairs taken from the skills and not from the user, make it a
+# repeat of its guidance rather than an answer that happens to share a phrase with it.
+_REPEATED_SHARE = 0.6
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    words = _WORD.findall(text.lower())
+    return set(zip(words, words[1:]))
+
+
+def repeats_guidance(reply: str, guidance: Iterable[str], said: str) -> bool:
+    """Whether most of ``reply``'s words (at least two) come in consecutive pairs that
+    ``guidance`` holds and ``said`` (what the user wrote) does not."""
+    words = _WORD.findall(reply.lower())
+    known = set().union(*map(_pairs, guidance)) - _pairs(said)
+    covered: set[int] = set()
+    for i, pair in enumerate(zip(words, words[1:])):
+        if pair in known:
+            covered.update((i, i + 1))
+    return len(covered) >= 2 and len(covered) >= _REPEATED_SHARE * len(words)
+
+
+def _guidance(hits: Sequence[SkillHit]) -> list[str]:
+    """What the block told the model, as text: each skill's name, description and sentences."""
+    return [text for hit in hits for text in (hit.skill.content.name.replace("-", " "), hit.skill.content.description,
+                                              *map(sentence, hit.skill.content.lessons))]
 
 
 @dataclass(frozen=True)
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: Literal["described", "repeated block", "raw number"]
+    reason: Literal["described", "repeated block", "repeated guidance", "raw number"]
     note: str
     skill_id: str | None = None
     version: int | None = None
@@ -101,6 +133,11 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
         return AnswerReminder("repeated block", (
             "Your reply repeats the skills block. That block is guidance for you, not the answer: "
             "do what the user asked (call the tools it needs), then answer the user in your own words."))
+    user = " ".join(str(m.text) for m in messages if getattr(m, "type", None) == "human")
+    if repeats_guidance(text, _guidance(hits), user):
+        return AnswerReminder("repeated guidance", (
+            "Your reply repeats guidance you were given; it is for you, not an answer. Answer the "
+            "user's last message itself, in your own words."))
     offered, called, said = set(offered), _called(messages), numbers_in(text)
     for hit in hits:
         for lesson in hit.skill.content.lessons:
