@@ -68,8 +68,9 @@ def repeats_guidance(reply: str, guidance: Iterable[str], said: str) -> bool:
 
 def _guidance(hits: Sequence[SkillHit]) -> list[str]:
     """What the block told the model, as text: each skill's name, description and sentences."""
-    return [text for hit in hits for text in (hit.skill.content.name.replace("-", " "), hit.skill.content.description,
-                                              *map(sentence, hit.skill.content.lessons))]
+    return [text for hit in hits
+            for text in (hit.skill.content.name.replace("-", " "), hit.skill.content.description,
+                         *map(sentence, hit.skill.content.lessons))]
 
 
 @dataclass(frozen=True)

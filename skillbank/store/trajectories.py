@@ -259,8 +259,8 @@ class TrajectoryRepo:
 
     def solved_requests(self, limit: int) -> list[SolvedRequest]:
         """The requests of the newest ``limit`` finished runs that succeeded, each with whether
-        the run called a tool (a step of kind ``tool``: a call answered by a reminder counts, it
-        was attempted)."""
+        the run called a tool (a step of kind ``tool``: a call that ran; one a reminder answered
+        instead did not)."""
         rows = self.store.query(
             "SELECT t.task AS task, CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.trajectory_id = t.id"
             " AND s.kind = 'tool') THEN 1 ELSE 0 END AS called FROM trajectories t"
