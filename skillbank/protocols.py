@@ -129,7 +129,7 @@ class SolvedRequests(Protocol):
     ``limit`` runs that succeeded, each with whether it called a tool. The injector scopes a
     no-tool lesson by them when the source has them (a :class:`~skillbank.bank.SkillBank` does)."""
 
-    def solved_requests(self, limit: int = 200) -> list[SolvedRequest]: ...
+    def solved_requests(self, limit: int) -> list[SolvedRequest]: ...
 
 
 class TrajectoryLog(Protocol):

@@ -165,5 +165,5 @@ def test_the_gates_view_reads_the_same_recorded_requests(tide_bank):
     from skillbank.consistency.validation import CandidateView
 
     view = CandidateView(tide_bank, tide_bank.get_skill("tide-thanks-no-tools"))
-    assert view.solved_requests() == tide_bank.solved_requests()
-    assert {r.called_tool for r in view.solved_requests()} == {True, False}
+    assert view.solved_requests(200) == tide_bank.solved_requests()
+    assert {r.called_tool for r in view.solved_requests(200)} == {True, False}

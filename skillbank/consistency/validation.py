@@ -87,7 +87,7 @@ class CandidateView(Searchable):
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
         return self._bank.render(hits, token_budget=token_budget)
 
-    def solved_requests(self, limit: int = 200) -> list[SolvedRequest]:
+    def solved_requests(self, limit: int) -> list[SolvedRequest]:
         """The bank's recorded requests as they are (the no-tool scope reads them)."""
         return self._bank.trajectories.solved_requests(limit)
 
