@@ -6,7 +6,7 @@
    workloads have far fewer of these than runs. Groups too small to learn from alone whose
    successes share a method of two or more steps are then one group too, however different
    their wording ("Put the key in the chest." and "Put the coin in the crate." both take, open,
-   put).
+   put), and so are such groups whose successes called no tool (small talk in its wordings).
 2. The ``max_embed`` most frequent groups are embedded (one representative each, in one batch)
    and joined greedily (leader clustering) at ``threshold`` cosine similarity.
 3. Templates beyond that cap are grouped by the tool signature of their successes, so a
@@ -73,9 +73,16 @@ def cluster_runs(runs: Sequence[Run], embedder: Any, *, threshold: float = 0.75,
     return clusters
 
 
+# The method of a success that called no tool. Small talk comes in many wordings ("Hi, lovely
+# to be here!", "Good evening! How are you doing?"), each seen too rarely to teach alone; what
+# they share is that the successes called nothing (the no-tool lesson's support, rule.py).
+_NO_CALL = (("<no call>", ()),)
+
+
 def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict[str, list[Run]]:
     """Template groups too small to learn from alone (fewer than ``min_support`` successes)
-    whose successes mostly follow one method of two steps or more, joined by that method.
+    whose successes mostly follow one method of two steps or more, or mostly called no tool,
+    joined by that method.
 
     A group that can teach on its own stays alone: joining it with other requests that happen
     to use the same tools would mix their failures (a missing tool, an ambiguous value) into
@@ -85,7 +92,8 @@ def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict
     first_with: dict[tuple, str] = {}
     for template, runs in by_template.items():
         successes = [r for r in runs if r.success]
-        methods = Counter(r.method for r in successes if len(r.method) >= 2)
+        methods = Counter(_NO_CALL if not r.calls else r.method for r in successes
+                          if not r.calls or len(r.method) >= 2)
         method, n = methods.most_common(1)[0] if methods else ((), 0)
         if len(successes) >= min_support or n * 2 <= len(successes):
             joined[template] = list(runs)

@@ -340,7 +340,11 @@ class _Round:
         if self.dry_run or not written:
             return
         pool_tasks = sorted({r.task_id for r in reading.batch.runs if r.task_id})
-        report.gate = self.gate.run(self.bank, written, pool_tasks)
+        toolsets: dict[str, set[str]] = defaultdict(set)
+        for r in reading.batch.runs:
+            if r.task_id:
+                toolsets[r.task_id].update(r.toolset)
+        report.gate = self.gate.run(self.bank, written, pool_tasks, toolsets)
         by_candidate = {c.candidate_id: c for c in report.changes if c.candidate_id}
         for d in report.gate:
             change = by_candidate.get(d.skill_id)

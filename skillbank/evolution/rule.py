@@ -299,7 +299,10 @@ class RuleDistiller(Distiller):
         if not ok or any(r.calls for r in ok) or len(callers) < config.min_support:
             return None, [], ""
         templates = [r.template for r in ok]
-        like = _like(templates)
+        # Requests joined by their method (cluster.py: small talk in several wordings) share no
+        # pattern: each wording is quoted then, the most frequent first.
+        like = _like(templates) or "\" or \"".join(
+            describable(t) for t, _ in Counter(templates).most_common(3) if describable(t))
         if not like:
             return None, [], ""
         content = SkillContent(
