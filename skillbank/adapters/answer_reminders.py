@@ -32,6 +32,7 @@ from typing import Iterable, Literal, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.lessons import Lesson, LessonKind, sentence
+from skillbank.adapters.reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
 from skillbank.units import numbers_in, numeric_fields, states
@@ -43,21 +44,20 @@ __all__ = ["AnswerReminder", "answer_reminder", "ANSWER_REMINDER_METADATA_KEY"]
 ANSWER_REMINDER_METADATA_KEY = "skillbank_answer_reminder"
 
 _SKILL_TAG = re.compile(r"</?skill\b", re.I)
-_WORD = re.compile(r"[^\W_]+")
 # Share of a reply's words that, in pairs taken from the skills and not from the user, make it a
 # repeat of its guidance rather than an answer that happens to share a phrase with it.
 _REPEATED_SHARE = 0.6
 
 
 def _pairs(text: str) -> set[tuple[str, str]]:
-    words = _WORD.findall(text.lower())
+    words = _words(text)
     return set(zip(words, words[1:]))
 
 
 def repeats_guidance(reply: str, guidance: Iterable[str], said: str) -> bool:
     """Whether most of ``reply``'s words (at least two) come in consecutive pairs that
     ``guidance`` holds and ``said`` (what the user wrote) does not."""
-    words = _WORD.findall(reply.lower())
+    words = _words(reply)
     known = set().union(*map(_pairs, guidance)) - _pairs(said)
     covered: set[int] = set()
     for i, pair in enumerate(zip(words, words[1:])):

@@ -51,14 +51,20 @@ if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to impor
     from skillbank.adapters.tools import OfferedTool
 
 __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "reminded_by",
-           "REMINDER_METADATA_KEY"]
+           "REMINDER_METADATA_KEY", "words"]
 
 # Where a call's answer says which lesson answered it (its skill id and version), for whoever
 # records the run: ``response_metadata`` is never sent to a provider.
 REMINDER_METADATA_KEY = "skillbank_reminder"
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
-_WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """The words and numbers of ``text``, lower-cased: what a value and a request (and, at the
+    answer, a reply and the guidance) are compared by."""
+    return _WORD.findall(text.lower())
 _NAME = re.compile(r"[^\W\d_]+(?:[ '’.-][^\W\d_]+)*")  # letters only: a place, a person, a thing
 # A word the user capitalised inside a sentence (not its first word), or written in a script
 # other than Latin: how a request names a place or a person.
@@ -269,8 +275,8 @@ class _Call:
             values = [self.args[parameter]] if self.args.get(parameter) is not None else []
         if not values:
             return False
-        known = set(_WORD.findall(f"{self.said} {self.results}".lower()))
-        return any(not (set(_WORD.findall(str(v).lower())) & known) and not self._converted(v)
+        known = set(words(f"{self.said} {self.results}"))
+        return any(not (set(words(str(v))) & known) and not self._converted(v)
                    and not self._renders_a_name(v) for v in values)
 
     def _renders_a_name(self, value: Any) -> bool:
@@ -281,7 +287,7 @@ class _Call:
         nothing named to stand for (Bob where the user said Ann) is still a guess."""
         if not isinstance(value, str) or not _NAME.fullmatch(value.strip()):
             return False
-        passed = set(_WORD.findall(" ".join(str(v) for v in self.args.values()).lower()))
+        passed = set(words(" ".join(str(v) for v in self.args.values())))
         folded = _fold(value)
         return any(word.lower() not in passed and (not _fold(word) or _spelled_alike(_fold(word), folded))
                    for word in _named(self.said))
