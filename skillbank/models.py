@@ -27,6 +27,7 @@ __all__ = [
     "LimitType",
     "LimitEvent",
     "Step",
+    "ANSWER_REMINDER_STEP",
     "Injection",
     "Outcome",
     "Trajectory",
@@ -344,11 +345,17 @@ class LimitEvent(BaseModel):
         return self.type.category
 
 
+# The kind of step a final reply asked again with a lesson's note is stored as (see Step.kind).
+ANSWER_REMINDER_STEP = "answer_reminder"
+
+
 class Step(BaseModel):
     """A model turn or a tool call, in the order they happened."""
 
     index: int
-    kind: str  # "model" | "tool" | "reminder" (a tool call answered with a lesson, not run)
+    # "model" | "tool" | "reminder" (a tool call answered with a lesson, not run) |
+    # "answer_reminder" (a final reply asked again with a lesson's note before it stood)
+    kind: str
     started_at: datetime
     latency_ms: float | None = None
     # model turns
@@ -365,6 +372,8 @@ class Step(BaseModel):
     args: dict[str, Any] | None = None
     result: str | None = None
     error: str | None = None
+    # reminders: why the lesson was given (an answer reminder's reason, e.g. "repeated guidance")
+    reason: str | None = None
 
 
 class Injection(BaseModel):

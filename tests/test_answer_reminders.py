@@ -11,12 +11,17 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
+from typer.testing import CliRunner
 
 from conftest import _lesson, check_first
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY
+from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
+from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
+from skillbank.cli import app
 from skillbank.lessons import MethodStep
+from skillbank.models import ANSWER_REMINDER_STEP
 
 CALLED: list[str] = []
 
@@ -146,6 +151,50 @@ def test_the_recorded_run_keeps_the_draft_and_the_reply(bank):
     traj = bank.trajectories.get(result["skillbank_trajectory_id"])
     texts = [s.content for s in traj.steps if s.kind == "model"]
     assert DESCRIBED in texts and texts[-1] == "06:10."
+
+
+def _asked_again(traj):
+    (step,) = [s for s in traj.steps if s.kind == ANSWER_REMINDER_STEP]
+    return step
+
+
+def test_the_recorded_run_says_why_the_reply_was_asked_again(bank):
+    skill = _skill(bank, SKIP)
+    result, model = _run(bank, [DESCRIBED, CALL, "06:10."])
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    step = _asked_again(traj)
+    kinds = [s.kind for s in traj.steps]
+    # between the draft's model step and the reply's: the note the model got, why, the lesson
+    assert kinds[step.index - 1] == "model" and traj.steps[step.index - 1].content == DESCRIBED
+    assert kinds[step.index + 1] == "model"
+    assert step.reason == "described" and step.tool == "find_trains"
+    assert step.result == model.received[1][-1].text and step.content is None
+    assert [(i.skill_id, i.version) for i in traj.injections if i.step == step.index] == [(skill.id, skill.version)]
+    shown = CliRunner().invoke(app, ["runs", "show", "-d", str(bank.path), traj.id],
+                               env={"SKILLBANK_EMBEDDER": "hash", "COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert f"[{step.index}] reply asked again: described" in shown.output
+
+
+def test_a_recording_part_outside_the_injection_keeps_the_draft_with_the_note(bank):
+    skill = _skill(bank, SKIP)
+    model = ScriptedChatModel([DESCRIBED, CALL, "06:10."])
+    recording = SkillRecordingMiddleware(bank)
+    agent = create_agent(model, [find_trains, book_ticket], system_prompt="Be brief.",
+                         middleware=[recording, SkillInjectionMiddleware(bank, k=3, reminders=True)])
+    agent.invoke({"messages": [("user", "What is the first train from Hamburg to Berlin tomorrow?")]})
+    traj = bank.trajectories.get(recording.last_trajectory_id)
+    step = _asked_again(traj)
+    assert step.reason == "described" and step.content == DESCRIBED
+    assert DESCRIBED not in [s.content for s in traj.steps if s.kind == "model"]  # it never saw the draft
+    assert [i.skill_id for i in traj.injections if i.step == step.index] == [skill.id]
+
+
+def test_a_run_not_asked_again_records_no_such_step(bank):
+    _skill(bank, SKIP)
+    result, _ = _run(bank, [CALL, "The first train leaves at 06:10."])
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert all(s.kind != ANSWER_REMINDER_STEP for s in traj.steps)
 
 
 # -- a raw number where the lesson says a scaled one ------------------------------------------------

@@ -73,3 +73,17 @@ def test_read_only_has_no_prune_apply(bank):
     assert 'method="post"' not in page
     assert c.post("/prune", data={"max_active": "1"}).status_code == 405
     assert len(bank.list_skills(status="active")) == 2
+
+
+def test_a_reply_asked_again_shows_why(bank):
+    from skillbank.models import ANSWER_REMINDER_STEP, Step, new_id, utcnow
+
+    ids = fill(bank)
+    run_id = add_run(bank, ids["plain"], success=True)
+    traj = bank.trajectories.get(run_id)
+    note = Step(index=len(traj.steps), kind=ANSWER_REMINDER_STEP, started_at=utcnow(), tool="find_trains",
+                result="Your reply described `find_trains` instead of calling it.", reason="described")
+    asked = traj.model_copy(update={"id": new_id("tr"), "steps": [*traj.steps, note]})
+    bank.trajectories.save(asked)
+    page = client(bank).get(f"/runs/{asked.id}").text
+    assert "answer_reminder" in page and "why: described" in page and "instead of calling it" in page

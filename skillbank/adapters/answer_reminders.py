@@ -37,7 +37,7 @@ from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
 from skillbank.units import numbers_in, numeric_fields, states
 
-__all__ = ["AnswerReminder", "answer_reminder", "ANSWER_REMINDER_METADATA_KEY"]
+__all__ = ["AnswerReminder", "answer_reminder", "answer_reminder_of", "ANSWER_REMINDER_METADATA_KEY"]
 
 # Where the final reply records that it was asked again (the draft and the lesson), for whoever
 # records the run: ``response_metadata`` is never sent to a provider.
@@ -84,8 +84,15 @@ class AnswerReminder:
     tool: str | None = None
 
     def as_metadata(self, draft: str) -> dict:
-        return {"reason": self.reason, "skill_id": self.skill_id, "version": self.version,
-                "tool": self.tool, "draft": draft[:500]}
+        return {"reason": self.reason, "note": self.note, "skill_id": self.skill_id,
+                "version": self.version, "tool": self.tool, "draft": draft[:500]}
+
+
+def answer_reminder_of(message: object) -> dict | None:
+    """What :meth:`AnswerReminder.as_metadata` put on ``message`` (the note asking a reply
+    again, or the reply that replaced a draft), or ``None``."""
+    marker = (getattr(message, "response_metadata", None) or {}).get(ANSWER_REMINDER_METADATA_KEY)
+    return marker if isinstance(marker, dict) else None
 
 
 def _tools_to_call(lesson: Lesson) -> list[str]:

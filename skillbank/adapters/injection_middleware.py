@@ -220,9 +220,12 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
 
 def _with_note(request: ModelRequest, response: Any, reminder: AnswerReminder) -> ModelRequest:
-    """The same call again, with the draft reply and the note after it."""
-    return request.override(messages=[*request.messages, response_message(response),
-                                      HumanMessage(content=reminder.note)])
+    """The same call again, with the draft reply and the note after it (marked, for a recording
+    part inside this one: it records the note as an ``answer_reminder`` step)."""
+    draft = response_message(response)
+    note = HumanMessage(content=reminder.note, response_metadata={
+        ANSWER_REMINDER_METADATA_KEY: reminder.as_metadata(str(getattr(draft, "text", "") or ""))})
+    return request.override(messages=[*request.messages, draft, note])
 
 
 def _asked_again(response: Any, first: Any, reminder: AnswerReminder) -> Any:

@@ -37,7 +37,8 @@ from skillbank.adapters.limits import (
     limit_from_message,
 )
 from skillbank.messages import last_message, message_text, state_messages
-from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory, new_id, utcnow
+from skillbank.models import (ANSWER_REMINDER_STEP, Injection, LimitEvent, LimitType, Outcome, Step, Trajectory,
+                              new_id, utcnow)
 from skillbank.protocols import TrajectorySink
 
 __all__ = ["TrajectoryRecorder", "ModelTurn", "ToolTurn", "message_text", "model_name_of",
@@ -427,6 +428,22 @@ class TrajectoryRecorder:
             self._pending.steps.append(step)
             self._pending.injections.append(Injection(step=turn.index, skill_id=skill_id, version=int(version),
                                                       rank=0, score=1.0))
+        self._maybe_flush()
+
+    def add_answer_reminder(self, *, note: str, reason: str, skill_id: str | None, version: int | None,
+                            tool: str | None = None, draft: str | None = None) -> None:
+        """A final reply asked again (an answer reminder): an ``answer_reminder`` step holding the
+        note the model got, why (``reason``), the tool it was about, and ``draft`` where no model
+        step of this recorder holds it; and an injection of the lesson's skill version at that
+        step, so attribution counts the run as helped (or not) by it."""
+        index = self._take_index()
+        step = Step(index=index, kind=ANSWER_REMINDER_STEP, started_at=utcnow(), tool=tool,
+                    content=self._s(draft), result=self._s(note), reason=reason)
+        with self._lock:
+            self._pending.steps.append(step)
+            if skill_id is not None and version is not None:
+                self._pending.injections.append(Injection(step=index, skill_id=skill_id, version=int(version),
+                                                          rank=0, score=1.0))
         self._maybe_flush()
 
     def record_tool_message(self, message: BaseMessage, tool: str | None = None) -> None:

@@ -45,6 +45,7 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from skillbank.adapters.agent_runs import AgentRuns, run_config
+from skillbank.adapters.answer_reminders import answer_reminder_of
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig, split_options
@@ -271,6 +272,10 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         run.state, run.tail = dict(request.state or {}), []
         self._scan(run, request.messages)
         recorder = run.recorder
+        if request.messages and (asked := answer_reminder_of(request.messages[-1])) is not None:
+            # The injection part (around this one) asks the reply again: the draft is this
+            # recorder's previous model step; the note and why go between it and the reply.
+            _record_answer_reminder(recorder, asked, draft=None)
         recorder.set_model(model_name_of(request.model))
         tools = tool_names(request.tools)
         offered = tools if tools != run.tools else None  # stored when it changes, not every turn
@@ -296,6 +301,10 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         update that puts the trajectory id into the graph state (no node of its own needed)."""
         message = response_message(response)
         run.recorder.end_model(turn, message)
+        if (asked := answer_reminder_of(message)) is not None:
+            # The injection part sits inside this one: the call held a draft this recorder never
+            # saw, then the reply that replaced it; the draft is kept with the note.
+            _record_answer_reminder(run.recorder, asked, draft=asked.get("draft"))
         if message is not None:
             run.tail.append(message)
         if run.keyed:
@@ -403,6 +412,12 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             return result
         finally:
             leave_call(token)
+
+
+def _record_answer_reminder(recorder: TrajectoryRecorder, asked: dict, *, draft: str | None) -> None:
+    recorder.add_answer_reminder(note=str(asked.get("note") or ""), reason=str(asked.get("reason") or ""),
+                                 skill_id=asked.get("skill_id"), version=asked.get("version"),
+                                 tool=asked.get("tool"), draft=draft)
 
 
 class _Step:

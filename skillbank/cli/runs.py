@@ -117,6 +117,8 @@ def _limit_line(event: "LimitEvent") -> Text:
 
 
 def _step_lines(step: "Step", full: bool) -> list[Text]:
+    from skillbank.models import ANSWER_REMINDER_STEP
+
     lines: list[Text] = []
     if step.kind == "model":
         meta = []
@@ -137,9 +139,13 @@ def _step_lines(step: "Step", full: bool) -> list[Text]:
             args = call.get("args", call.get("arguments", {}))
             lines.append(Text(f"    -> call {name}({_clip(_args(args), full)})", style="cyan"))
     else:
-        # A "reminder" step is a tool call answered with a lesson instead of being run.
-        what = "tool" if step.kind == "tool" else f"{step.kind} at tool"
-        head = Text(f"[{step.index}] {what} {step.tool or '?'}", style="bold cyan")
+        # A "reminder" step is a tool call answered with a lesson instead of being run; an
+        # "answer_reminder" a final reply asked again with a lesson's note.
+        if step.kind == ANSWER_REMINDER_STEP:
+            head = Text(f"[{step.index}] reply asked again: {step.reason or '?'}", style="bold cyan")
+        else:
+            what = "tool" if step.kind == "tool" else f"{step.kind} at tool"
+            head = Text(f"[{step.index}] {what} {step.tool or '?'}", style="bold cyan")
         if step.latency_ms is not None:
             head.append(f"  {step.latency_ms:.0f} ms", style="dim")
         lines.append(head)
