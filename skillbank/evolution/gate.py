@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution.review import Pending, promote, reject
@@ -151,33 +151,14 @@ class Gate:
         self.spent = 0.0
         self.decisions: list[GateDecision] = []
 
-    def task_ids(self, pending: Pending, pool: Sequence[str],
-                 toolsets: Mapping[str, Collection[str]] | None = None) -> list[str]:
-        """The candidate's evidence tasks plus a held-out sample (deterministic per candidate).
-
-        Where ``toolsets`` says which tools each pool task's agent was offered, the sample takes
-        the candidate's *bystanders* first (other tasks whose agent had a tool of the toolset
-        the candidate was learned with: where it will be injected besides its own requests),
-        and the first of them goes second, right after the first evidence task, so a validator
-        that checks only the first few tasks still checks one the candidate was not learned
-        from. The trace: a guard learned from a tool the model invented on small talk was
-        measured on its small talk only, passed, and then went into every request of that
-        agent, where the model answered with it instead of calling the tool the request needed.
-        """
+    def task_ids(self, pending: Pending, pool: Sequence[str]) -> list[str]:
+        """The candidate's evidence tasks plus a held-out sample (deterministic per candidate)."""
         own = list(dict.fromkeys(t for t in pending.task_ids if t))
         rest = sorted(set(pool) - set(own))
         rng = random.Random(pending.proposal_hash or pending.skill.content_hash)
-        learned_with = set(pending.skill.content.toolset)
-        if toolsets is None or not learned_with:
-            return own + rng.sample(rest, min(self.config.holdout, len(rest)))
-        near = [t for t in rest if learned_with & set(toolsets.get(t, ()))]
-        far = sorted(set(rest) - set(near))
-        bystanders = rng.sample(near, min(self.config.holdout, len(near)))
-        others = rng.sample(far, min(self.config.holdout - len(bystanders), len(far)))
-        return own[:1] + bystanders[:1] + own[1:] + bystanders[1:] + others
+        return own + rng.sample(rest, min(self.config.holdout, len(rest)))
 
-    def run(self, bank: EvolutionBank, candidates: list[Pending], pool: Sequence[str],
-            toolsets: Mapping[str, Collection[str]] | None = None) -> list[GateDecision]:
+    def run(self, bank: EvolutionBank, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
         policy = resolve_policy(self.config.promote_policy)
         for p in sorted(candidates, key=lambda c: -len(c.evidence)):
             if p.skill.status != SkillStatus.candidate:
@@ -191,7 +172,7 @@ class Gate:
                 if self.config.eval_budget is not None and self.spent >= self.config.eval_budget:
                     self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, "evaluation budget spent"))
                     continue
-                tasks = self.task_ids(p, pool, toolsets)
+                tasks = self.task_ids(p, pool)
                 try:
                     result = as_gate_result(self.config.validate(p.skill, tasks))
                 except Exception as exc:  # a broken validator leaves the candidate for review

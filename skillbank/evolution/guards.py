@@ -30,7 +30,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from skillbank.evolution.evidence import Run
+from skillbank.evolution.evidence import Run, literal_tokens
+from skillbank.evolution.methods import leaves
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.templates import common_pattern, describable
 from skillbank.toolnames import fitting_tool, is_skill_name
@@ -162,12 +163,48 @@ def _invented(run: Run, hit, skill_names: set[str], known_args: dict[str, set[st
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
+def _failed_call(run: Run, hit):
+    """The call ``hit`` is about: the one at its step, else the last call of its tool."""
+    return next((c for c in run.calls if c.step == hit.step and c.tool == hit.tool), None) \
+        or next((c for c in reversed(run.calls) if c.tool == hit.tool), None)
+
+
+# Errors that a call's values can cause. A failure of a call whose every value was made up says
+# nothing about the tool: the model called it with an id or a city from nowhere.
+_VALUE_ERRORS = (LimitType.tool_error, LimitType.invalid_tool_args)
+
+
+def _made_up(run: Run, hit) -> bool:
+    """Whether the call ``hit`` failed on was given values and none of them came from anywhere:
+    no token of any value is in the request or in a result an earlier call returned.
+
+    The trace (protocol v8 on the real 1.5B, RESULTS.md): on "Thanks, have a nice day!" the
+    model called ``set_pickup_time(order_id="12345", time="19:00")``, on "Great, thanks for the
+    forecast!" ``get_forecast(city="London")``; the errors became guards ("if `set_pickup_time`
+    returns an error, retry at most once ..."), one was promoted, and it cost the pickup
+    requests their call. Those failures are calling at all, which the no-tool lesson teaches.
+    A value converted from the request's words ("half past six" as ``06:30``) also shares no
+    token with it: a call made only of such values teaches no guard either.
+    """
+    call = _failed_call(run, hit)
+    if call is None:
+        return False
+    given = {t for leaf in leaves(call.args) if leaf is not None and not isinstance(leaf, bool)
+             for t in literal_tokens(str(leaf))}
+    if not given:
+        return False
+    known = set(literal_tokens(run.task))
+    for earlier in run.calls:
+        if earlier.step < call.step and earlier.result:
+            known.update(literal_tokens(earlier.result))
+    return not (given & known)
+
+
 def _named_prerequisite(run: Run, hit) -> str | None:
     """The tool a refusal or error of ``hit.tool`` names as the one to call first: another tool
     of the run's toolset (or, without a recorded toolset, one the run called), the first the
     message names."""
-    call = next((c for c in run.calls if c.step == hit.step and c.tool == hit.tool), None) \
-        or next((c for c in reversed(run.calls) if c.tool == hit.tool), None)
+    call = _failed_call(run, hit)
     text = " ".join(t for t in (call.error, call.result) if t) if call else ""
     text = f"{text} {hit.detail}"
     tools = set(_toolset(run, "") or run.tools) - {hit.tool}
@@ -218,6 +255,8 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
             elif hit.type in (LimitType.policy_refusal, LimitType.tool_error) and hit.tool and (
                     check := _named_prerequisite(run, hit)):
                 sit = get("check_first", hit.tool, check)
+            elif hit.type in _VALUE_ERRORS and _made_up(run, hit):
+                continue  # the failure is the call itself, not the tool (see _made_up)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
                     hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)

@@ -340,11 +340,7 @@ class _Round:
         if self.dry_run or not written:
             return
         pool_tasks = sorted({r.task_id for r in reading.batch.runs if r.task_id})
-        toolsets: dict[str, set[str]] = defaultdict(set)
-        for r in reading.batch.runs:
-            if r.task_id:
-                toolsets[r.task_id].update(r.toolset)
-        report.gate = self.gate.run(self.bank, written, pool_tasks, toolsets)
+        report.gate = self.gate.run(self.bank, written, pool_tasks)
         by_candidate = {c.candidate_id: c for c in report.changes if c.candidate_id}
         for d in report.gate:
             change = by_candidate.get(d.skill_id)
