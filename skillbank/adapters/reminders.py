@@ -58,17 +58,17 @@ __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminde
 REMINDER_METADATA_KEY = "skillbank_reminder"
 
 _PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
-_WORD = re.compile(r"[^\W_]+")
+_WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
+_NAME = re.compile(r"[^\W\d_]+(?:[ '’.-][^\W\d_]+)*")  # letters only: a place, a person, a thing
+# A word the user capitalised inside a sentence (not its first word), or written in a script
+# other than Latin: how a request names a place or a person.
+_NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b[^\W\d_a-z][^\W\d_]+|\b[^\W\d_\u0000-\u024f]+", re.M)
 
 
 def words(text: str) -> list[str]:
     """The words and numbers of ``text``, lower-cased: what a value and a request (and, at the
     answer, a reply and the guidance) are compared by."""
     return _WORD.findall(text.lower())
-_NAME = re.compile(r"[^\W\d_]+(?:[ '’.-][^\W\d_]+)*")  # letters only: a place, a person, a thing
-# A word the user capitalised inside a sentence (not its first word), or written in a script
-# other than Latin: how a request names a place or a person.
-_NAMED = re.compile(r"(?<![.!?]\s)(?<!^)\b[^\W\d_a-z][^\W\d_]+|\b[^\W\d_\u0000-\u024f]+", re.M)
 
 
 def _named(text: str) -> list[str]:
