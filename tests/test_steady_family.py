@@ -66,3 +66,14 @@ def _mistake(task) -> list[RefStep]:
 def test_the_templates_mistake_fails(task):
     result = run_task(task, ReferenceModel.from_steps(_mistake(task)))
     assert not result.success
+
+
+def test_a_booking_looked_up_where_the_task_has_none_is_an_unknown_id_not_a_crash():
+    # Protocol v9's run (RESULTS.md) died here: on "When is Dr. ... free on Friday?" the 1.5B
+    # called get_booking, and the clinic had no booking to look up (a KeyError in the tool).
+    task = next(t for t in envs.generate_tasks(["steady"], per_template=1, seed=0,
+                                               templates=["steady.clinic.first_friday"]))
+    result = run_task(task, ReferenceModel.from_steps([RefStep.call("get_booking", {"booking_id": "B-1"}),
+                                                        RefStep.answer("No booking.")]))
+    assert not result.success
+    assert [e.error for e in result.env.calls("get_booking", ok_only=False)] == ["unknown booking_id 'B-1'"]
