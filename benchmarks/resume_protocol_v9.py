@@ -1,16 +1,16 @@
-"""Protocol v9's unseen tiers, resumed on the crashed run's own bank after the harness fix
-(c104b38). NOT a clean protocol run: see RESULTS.md, "protocol v9".
+"""Protocol v9's unseen tiers, resumed on the crashed run's own bank after the harness fix.
+NOT a clean protocol run: see RESULTS.md, "protocol v9".
 
 v9's run (0adb502) completed its evidence phase, its round and both arms of the evolution tier,
 then died in the unseen-instances tier on a harness bug (the clinic's ``get_booking`` raised a
 ``KeyError`` where the task has no booking). This measures the two unseen tiers exactly as
 ``real_model_protocol.measure`` does (same tasks, seeds, arms, options and bank, the promoted
 skill included), in the crashed run's bank folder, where the trials finished before the crash
-are found again (``resumed``) and the rest are run with the fixed tool. The evolution tier is
-read back from the trials log. The one difference from the committed protocol is the fix: a
-call that used to crash the process now returns "unknown booking_id".
+are found again (``resumed``) and the rest are run. The evolution tier is read back from the
+trials log. The resume is the one deviation from the committed protocol (no measured trial
+called the tool that crashed: RESULTS.md).
 
-    python benchmarks/resume_protocol_v9.py /tmp/skillbank-consistency-XXXX
+    python benchmarks/resume_protocol_v9.py <the crashed run's folder, /tmp/skillbank-consistency-*>
 """
 
 from __future__ import annotations

@@ -160,6 +160,14 @@ class Environment:
             except EnvError as exc:
                 self.log.append(Call(len(self.log), spec.name, args, error=str(exc)))
                 raise ToolException(f"Error: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - a bug in a tool fails its call, not the run
+                # Templates and tools are frozen once a bank has run on them, so a tool that
+                # crashes on a state its template never set up (protocol v9's run died on the
+                # clinic's get_booking where the task had no booking) is answered as a failed
+                # call: the model reads an error, the verifier sees the call, the run goes on.
+                error = f"the tool failed: {type(exc).__name__}: {exc}"
+                self.log.append(Call(len(self.log), spec.name, args, error=error))
+                raise ToolException(f"Error: {error}") from None
             self.log.append(Call(len(self.log), spec.name, args, result=copy.deepcopy(result)))
             return json.dumps(result)
 

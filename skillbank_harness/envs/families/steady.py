@@ -620,8 +620,8 @@ def book_slot(env: Clinic, slot_id: str, patient: str) -> dict:
 
 @Clinic.tool("get_booking", "A booking's details: date, time, doctor.", BookingArgs)
 def get_booking(env: Clinic, booking_id: str) -> dict:
-    booking = env.state.get("booking")  # only the cancel task has one; a call elsewhere is a wrong id
-    if booking is None or booking["booking_id"].lower() != str(booking_id).strip().lower():
+    booking = env.state["booking"]
+    if booking["booking_id"].lower() != str(booking_id).strip().lower():
         raise EnvError(f"unknown booking_id {booking_id!r}")
     env.state["booking_seen"] = True
     return booking
