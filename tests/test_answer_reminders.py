@@ -111,6 +111,8 @@ def test_a_tool_the_lessons_do_not_ask_for_is_not_pushed(bank):
     _lesson("procedure", steps=(MethodStep(tool="find_trains", args={"date": "<date>"}),
                                 MethodStep(tool="book_ticket", args={"train_id": "<train_id>"}))),
     check_first("find_trains", "book_ticket"),
+    # A unit lesson's number comes from its tool's result: the tool is part of the method.
+    _lesson("answer_unit", tool="find_trains", field="minutes", scale=60),
 ])
 def test_procedures_and_checks_name_the_tools_to_call(bank, lesson):
     _skill(bank, lesson)
@@ -209,13 +211,13 @@ def get_accounts() -> str:
 UNIT = _lesson("answer_unit", tool="get_accounts", field="balance_cents", scale=100)
 
 
-def _balance_run(bank, script):
+def _balance_run(bank, script, text="What is my current balance in euros?", tools=(get_accounts,)):
     bank.add_skill(name="balance-in-euros", description="the balance of an account in euros",
                    kind="procedure", tools=["get_accounts"], lessons=(UNIT,))
     model = ScriptedChatModel(script)
-    agent = create_agent(model, [get_accounts], system_prompt="Be brief.",
+    agent = create_agent(model, list(tools), system_prompt="Be brief.",
                          middleware=[SkillBankMiddleware(bank, k=3, reminders=True)])
-    return agent.invoke({"messages": [("user", "What is my current balance in euros?")]}), model
+    return agent.invoke({"messages": [("user", text)]}), model
 
 
 def test_a_raw_number_is_asked_again_with_the_scaled_value(bank):
@@ -237,10 +239,34 @@ def test_a_reply_in_the_users_unit_stands(bank, reply):
     assert len(model.received) == 2 and result["messages"][-1].text == reply
 
 
-def test_a_number_the_tool_did_not_return_is_not_judged(bank):
-    # The lesson's tool never ran: there is nothing to convert, whatever the reply says.
-    result, model = _balance_run(bank, ["You have 24175 reasons to smile."])
-    assert len(model.received) == 1
+def test_a_number_no_tool_returned_is_asked_again_with_the_tool_to_call(bank):
+    # Protocol v9's gate, 6 of 6 trials: with the lesson in its block the 1.5B skipped the call
+    # and answered with a number of its own ("750 km": the lesson's example).
+    result, model = _balance_run(bank, ["Your balance is 75 euros.", tool_call("get_accounts"),
+                                        "Your balance is 241.75 euros."])
+    note = model.received[1][-1].text
+    assert "75" in note and "`get_accounts` has not been called" in note and "divided by 100" in note
+    assert CALLED == ["get_accounts"] and result["messages"][-1].text == "Your balance is 241.75 euros."
+    record = next(m for m in result["messages"] if ANSWER_REMINDER_METADATA_KEY in m.response_metadata)
+    assert record.response_metadata[ANSWER_REMINDER_METADATA_KEY]["reason"] == "unsourced number"
+
+
+@pytest.mark.parametrize("text, reply", [
+    ("What is my current balance in euros?", "Which account do you mean?"),  # no number
+    ("Is 250 euros enough for the rent?", "250 euros may be enough; shall I check your balance?"),
+    ("Can I pay it in 2 hours?", "Yes, 120 minutes from now works."),  # the user's, converted
+])
+def test_a_number_the_user_gave_stands_without_the_tool(bank, text, reply):
+    result, model = _balance_run(bank, [reply], text=text)
+    assert len(model.received) == 1 and result["messages"][-1].text == reply
+
+
+def test_a_number_another_tool_returned_stands(bank):
+    # The lesson's tool did not run, but the reply's number is a result the run did get.
+    result, model = _balance_run(bank, [CALL, "The first train leaves at 06:10."],
+                                 text="What is the first train to Berlin tomorrow?",
+                                 tools=(get_accounts, find_trains))
+    assert len(model.received) == 2 and result["messages"][-1].text == "The first train leaves at 06:10."
 
 
 # -- the guidance repeated as the answer (protocol v6's reading) -------------------------------------

@@ -16,7 +16,12 @@ stands (``InjectionConfig.reminders``, the same switch as the reminders at the t
   1.5B answered small talk with the lesson's sentence, its name or the request its description
   quotes). Words the user said do not count, so a reply that echoes the user stands;
 - **a raw number**: an ``answer_unit`` lesson's field came back from its tool in this run and
-  the reply states it raw, not divided by the lesson's scale (the note gives the scaled value).
+  the reply states it raw, not divided by the lesson's scale (the note gives the scaled value);
+- **a number no tool returned**: an ``answer_unit`` lesson's tool was offered and not called,
+  and the reply states a number that neither the user nor any result of the run gave, nor one
+  converted from theirs (protocol v9's gate: with "when `current_conditions` returns
+  `visibility_m` ..." in its block, the 1.5B skipped the call and answered "750 km", the
+  lesson's own example, in 6 of 6 trials).
 
 Then the model is asked once more, in the same model call (no extra graph step), with its draft
 and one short note; at most once per run. A lesson that does not apply does not fire: a reply
@@ -35,7 +40,7 @@ from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.adapters.reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
-from skillbank.units import numbers_in, numeric_fields, states
+from skillbank.units import converts, numbers_in, numeric_fields, states
 
 __all__ = ["AnswerReminder", "answer_reminder", "answer_reminder_of", "ANSWER_REMINDER_METADATA_KEY"]
 
@@ -77,7 +82,7 @@ def _guidance(hits: Sequence[SkillHit]) -> list[str]:
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: Literal["described", "repeated block", "repeated guidance", "raw number"]
+    reason: Literal["described", "repeated block", "repeated guidance", "raw number", "unsourced number"]
     note: str
     skill_id: str | None = None
     version: int | None = None
@@ -103,6 +108,8 @@ def _tools_to_call(lesson: Lesson) -> list[str]:
         return [lesson.check, lesson.tool]
     if lesson.kind == LessonKind.pitfall and lesson.avoid == "skip" and lesson.tool:
         return [lesson.tool]
+    if lesson.kind == LessonKind.answer_unit and lesson.tool:  # the number comes from its result
+        return [lesson.tool]
     return []
 
 
@@ -123,6 +130,23 @@ def _raw_number(lesson: Lesson, said: set[float], messages: Sequence[BaseMessage
                         f"The skill says: {sentence(lesson)} So it is {shown}: answer the user again "
                         "with that.")
     return None
+
+
+def _unsourced_number(lesson: Lesson, said: set[float], sources: set[float]) -> str | None:
+    """The note for a reply that states a number no source of the run gave, where ``lesson``
+    says the answer comes from its tool's result (the caller checks the tool was not called)."""
+    made_up = sorted(n for n in said if not states(sources, n) and not converts(n, sources))
+    if not made_up:
+        return None
+    return (f"Your reply states {made_up[0]:g}, but nothing in this conversation gave that number: "
+            f"`{lesson.tool}` has not been called. The skill says: {sentence(lesson)} Call "
+            f"`{lesson.tool}` with the tool-calling interface now, then answer the user from its result.")
+
+
+def _sources(messages: Sequence[BaseMessage]) -> set[float]:
+    """Every number the user or a tool result of the run stated."""
+    return set().union(*(numbers_in(str(m.text)) for m in messages
+                         if isinstance(m, ToolMessage) or getattr(m, "type", None) == "human"))
 
 
 def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: Sequence[SkillHit],
@@ -153,6 +177,11 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
                 note = _raw_number(lesson, said, messages)
                 if note is not None:
                     return AnswerReminder("raw number", note, hit.skill.id, hit.skill.version, lesson.tool)
+                if lesson.tool in offered and lesson.tool not in called:
+                    note = _unsourced_number(lesson, said, _sources(messages))
+                    if note is not None:
+                        return AnswerReminder("unsourced number", note, hit.skill.id, hit.skill.version,
+                                              lesson.tool)
             for tool in _tools_to_call(lesson):
                 if tool in offered and tool not in called and names_tool(text, tool):
                     return AnswerReminder("described", (
