@@ -258,6 +258,7 @@ def test_a_number_no_tool_returned_is_asked_again_with_the_tool_to_call(bank):
 ])
 def test_a_number_the_user_gave_stands_without_the_tool(bank, text, reply):
     result, model = _balance_run(bank, [reply], text=text)
+    assert "balance-in-euros" in model.received[0][0].text  # the lesson was in the block
     assert len(model.received) == 1 and result["messages"][-1].text == reply
 
 
@@ -266,6 +267,7 @@ def test_a_number_another_tool_returned_stands(bank):
     result, model = _balance_run(bank, [CALL, "The first train leaves at 06:10."],
                                  text="What is the first train to Berlin tomorrow?",
                                  tools=(get_accounts, find_trains))
+    assert "balance-in-euros" in model.received[0][0].text  # the lesson was in the block
     assert len(model.received) == 2 and result["messages"][-1].text == "The first train leaves at 06:10."
 
 

@@ -143,10 +143,9 @@ def _unsourced_number(lesson: Lesson, said: set[float], sources: set[float]) -> 
             f"`{lesson.tool}` with the tool-calling interface now, then answer the user from its result.")
 
 
-def _sources(messages: Sequence[BaseMessage]) -> set[float]:
-    """Every number the user or a tool result of the run stated."""
-    return set().union(*(numbers_in(str(m.text)) for m in messages
-                         if isinstance(m, ToolMessage) or getattr(m, "type", None) == "human"))
+def _sources(user: str, messages: Sequence[BaseMessage]) -> set[float]:
+    """Every number the user (``user``, their messages joined) or a tool result of the run stated."""
+    return numbers_in(user).union(*(numbers_in(str(m.text)) for m in messages if isinstance(m, ToolMessage)))
 
 
 def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: Sequence[SkillHit],
@@ -178,7 +177,7 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
                 if note is not None:
                     return AnswerReminder("raw number", note, hit.skill.id, hit.skill.version, lesson.tool)
                 if lesson.tool in offered and lesson.tool not in called:
-                    note = _unsourced_number(lesson, said, _sources(messages))
+                    note = _unsourced_number(lesson, said, _sources(user, messages))
                     if note is not None:
                         return AnswerReminder("unsourced number", note, hit.skill.id, hit.skill.version,
                                               lesson.tool)
