@@ -53,3 +53,30 @@ def test_one_success_is_still_no_support(bank):
               _chat("Hey there, how is your day going?", 3, called="water_bed")]:
         bank.trajectories.save(t)
     assert not _no_tool_changes(evolve(bank, distiller="rule", dry_run=True))
+
+
+def test_a_wording_that_always_succeeded_lends_its_support_to_one_that_failed_with_calls(bank):
+    # Protocol v10's trace: "thank you, that helps a lot." 2 of 2 without a call (enough
+    # successes, no failure to contrast), "thank you so much, that's all i needed." 1 of 4 (the
+    # failures called tools, one success is too few). Apart, neither teaches the no-tool lesson.
+    runs = [_chat("Thank you, that helps a lot.", 0, called=None),
+            _chat("Thank you, that helps a lot.", 1, called=None),
+            _chat("Thank you so much, that's all I needed.", 2, called=None),
+            _chat("Thank you so much, that's all I needed.", 3, called="get_soil_moisture"),
+            _chat("Thank you so much, that's all I needed.", 4, called="water_bed"),
+            _chat("Thank you so much, that's all I needed.", 5, called="water_bed")]
+    for t in runs:
+        bank.trajectories.save(t)
+    (change,) = _no_tool_changes(evolve(bank, distiller="rule", dry_run=True))
+    assert "3 successful run(s) called no tool; 3 failed run(s) called" in change.reason
+
+
+def test_a_wording_that_teaches_alone_stays_alone(bank):
+    # Two successes without a call and two failures with one: the wording teaches on its own,
+    # and a wording that always succeeded is not mixed into its lesson.
+    runs = [_chat("Morning! Nice weather for it.", i, called=None if i < 2 else "water_bed") for i in range(4)]
+    runs += [_chat("Hey there, how is your day going?", 4 + i, called=None) for i in range(2)]
+    for t in runs:
+        bank.trajectories.save(t)
+    (change,) = _no_tool_changes(evolve(bank, distiller="rule", dry_run=True))
+    assert "2 successful run(s) called no tool; 2 failed run(s) called water_bed" in change.reason

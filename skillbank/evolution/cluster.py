@@ -6,7 +6,9 @@
    workloads have far fewer of these than runs. Groups too small to learn from alone whose
    successes share a method of two or more steps are then one group too, however different
    their wording ("Put the key in the chest." and "Put the coin in the crate." both take, open,
-   put), and so are such groups whose successes called no tool (small talk in its wordings).
+   put), and so are groups whose successes called no tool and that cannot teach the no-tool
+   lesson alone (small talk in its wordings: one wording's runs all succeeded, another's mostly
+   failed with a call).
 2. The ``max_embed`` most frequent groups are embedded (one representative each, in one batch)
    and joined greedily (leader clustering) at ``threshold`` cosine similarity.
 3. Templates beyond that cap are grouped by the tool signature of their successes, so a
@@ -86,7 +88,12 @@ def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict
 
     A group that can teach on its own stays alone: joining it with other requests that happen
     to use the same tools would mix their failures (a missing tool, an ambiguous value) into
-    its contrast and blur the lesson its own failures hold.
+    its contrast and blur the lesson its own failures hold. What small talk teaches is the
+    no-tool lesson, which needs failures that called a tool as well as successes (rule.py), so
+    a no-call group teaches alone only with both. The trace (protocol v10 on the real 1.5B):
+    "thank you, that helps a lot." succeeded 2 of 2 without a call, while "thank you so much,
+    that's all i needed." failed 3 of 4 calling `set_pickup_time` or `list_prescriptions`;
+    apart, neither could teach, and no no-tool lesson was proposed.
     """
     joined: dict[str, list[Run]] = {}
     first_with: dict[tuple, str] = {}
@@ -95,7 +102,9 @@ def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict
         methods = Counter(_NO_CALL if not r.calls else r.method for r in successes
                           if not r.calls or len(r.method) >= 2)
         method, n = methods.most_common(1)[0] if methods else ((), 0)
-        if len(successes) >= min_support or n * 2 <= len(successes):
+        callers = sum(1 for r in runs if not r.success and r.calls)
+        teaches_alone = len(successes) >= min_support and (method != _NO_CALL or callers >= min_support)
+        if teaches_alone or n * 2 <= len(successes):
             joined[template] = list(runs)
             continue
         lead = first_with.setdefault(method, template)
