@@ -104,6 +104,16 @@ def _tools_called(messages: list) -> list[str]:
     return [call["name"] for m in messages for call in (getattr(m, "tool_calls", None) or [])]
 
 
+def _asked_again(messages: list) -> list[dict]:
+    """Each answer reminder of a run (why, and the draft it asked again): the gate keeps no
+    transcript, so its trial row says whether a reply was asked again (from v13)."""
+    from skillbank.adapters.answer_reminders import answer_reminder_of
+
+    markers = [m for m in map(answer_reminder_of, messages) if m]
+    unique = {(m["reason"], m["draft"]): m for m in markers}  # the note and the reply carry one each
+    return [{"reason": reason, "draft": draft[:200]} for reason, draft in unique]
+
+
 def _tokens(messages: list) -> int:
     return sum((getattr(m, "usage_metadata", None) or {}).get("total_tokens", 0) for m in messages)
 
@@ -312,6 +322,7 @@ def run_round(bank, name: str, model, evidence: dict, log) -> dict:
                               "success": bool(result.success), "injected": shown,
                               "reasons": task.explain(result.env, result.final_answer, result.messages),
                               "tools": _tools_called(result.messages),
+                              "asked_again": _asked_again(result.messages),
                               "answer": (result.final_answer or "")[:300]}) + "\n")
         log.flush()
         return result.success
