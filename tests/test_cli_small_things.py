@@ -104,3 +104,22 @@ def test_the_bank_folder_default_is_defined_once():
     assert not hasattr(common, "DEFAULT_DIR") or common.DEFAULT_DIR is location.DEFAULT_DIR
     source = Path(common.__file__).read_text(encoding="utf-8")
     assert '".skillbank"' not in source and '"SKILLBANK_DIR"' not in source
+
+
+def test_help_keeps_the_extra_to_install():
+    # Help text is rich markup: "pip install 'skillbank[web]'" printed "pip install 'skillbank'"
+    # (the extra read as a style tag) until the bracket was escaped.
+    from typer.main import get_command
+
+    named = 0
+    for path in _commands():
+        cmd = get_command(app)
+        for name in path:
+            cmd = cmd.commands[name]
+        source = " ".join(t for t in [cmd.help, *(getattr(p, "help", None) for p in cmd.params)] if t)
+        extras = re.findall(r"skillbank\\?\[(\w+)\]", source)
+        out = " ".join(cli(*path, "--help").stdout.split())
+        for extra in extras:
+            named += 1
+            assert f"skillbank[{extra}]" in out, (path, extra)
+    assert named >= 2  # serve's [web], lint --detector's [local]

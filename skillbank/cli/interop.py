@@ -79,7 +79,7 @@ class DetectorChoice(str, Enum):
 def lint(
     detector_choice: Annotated[Optional[DetectorChoice], typer.Option(
         "--detector", help="The detector behind the patterns: embedding (MiniLM), llm (a classifier "
-        "prompt on the local model: skillbank[local] and `skillbank model fetch`) or both (the "
+        "prompt on the local model: skillbank\\[local] and `skillbank model fetch`) or both (the "
         "embedding detector as the LLM's first stage). Default: "
         "the one SKILLBANK_INJECTION_DETECTOR names, else embedding.")] = None,
     patterns_only: Annotated[bool, typer.Option(

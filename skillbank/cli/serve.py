@@ -21,7 +21,7 @@ def serve(
     read_only: Annotated[bool, typer.Option("--read-only", help="Serve pages only: no action at all.")] = False,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Review skills, versions and candidates in a browser (needs `pip install 'skillbank[web]'`)."""
+    """Review skills, versions and candidates in a browser (needs `pip install 'skillbank\\[web]'`)."""
     from skillbank.errors import MissingExtraError
 
     try:
