@@ -110,7 +110,7 @@ def _asked_again(messages: list) -> list[dict]:
     from skillbank.adapters.answer_reminders import answer_reminder_of
 
     markers = [m for m in map(answer_reminder_of, messages) if m]
-    unique = {(m["reason"], m["draft"]): m for m in markers}  # the note and the reply carry one each
+    unique = dict.fromkeys((m["reason"], m["draft"]) for m in markers)  # the note and the reply carry one each
     return [{"reason": reason, "draft": draft[:200]} for reason, draft in unique]
 
 
