@@ -318,7 +318,11 @@ def run_round(bank, name: str, model, evidence: dict, log) -> dict:
         before = Counter(middleware.injected)  # trials run one at a time (concurrency 1)
         result = envs.run_task(task, model.with_seed(seed), middleware=[middleware])
         shown = sorted(bank.get_skill(i).name for i, n in middleware.injected.items() if n > before[i])
+        # The candidate arm reads a CandidateView; the current arm, the bank (shared by a round's
+        # candidates). Named, so a trial whose candidate never reached the prompt is still read.
+        candidate = getattr(middleware.injector.bank, "candidate", None)
         log.write(json.dumps({"phase": "gate", "distiller": name, "task_id": task.id, "seed": seed,
+                              "candidate": candidate.name if candidate is not None else None,
                               "success": bool(result.success), "injected": shown,
                               "reasons": task.explain(result.env, result.final_answer, result.messages),
                               "tools": _tools_called(result.messages),
