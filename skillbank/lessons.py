@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from skillbank.hashing import canonical_json
+from skillbank.units import scaled
 
 __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "GENERALISABLE", "sentence", "render_body",
            "general_form", "lesson_tools", "scrub_lesson", "example_text", "SECTIONS"]
@@ -332,17 +333,12 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.answer_unit:
         return (f"When {_t(t)} returns {_t(lesson.field)}, tell the user that number divided by "
                 f"{lesson.scale} (for example {lesson.scale * 3 // 4} is "
-                f"{_scaled(lesson.scale * 3 // 4, lesson.scale)}), never the raw number.")
+                f"{scaled(lesson.scale * 3 // 4, lesson.scale)}), never the raw number.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
                 "decline that part, state the rule in one sentence and do the rest.")
     return lesson.text or ""
-
-
-def _scaled(value: float, scale: int) -> str:
-    """``value / scale`` as a person writes it: 241.75, 1.25, 2."""
-    return f"{value / scale:.3f}".rstrip("0").rstrip(".")
 
 
 def example_text(example: Example) -> str:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, Iterator
 
-__all__ = ["SCALES", "numeric_fields", "numbers_in", "states", "converts"]
+__all__ = ["SCALES", "numeric_fields", "numbers_in", "states", "converts", "scaled"]
 
 # The conversions a person expects between a tool's unit and theirs: cents or millis to the
 # whole (100, 1000), minutes to hours (60). Nothing else is guessed.
@@ -24,12 +24,18 @@ _MAX_DEPTH = 6
 
 def numeric_fields(result: str | None) -> list[tuple[str, float]]:
     """``(field, value)`` for every number in a JSON tool result, nested ones included (a list
-    of accounts: each ``balance_cents``); booleans are not numbers. Not JSON: none."""
+    of accounts: each ``balance_cents``); booleans are not numbers. Text after the JSON (a note
+    the middleware appended, ``adapters/answer_notes.py``) is not read. Not JSON: none."""
     try:
-        data = json.loads(result or "")
+        data, _ = json.JSONDecoder().raw_decode((result or "").strip())
     except (TypeError, ValueError):
         return []
     return list(_walk(data, None, 0))
+
+
+def scaled(value: float, scale: int) -> str:
+    """``value / scale`` as a person writes it: 241.75, 1.25, 2."""
+    return f"{value / scale:.3f}".rstrip("0").rstrip(".")
 
 
 def _walk(data: Any, key: str | None, depth: int) -> Iterator[tuple[str, float]]:

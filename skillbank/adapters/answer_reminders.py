@@ -40,7 +40,7 @@ from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.adapters.reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
-from skillbank.units import converts, numbers_in, numeric_fields, states
+from skillbank.units import converts, numbers_in, numeric_fields, scaled, states
 
 __all__ = ["AnswerReminder", "answer_reminder", "answer_reminder_of", "ANSWER_REMINDER_METADATA_KEY"]
 
@@ -123,9 +123,8 @@ def _raw_number(lesson: Lesson, said: set[float], messages: Sequence[BaseMessage
         if not isinstance(m, ToolMessage) or m.name != lesson.tool:
             continue
         for name, value in numeric_fields(str(m.text)):
-            scaled = value / (lesson.scale or 1)
-            if name == lesson.field and states(said, value) and not states(said, scaled):
-                shown = f"{scaled:.3f}".rstrip("0").rstrip(".")
+            if name == lesson.field and states(said, value) and not states(said, value / (lesson.scale or 1)):
+                shown = scaled(value, lesson.scale or 1)
                 return (f"Your reply gives `{name}` as {value:g}, the number `{lesson.tool}` returned. "
                         f"The skill says: {sentence(lesson)} So it is {shown}: answer the user again "
                         "with that.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.models import Skill
@@ -76,6 +76,15 @@ class InjectionConfig:
     ``examples``: a skill whose lessons carry worked examples (written by a round with
     ``EvolutionConfig.examples_per_lesson``) is shown with the one whose request is most like
     the run's, inside its block and counted in the token budget.
+
+    ``answer_units``: where an ``answer_unit`` lesson (give a field of a tool's result divided by
+    a scale) is given. ``"prompt"`` (the default): in the block, like every lesson. ``"tool"``:
+    left out of the block and appended to the result of its tool that carries the field, the
+    division done (:mod:`skillbank.adapters.answer_notes`); a skill with nothing else to say is
+    not shown, but stays the run's. Only the middleware sees tool results, so the prompt-only
+    adapters (``skillbank_prompt``, ``skillbank_hook``, ``inject_skills``) refuse it. Why it
+    exists: in the prompt, the 1.5B skipped the tool and answered with the lesson (RESULTS.md,
+    protocols v6 to v13).
     """
 
     k: int = 5
@@ -93,11 +102,24 @@ class InjectionConfig:
     lean: bool = False
     reminders: bool = True
     examples: bool = False
+    answer_units: Literal["prompt", "tool"] = "prompt"
 
     @property
     def standing_general_k(self) -> int:
         """General skills injected on every turn: none in a lean block."""
         return 0 if self.lean else self.general_k
+
+    @property
+    def acts_at_tool(self) -> bool:
+        """Whether the injection has anything to do at a tool call (reminders, answer notes)."""
+        return self.reminders or self.answer_units == "tool"
+
+    def refuse_tool_side(self, owner: str) -> None:
+        """Raise for an adapter that sees no tool result (``owner``) if this config needs one."""
+        if self.answer_units == "tool":
+            raise ValueError(f"{owner} cannot give an answer_unit lesson at its tool: it never sees a tool "
+                             "result. Use SkillBankMiddleware or SkillInjectionMiddleware for "
+                             "answer_units='tool', or answer_units='prompt' here")
 
     @property
     def block_token_budget(self) -> int | None:
@@ -107,6 +129,8 @@ class InjectionConfig:
         return LEAN_TOKEN_BUDGET if self.token_budget is None else min(self.token_budget, LEAN_TOKEN_BUDGET)
 
     def __post_init__(self) -> None:
+        if self.answer_units not in ("prompt", "tool"):
+            raise ValueError(f"answer_units must be 'prompt' or 'tool', not {self.answer_units!r}")
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.
         for name in ("kinds", "tags", "tools"):
             object.__setattr__(self, name, _tuple(getattr(self, name)))

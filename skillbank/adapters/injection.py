@@ -20,6 +20,7 @@ import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.agent_runs import AgentRuns
+from skillbank.adapters.answer_notes import at_prompt
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
@@ -416,6 +417,9 @@ class SkillInjector:
         t1 = time.perf_counter()
         chooser = self.example_chooser(parts[0] if task_first else None, vector) if self.config.examples else None
         hits = self.select(vector, block=block, tools=tools, purposes=purposes, examples=chooser)
+        # Given at the tool instead (answer_notes.py); select() budgeted them whole: a cap kept, never overrun.
+        if self.config.answer_units == "tool":
+            hits = at_prompt(hits)
         if not hits:
             text = ""
         else:
@@ -522,5 +526,6 @@ def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMess
     records which skill versions were injected.
     """
     injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, injection, **options)
+    injector.config.refuse_tool_side("inject_skills")
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt, block=block)
 

@@ -36,6 +36,7 @@ from langchain.agents.middleware import (AgentMiddleware, ExtendedModelResponse,
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
+from skillbank.adapters.answer_notes import with_answer_note
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
@@ -171,11 +172,17 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     # -- tool calls: reminders (InjectionConfig.reminders; see reminders.py) -------------------
 
+    def _noted(self, run: RunSkills | None, result: Any) -> Any:
+        """A tool's answer with the note of an answer-unit lesson given at the tool, if any."""
+        if run is None or self.config.answer_units != "tool":
+            return result
+        return with_answer_note(run.block.hits, result)
+
     def _reminder(self, call: CallContext, request: ToolCallRequest) -> tuple[RunSkills | None, ToolMessage | None]:
-        """The run (when it keeps reminders) and the lesson's answer, when the call breaks one."""
-        run = self._skills(call) if self.config.reminders else None
-        if run is None:
-            return None, None
+        """The run and, with reminders on, the lesson's answer when the call breaks one."""
+        run = self._skills(call)
+        if run is None or not self.config.reminders:
+            return run, None
         found = run.block.reminders.intercept(run.block.hits, request)
         if found is None:
             return run, None
@@ -184,7 +191,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
-        if not self.config.reminders:  # the tool side is reminders only
+        if not self.config.acts_at_tool:  # the tool side is reminders and answer notes only
             return handler(request)
         call, token = enter_call(request.state)
         try:
@@ -193,17 +200,18 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 return answer
             with self._runs.calling:
                 try:
-                    return handler(request)
+                    result = handler(request)
                 finally:  # the run's reminders learn the call ran, whatever its outcome
-                    if run is not None:
+                    if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
+            return self._noted(run, result)
         finally:
             leave_call(token)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
-        if not self.config.reminders:  # the tool side is reminders only
+        if not self.config.acts_at_tool:  # the tool side is reminders and answer notes only
             return await handler(request)
         call, token = enter_call(request.state)
         try:
@@ -212,10 +220,11 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 return answer
             with self._runs.calling:
                 try:
-                    return await handler(request)
+                    result = await handler(request)
                 finally:  # the run's reminders learn the call ran, whatever its outcome
-                    if run is not None:
+                    if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
+            return self._noted(run, result)
         finally:
             leave_call(token)
 

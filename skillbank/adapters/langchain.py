@@ -85,7 +85,7 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
         # Each hook's layers, outermost first (see the module docstring for why in this order).
         budgeting = [self.budget_middleware] if self.budget_middleware is not None else []
         injecting = [self.injection_middleware] if inject else []
-        reminding = injecting if self.injection.reminders else []  # else its tool hook only passes through
+        reminding = injecting if self.injection.acts_at_tool else []  # else its tool hook only passes through
         model_layers: list[Any] = [*budgeting, *injecting, self.recording_middleware]
         tool_layers: list[Any] = [self.recording_middleware, *reminding]
         self._model_calls = [m.wrap_model_call for m in model_layers]

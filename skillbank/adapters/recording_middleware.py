@@ -45,6 +45,7 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from skillbank.adapters.agent_runs import AgentRuns, run_config
+from skillbank.adapters.answer_notes import answer_note_of
 from skillbank.adapters.answer_reminders import answer_reminder_of
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
@@ -334,6 +335,8 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             recorder.end_tool(turn, result=message, status="error", limit=LimitType.missing_tool)
         else:
             recorder.end_tool(turn, result=message)
+            if (noted := answer_note_of(message)) is not None:  # a lesson given at this result
+                recorder.add_injections(turn.index, [(*noted, 1.0)])
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 recorder.add_limit(signal, turn.index)
 
