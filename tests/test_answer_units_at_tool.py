@@ -150,3 +150,13 @@ def test_adapters_that_see_no_tool_result_refuse_it(bank, adapter):
 def test_an_unknown_place_is_refused():
     with pytest.raises(ValueError, match="'prompt' or 'tool'"):
         InjectionConfig(answer_units="system")
+
+
+def test_a_lesson_noted_at_the_tool_counts_as_shown(bank):
+    # The gate tells a candidate that reached the model from one that did not by this count.
+    skill = _skill(bank, UNIT)
+    model = ScriptedChatModel([tool_call("current_conditions", city="Prague"), "6.8 km."])
+    mw = SkillInjectionMiddleware(bank, k=3, answer_units="tool")
+    agent = create_agent(model, [current_conditions], system_prompt="Be brief.", middleware=[mw])
+    agent.invoke({"messages": [("user", ASK)]})
+    assert mw.injected[skill.id] == 1

@@ -36,7 +36,7 @@ from langchain.agents.middleware import (AgentMiddleware, ExtendedModelResponse,
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
-from skillbank.adapters.answer_notes import with_answer_note
+from skillbank.adapters.answer_notes import answer_note_of, with_answer_note
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
@@ -78,7 +78,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         self.injector = SkillInjector(bank, injection, **options)
         self.config: InjectionConfig = self.injector.config
         self._runs = agent_runs()
-        self.injected: Counter[str] = Counter()  # skill id -> model calls it went into
+        self.injected: Counter[str] = Counter()  # skill id -> model calls it went into, tool results it was noted on
         self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
         self._lock = threading.Lock()
@@ -176,7 +176,11 @@ class SkillInjectionMiddleware(AgentMiddleware):
         """A tool's answer with the note of an answer-unit lesson given at the tool, if any."""
         if run is None or self.config.answer_units != "tool":
             return result
-        return with_answer_note(run.block.hits, result)
+        noted = with_answer_note(run.block.hits, result)
+        if (lesson := answer_note_of(noted)) is not None:  # shown to the model: the gate's reach counts it
+            with self._lock:
+                self.injected[lesson[0]] += 1
+        return noted
 
     def _reminder(self, call: CallContext, request: ToolCallRequest) -> tuple[RunSkills | None, ToolMessage | None]:
         """The run and, with reminders on, the lesson's answer when the call breaks one."""
