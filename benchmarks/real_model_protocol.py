@@ -31,7 +31,7 @@ PROTOCOLS = {1: HERE / "protocol.json", 2: HERE / "protocol_v2.json", 3: HERE / 
              9: HERE / "protocol_v9.json", 10: HERE / "protocol_v10.json",
              11: HERE / "protocol_v11.json", 12: HERE / "protocol_v12.json",
              13: HERE / "protocol_v13.json", 14: HERE / "protocol_v14.json",
-             15: HERE / "protocol_v15.json"}
+             15: HERE / "protocol_v15.json", 16: HERE / "protocol_v16.json"}
 # Where each version keeps its logs and summaries: a later version never overwrites an earlier
 # one's (a superseded result stays, with why).
 FILES = {
@@ -39,7 +39,7 @@ FILES = {
         "trials_log": "consistency_trials.jsonl", "measurement": "consistency_measurement.json"},
     2: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
         "trials_log": "consistency_trials_v2.jsonl", "measurement": "consistency_measurement_v2.json"},
-    # v3 to v15 keep v2's calibration (their protocols say so): they read v2's files and write none.
+    # v3 to v16 keep v2's calibration (their protocols say so): they read v2's files and write none.
     3: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
         "trials_log": "consistency_trials_v3.jsonl", "measurement": "consistency_measurement_v3.json"},
     4: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
@@ -66,6 +66,8 @@ FILES = {
          "trials_log": "consistency_trials_v14.jsonl", "measurement": "consistency_measurement_v14.json"},
     15: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
          "trials_log": "consistency_trials_v15.jsonl", "measurement": "consistency_measurement_v15.json"},
+    16: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
+         "trials_log": "consistency_trials_v16.jsonl", "measurement": "consistency_measurement_v16.json"},
 }
 PROTOCOL: dict = {}
 
