@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from by_template import per_template  # noqa: E402
+from by_template import bootstrap, per_template, sign_flip_p  # noqa: E402
 
 ECHO = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|\{)", re.I)
 
@@ -42,7 +42,12 @@ def main(argv: list[str] | None = None) -> None:
         arms[tier][r["arm"]].setdefault(r["task_id"], []).append(ok)
     for tier, by_arm in arms.items():
         scores = {arm: per_template(tasks, 3) for arm, tasks in by_arm.items()}
-        print(tier, {arm: f"{100 * sum(s.values()) / len(s):.0f}%" for arm, s in scores.items()},
+        without, with_ = scores.get("without"), scores.get("with")
+        # The protocol's interval and test on the re-read scores (as the table's, by template).
+        gain = "" if not (without and with_) else \
+            "with - without {:+.0f} pts [{:+.0f}, {:+.0f}], p = {:.2f}".format(
+                *(100 * x for x in bootstrap(without, with_)), sign_flip_p(without, with_))
+        print(tier, {arm: f"{100 * sum(s.values()) / len(s):.0f}%" for arm, s in scores.items()}, gain,
               "successes re-read as failures:", {arm: echoed[(tier, arm)] for arm in by_arm})
 
 
