@@ -25,49 +25,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PROTOCOLS = {1: HERE / "protocol.json", 2: HERE / "protocol_v2.json", 3: HERE / "protocol_v3.json",
-             4: HERE / "protocol_v4.json", 5: HERE / "protocol_v5.json", 6: HERE / "protocol_v6.json",
-             7: HERE / "protocol_v7.json", 8: HERE / "protocol_v8.json",
-             9: HERE / "protocol_v9.json", 10: HERE / "protocol_v10.json",
-             11: HERE / "protocol_v11.json", 12: HERE / "protocol_v12.json",
-             13: HERE / "protocol_v13.json", 14: HERE / "protocol_v14.json",
-             15: HERE / "protocol_v15.json", 16: HERE / "protocol_v16.json"}
+# Every version's JSON: protocol.json (v1), protocol_vN.json (vN); a new version needs only its file.
+PROTOCOLS = {1: HERE / "protocol.json",
+             **{int(p.stem.removeprefix("protocol_v")): p for p in HERE.glob("protocol_v*.json")}}
 # Where each version keeps its logs and summaries: a later version never overwrites an earlier
 # one's (a superseded result stays, with why).
 FILES = {
     1: {"calibration_log": "consistency_calibration.jsonl", "calibration": "consistency_calibration.json",
         "trials_log": "consistency_trials.jsonl", "measurement": "consistency_measurement.json"},
-    2: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v2.jsonl", "measurement": "consistency_measurement_v2.json"},
-    # v3 to v16 keep v2's calibration (their protocols say so): they read v2's files and write none.
-    3: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v3.jsonl", "measurement": "consistency_measurement_v3.json"},
-    4: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v4.jsonl", "measurement": "consistency_measurement_v4.json"},
-    5: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v5.jsonl", "measurement": "consistency_measurement_v5.json"},
-    6: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v6.jsonl", "measurement": "consistency_measurement_v6.json"},
-    7: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v7.jsonl", "measurement": "consistency_measurement_v7.json"},
-    8: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v8.jsonl", "measurement": "consistency_measurement_v8.json"},
-    9: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-        "trials_log": "consistency_trials_v9.jsonl", "measurement": "consistency_measurement_v9.json"},
-    10: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v10.jsonl", "measurement": "consistency_measurement_v10.json"},
-    11: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v11.jsonl", "measurement": "consistency_measurement_v11.json"},
-    12: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v12.jsonl", "measurement": "consistency_measurement_v12.json"},
-    13: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v13.jsonl", "measurement": "consistency_measurement_v13.json"},
-    14: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v14.jsonl", "measurement": "consistency_measurement_v14.json"},
-    15: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v15.jsonl", "measurement": "consistency_measurement_v15.json"},
-    16: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
-         "trials_log": "consistency_trials_v16.jsonl", "measurement": "consistency_measurement_v16.json"},
+    # v3 and later keep v2's calibration (their protocols say so): they read v2's files and write none.
+    **{v: {"calibration_log": "consistency_calibration_v2.jsonl", "calibration": "consistency_calibration_v2.json",
+           "trials_log": f"consistency_trials_v{v}.jsonl", "measurement": f"consistency_measurement_v{v}.json"}
+       for v in PROTOCOLS if v >= 2},
 }
 PROTOCOL: dict = {}
 
