@@ -29,6 +29,8 @@ no_tool            call no tool: the request (small talk, thanks, a compliment) 
                    any toolset)
 answer_unit        give ``field`` of ``tool``'s result divided by ``scale`` (cents as euros,
                    grams as kilograms, minutes as hours), never the raw number
+stated_time        pass ``parameter`` of ``tool`` as the clock time the user said, on the
+                   24-hour clock ("a quarter past two" is 14:15), never another time
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -70,6 +72,7 @@ class LessonKind(str, Enum):
     wrong_tool_name = "wrong_tool_name"
     no_tool = "no_tool"
     answer_unit = "answer_unit"
+    stated_time = "stated_time"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -168,6 +171,8 @@ class Lesson(BaseModel):
             problem = "a no_tool lesson names no tool"
         elif k == LessonKind.answer_unit and not (self.tool and self.field and self.scale and self.scale > 1):
             problem = "an answer_unit lesson names its tool, its field and a scale above 1"
+        elif k == LessonKind.stated_time and not (self.tool and self.parameter):
+            problem = "a stated_time lesson names its tool and the parameter that takes the time"
         elif k != LessonKind.answer_unit and self.scale is not None:
             problem = "only an answer_unit lesson has a scale"
         if problem:
@@ -334,6 +339,9 @@ def sentence(lesson: Lesson) -> str:
         return (f"When {_t(t)} returns {_t(lesson.field)}, tell the user that number divided by "
                 f"{lesson.scale} (for example {lesson.scale * 3 // 4} is "
                 f"{scaled(lesson.scale * 3 // 4, lesson.scale)}), never the raw number.")
+    if k == LessonKind.stated_time:
+        return (f"Pass {_t(lesson.parameter)} to {_t(t)} as the clock time the user said, on the 24-hour "
+                "clock (for example, twenty to nine in the evening is 20:40), never another time.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
@@ -377,7 +385,8 @@ _SPECIFIC_ADVICE = {
 # Sections of a rendered body, in order, and the kinds each holds.
 SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("Method", frozenset({LessonKind.procedure})),
-    ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy, LessonKind.no_tool})),
+    ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy, LessonKind.no_tool,
+                          LessonKind.stated_time})),
     ("Answer", frozenset({LessonKind.answer_unit})),
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),

@@ -15,6 +15,9 @@ running it, at most once per lesson per run, so the rule arrives where the mista
   value but a yes/no when it names none) of which neither the user's messages nor the run's
   tool results hold one word or number, and that is no unit conversion of a number the user
   said: a guess;
+- ``stated_time``: a call of the lesson's tool passes the lesson's parameter a value that is
+  no 24-hour reading of a clock time the user said ("14:00" for "a quarter past two"); the
+  reminder gives the said time back on the 24-hour clock (:mod:`skillbank.clock`);
 - ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
   general form); ``wrong_tool_name``: a call to a name the agent does not have that the
   lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`).
@@ -37,6 +40,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.adapters.tools import DeclaredParameters
+from skillbank.clock import clock_value, spoken_times
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
@@ -104,7 +108,7 @@ class Reminder:
 
 
 def reminder_text(tool: str, reminder: Reminder, args: Any = None,
-                  params: Mapping[str, frozenset[str]] | None = None) -> str:
+                  params: Mapping[str, frozenset[str]] | None = None, said: str = "") -> str:
     """What the model reads in place of the tool's result: that the call did not run, and the
     next step, concretely.
 
@@ -112,7 +116,8 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
     the next call to make, with its arguments, it makes it. So the reminder names the next step
     (the check to call, and with what; the question to ask; the answer to give) rather than
     restating the rule. ``args`` are the held-back call's arguments; ``params``, the parameters
-    each of the agent's tools declares (to fill the check's arguments from the call's).
+    each of the agent's tools declares (to fill the check's arguments from the call's);
+    ``said``, what the user said in the run (the time a ``stated_time`` lesson gives back).
     """
     lesson = reminder.lesson
     kind = lesson.kind
@@ -127,6 +132,8 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
         what = f"`{lesson.parameter}`" if lesson.parameter else "the values it needs"
         return (f"{head} The user has not said {what}. Ask the user for it now, and call "
                 f"`{tool}` after they answer.")
+    if kind == LessonKind.stated_time:
+        return f"{head} {_said_time(tool, lesson.parameter or '', said)}"
     if kind == LessonKind.missing_tool:
         return (f"{head} You have no tool named `{tool}`. Do the rest of the request, and tell "
                 "the user you cannot do that part.")
@@ -140,6 +147,22 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
         return (f"{head} You already have what this call would give (its result is above). "
                 "Answer the user now with what you know.")
     return f"{head} {reminder.text}"
+
+
+def _said_time(tool: str, parameter: str, said: str) -> str:
+    """The clock time the user said, on the 24-hour clock, and the call to make with it. A time
+    said without a part of the day has two readings: the daytime one is given first."""
+    times = spoken_times(said)
+    said_as = "; ".join(f'"{t.phrase}" is {t.readings[0]}'
+                        + (f" (or {', '.join(t.readings[1:])})" if len(t.readings) > 1 else "")
+                        for t in times)
+    if len(times) == 1:
+        call = f'Call `{tool}` again with `{parameter}`="{times[0].readings[0]}"'
+        if len(times[0].readings) > 1:
+            call += f' (or "{times[0].readings[1]}" if that is what the user meant)'
+    else:
+        call = f"Call `{tool}` again with `{parameter}` set to the time the user meant"
+    return f"The user said a time: {said_as}, on the 24-hour clock. {call}."
 
 
 @dataclass
@@ -183,7 +206,8 @@ def _shape_matches(step: MethodStep, args: Any) -> bool:
 
 
 # Lessons about calls of the one tool they name, checked when that name is called.
-_ABOUT_ITS_TOOL = frozenset({LessonKind.missing_parameter, LessonKind.ask_for, LessonKind.missing_tool})
+_ABOUT_ITS_TOOL = frozenset({LessonKind.missing_parameter, LessonKind.ask_for, LessonKind.missing_tool,
+                             LessonKind.stated_time})
 
 
 @dataclass
@@ -279,6 +303,14 @@ class _Call:
         return any(not (set(words(str(v))) & known) and not self._converted(v)
                    and not self._renders_a_name(v) for v in values)
 
+    def other_time(self, parameter: str | None) -> bool:
+        """Whether the call passes ``parameter`` a value that is no 24-hour reading of a clock
+        time the user said (nothing to judge when the user said none)."""
+        if not isinstance(self.args, dict) or parameter is None or self.args.get(parameter) is None:
+            return False
+        said = {r for t in spoken_times(self.said) for r in t.readings}
+        return bool(said) and clock_value(self.args[parameter]) not in said
+
     def _renders_a_name(self, value: Any) -> bool:
         """Whether ``value`` is a name that renders one the user said in other words (Vienna for
         Wien, Munich for München, Tokyo for 東京): a value of letters only, close in spelling to
@@ -308,9 +340,13 @@ class _Call:
     def said(self) -> str:
         """Everything the user said in the run so far."""
         if self._said is None:
-            self._said = " ".join(m.text for m in self._messages
-                                  if isinstance(m, BaseMessage) and m.type == "human")
+            self._said = user_words(self._messages)
         return self._said
+
+
+def user_words(messages: Sequence[Any]) -> str:
+    """Everything the user said in ``messages``."""
+    return " ".join(m.text for m in messages if isinstance(m, BaseMessage) and m.type == "human")
 
 
 def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
@@ -324,6 +360,8 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
         return call.tool_obj is None and fits(call.tool, lesson.tool or "", call.said)
     if kind == LessonKind.ask_for:
         return call.guessed(lesson.parameter)
+    if kind == LessonKind.stated_time:
+        return call.other_time(lesson.parameter)
     if kind == LessonKind.pitfall and lesson.avoid == "call":
         return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
     if kind == LessonKind.missing_parameter:
@@ -367,7 +405,7 @@ class ToolReminders:
         if reminder is None:
             return None
         self.calls.reminded.add(reminder.key)
-        text = reminder_text(name, reminder, call.get("args"), self.params)
+        text = reminder_text(name, reminder, call.get("args"), self.params, user_words(messages))
         marker = {"skill_id": reminder.skill_id, "version": reminder.version}
         return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
                                      response_metadata={REMINDER_METADATA_KEY: marker})

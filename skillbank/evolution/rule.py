@@ -11,6 +11,10 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
+- **Stated times**: a tool parameter the successes passed as the clock time the user said and
+  failures passed as another teaches ``stated_time`` (``stated_times.py``); a pitfall about a
+  call whose only telling value is such a time is that same mistake seen as a correlation, and
+  is not proposed beside it.
 - **Answers**: a result field the successes stated in the user's unit (divided by 100, 1000 or
   60) and failures stated raw teaches ``answer_unit`` (``answers.py``).
 - **No tool**: requests whose successes called no tool at all while failures did (small talk a
@@ -31,6 +35,7 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
+from skillbank.clock import clock_value
 from skillbank.evolution.answers import answer_units
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
@@ -41,6 +46,7 @@ from skillbank.evolution.guards import situation_lessons, slug
 from skillbank.evolution.methods import BLANK, method_steps, skeleton
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.evolution.stated_times import stated_times
 from skillbank.evolution.templates import common_pattern, common_words, describable
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import SkillContent, SkillKind
@@ -67,6 +73,11 @@ def _step_of(skel_step: tuple) -> MethodStep:
     tool, args = skel_step
     return MethodStep(tool=tool, args={p: " ".join("<value>" if w == BLANK else w for w in v.split())
                                        for p, v in args})
+
+
+def _timed_steps(skel: tuple, timed: set[tuple[str, str]]) -> set:
+    """The steps of ``skel`` that pass a literal time where a ``stated_time`` lesson covers it."""
+    return {step for step in skel if any((step[0], p) in timed and clock_value(v) for p, v in step[1])}
 
 
 def existing_tools(runs: Sequence[Run]) -> set[str]:
@@ -124,11 +135,17 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
                         f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
                         f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
             break
+    # The time the user said, passed or not (stated_times.py): the cause a pitfall about the
+    # same call's literal time would only correlate with.
+    times = stated_times(ok, bad, min_support)
+    out += times
+    timed = {(lesson.tool, lesson.parameter) for lesson, _ in times}
     # A step every success took and most failures left out; a step only failures took. By tool
     # where the tools tell the methods apart, by step (tool and argument shape) where one tool
     # does everything.
     one_tool = len(seq) == 1
-    steps_of = (lambda r: set(r.skeleton)) if one_tool else (lambda r: {(t,) for t in r.tools})
+    steps_of = (lambda r: set(r.skeleton) - _timed_steps(r.skeleton, timed)) if one_tool \
+        else (lambda r: {(t,) for t in r.tools})
     label = (lambda s: f"`{s[0]}` {dict(s[1])}") if one_tool else (lambda s: f"`{s[0]}`")
     shown = (lambda s: _step_of(s)) if one_tool else None
     ok_steps = [steps_of(r) for r in ok]

@@ -1,0 +1,86 @@
+"""Dry check, no model: what the stated-time lesson (skillbank.clock, evolution/stated_times.py,
+the check in adapters/reminders.py) would have done on every run protocols v2-v16 kept.
+
+1. Learning: for each protocol's evidence bank (the without arm, before any skill existed), per
+   template, would the rule propose ``stated_time``, and for which tool and parameter?
+2. The check: over every kept run of every arm, each call that passes a time where the user said
+   one, per tool parameter: how many calls it would answer with the said time instead of running
+   them, in failed runs (a catch) and in successful runs (a false alarm, which must be none).
+
+Run before protocol v17 was committed; its output is quoted in protocol_v17.json's
+written_after. The kept runs are past data; v17 measures on fresh seeds.
+
+    python benchmarks/stated_times_dry.py
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent)]
+
+from skillbank.clock import clock_value, spoken_times  # noqa: E402
+from skillbank.evolution.evidence import to_run  # noqa: E402
+from skillbank.evolution.stated_times import stated_times  # noqa: E402
+from skillbank.models import Trajectory  # noqa: E402
+
+
+def _trajectories(path: Path):
+    with gzip.open(path, "rt") as fh:
+        for line in fh:
+            row = json.loads(line)
+            row.pop("bank", None)  # v2 kept one bank
+            traj = Trajectory.model_validate(row)
+            # Each bank holds the evidence phase's runs (copied into every arm's bank): count them once.
+            yield traj.labels.get("run") == "evidence", traj
+
+
+def _template(task_id: str | None) -> str:
+    return (task_id or "?").split("#")[0]
+
+
+def main() -> None:
+    files = sorted(HERE.glob("runs/consistency_transcripts_v*.jsonl.gz"),
+                   key=lambda p: int(p.name.split("_v")[1].split(".")[0].split("_")[0]))
+    checked: Counter = Counter()  # (tool, parameter, outcome, flagged) -> calls
+    print("1. Learning, on each protocol's evidence bank (per template):")
+    for path in files:
+        evidence: dict[str, list] = defaultdict(list)
+        seen: set[str] = set()
+        for is_evidence, traj in _trajectories(path):
+            if traj.id in seen:
+                continue
+            seen.add(traj.id)
+            run = to_run(traj)
+            said = {r for t in spoken_times(run.task) for r in t.readings}
+            for call in run.calls:
+                for parameter, value in (call.args or {}).items():
+                    if said and clock_value(value) is not None or said and parameter == "time":
+                        flagged = clock_value(value) not in said
+                        checked[(call.tool, parameter, run.success, flagged)] += 1
+            if is_evidence:
+                evidence[_template(run.task_id)].append(run)
+        proposed = []
+        for template, runs in sorted(evidence.items()):
+            ok = [r for r in runs if r.success]
+            bad = [r for r in runs if not r.success]
+            for lesson, why in stated_times(ok, bad):
+                proposed.append(f"{template.split('.', 1)[1]}: `{lesson.tool}`.`{lesson.parameter}` ({why})")
+        print(f"  {path.name.split('_')[2].split('.')[0]}: " + ("; ".join(proposed) or "none"))
+    print("\n2. The check, on every kept call that passes a time where the user said one:")
+    print("  tool.parameter: failed runs flagged/calls; successful runs flagged/calls")
+    keys = sorted({(tool, parameter) for tool, parameter, _, _ in checked})
+    for tool, parameter in keys:
+        def n(success, flagged=None):
+            return sum(v for (t, p, s, f), v in checked.items()
+                       if (t, p, s) == (tool, parameter, success) and (flagged is None or f == flagged))
+        print(f"  {tool}.{parameter}: failed {n(False, True)}/{n(False)}; successful {n(True, True)}/{n(True)}")
+
+
+if __name__ == "__main__":
+    main()
