@@ -14,9 +14,15 @@ Every other module is internal: importable, but its names may move without notic
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# ONNX Runtime (1.29 on; the MiniLM engine's, and Chroma's) records usage telemetry on Linux and
+# macOS, with a device id under ~/.cache/Microsoft, and uploads it, unless this is set before
+# its first session. skillbank sends nothing anywhere; a user who sets it keeps their choice.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 # name -> the module that defines it (never a module that merely re-exports it).
 PUBLIC: dict[str, str] = {

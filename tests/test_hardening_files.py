@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from skillbank import SkillBank
 from skillbank.evolution import evolve
 from skillbank.store.sqlite import DB_FILENAME
@@ -126,3 +128,22 @@ def test_fresh_interpreter_with_empty_home_writes_nothing_outside(tmp_path):
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
     assert _snapshot(home, cwd) == {}
     assert {p.name for p in bank_dir.iterdir()} == {"bank"}
+
+
+def test_the_minilm_engine_leaves_no_onnx_runtime_telemetry(tmp_path):
+    """ONNX Runtime 1.29 on records usage telemetry on Linux (a device id and an event queue
+    under ~/.cache/Microsoft/DeveloperTools, uploaded when a network is there) unless
+    ORT_DISABLE_TELEMETRY is set before its first session: importing skillbank sets it."""
+    pytest.importorskip("onnxruntime")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in {"ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME"}}
+    env.update(HOME=str(home), HF_HUB_OFFLINE="1")
+    child = ("import skillbank.embed as e\n"
+             "embedder = e.MiniLMEmbedder(engine='onnx')\n"
+             "print(len(embedder.embed(['hello world'])[0]))\n")
+    out = subprocess.run([sys.executable, "-c", child], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "384"
+    assert not (home / ".cache" / "Microsoft").exists(), sorted(p.name for p in (home / ".cache").iterdir())
