@@ -1,0 +1,69 @@
+"""A protocol run cut short (a session's end, a restart): its finished tiers, figured as the
+protocol script's own ``table_of`` does, from the trials it had written (each tier's trials are
+written when the tier ends), and, with ``--banks``, every transcript its two bank folders hold.
+Not the protocol's table: a tier not written is not there.
+
+    python benchmarks/protocol_partial.py --protocol 17
+    python benchmarks/protocol_partial.py --protocol 17 --banks /tmp/skillbank-consistency-XXXX
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import real_model_protocol as rmp  # noqa: E402
+
+
+def finished_tiers(trials: Path) -> dict[str, tuple[dict, dict]]:
+    """tier -> (without, with): task id -> outcomes, for tiers whose both arms were written."""
+    arms: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for line in trials.read_text().splitlines():
+        row = json.loads(line)
+        # The evolution tier's phase names its arm ("evolution/without"); the others carry it in "arm".
+        tier, _, arm = row["phase"].partition("/")
+        arm = arm or row.get("arm") or ""
+        if row["phase"] not in ("evidence", "gate") and arm:
+            arms[(tier, "without" if arm == "without" else "with")][row["task_id"]].append(bool(row["success"]))
+    tiers = {}
+    for tier in dict.fromkeys(t for t, _ in arms):
+        without, with_ = arms[(tier, "without")], arms[(tier, "with")]
+        if without and with_ and set(without) == set(with_):
+            tiers[tier] = (dict(without), dict(with_))
+    return tiers
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--protocol", type=int, required=True)
+    parser.add_argument("--banks", type=Path, help="the run's temporary folder (evidence/, bank-<variant>/)")
+    args = parser.parse_args(argv)
+    tiers = finished_tiers(HERE / "runs" / f"consistency_trials_v{args.protocol}.jsonl")
+    for tier, r in rmp.table_of(tiers, 3).items():
+        a, b = r["pass^1"], r["pass^3"]
+        closed = "–" if r["closed"] is None else f"{r['closed']:.0%}"
+        print(f"| {tier} | {r['templates']}, {r['tasks']} x {r['trials']} | {a['without']:.0%} → "
+              f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
+              f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
+              f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
+    for tier, (without, with_) in tiers.items():
+        for task in sorted(without):
+            print(f"{tier}: {task.split('#')[0]} "
+                  + "".join(str(int(x)) for x in without[task]) + " -> "
+                  + "".join(str(int(x)) for x in with_[task]))
+    if args.banks:
+        banks = {"evidence": args.banks / "evidence",
+                 **{p.name.removeprefix("bank-"): p for p in sorted(args.banks.glob("bank-*"))}}
+        out = HERE / "runs" / f"consistency_transcripts_v{args.protocol}_partial.jsonl.gz"
+        rmp.keep_transcripts(banks, out)
+        print(f"transcripts of {', '.join(banks)} kept in {out.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()
