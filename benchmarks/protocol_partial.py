@@ -4,7 +4,7 @@ written when the tier ends), and, with ``--banks``, every transcript its two ban
 Not the protocol's table: a tier not written is not there.
 
     python benchmarks/protocol_partial.py --protocol 17
-    python benchmarks/protocol_partial.py --protocol 17 --banks /tmp/skillbank-consistency-XXXX
+    python benchmarks/protocol_partial.py --protocol 17 --banks "$RUN_DIR"   # the run's skillbank-consistency-* temp folder
 """
 
 from __future__ import annotations
