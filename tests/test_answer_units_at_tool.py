@@ -143,7 +143,7 @@ def test_async_agents_get_the_note_too(bank):
     lambda bank: inject_skills(bank, [("user", ASK)], answer_units="tool"),
 ])
 def test_adapters_that_see_no_tool_result_refuse_it(bank, adapter):
-    with pytest.raises(ValueError, match="never sees a tool result. Use SkillBankMiddleware"):
+    with pytest.raises(ValueError, match="never sees a tool call. Use SkillBankMiddleware"):
         adapter(bank)
 
 

@@ -32,13 +32,15 @@ def _at_tool(lesson: Lesson) -> bool:
     return lesson.kind == LessonKind.answer_unit
 
 
-def at_prompt(hits: Sequence[SkillHit]) -> list[SkillHit]:
-    """``hits`` as the prompt shows them: without their answer-unit lessons, and without a skill
-    that has nothing else to say."""
+def at_prompt(hits: Sequence[SkillHit], kinds: frozenset[LessonKind] = frozenset({LessonKind.answer_unit})
+              ) -> list[SkillHit]:
+    """``hits`` as the prompt shows them: without their lessons of ``kinds`` (given at the tool
+    instead: answer units here, stated times in :mod:`skillbank.adapters.time_fixes`), and
+    without a skill that has nothing else to say."""
     shown_hits = []
     for hit in hits:
         content = hit.skill.content
-        kept = tuple(lesson for lesson in content.lessons if not _at_tool(lesson))
+        kept = tuple(lesson for lesson in content.lessons if lesson.kind not in kinds)
         if len(kept) == len(content.lessons):
             shown_hits.append(hit)
         elif kept:

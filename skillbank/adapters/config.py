@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
+from skillbank.lessons import LessonKind
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
@@ -85,6 +86,14 @@ class InjectionConfig:
     adapters (``skillbank_prompt``, ``skillbank_hook``, ``inject_skills``) refuse it. Why it
     exists: in the prompt, the 1.5B skipped the tool and answered with the lesson (RESULTS.md,
     protocols v6 to v13).
+
+    ``stated_times``: where a ``stated_time`` lesson (pass a tool's parameter as the clock time
+    the user said) is given. ``"prompt"`` (the default): in the block, and, with ``reminders``,
+    a call that passes another time is held back with the said time. ``"tool"``: left out of the
+    block; a call of its tool that passes another time, when the user said one time, runs with
+    that time, and its result says what changed (:mod:`skillbank.adapters.time_fixes`). Why it
+    exists: held back, the 1.5B described the call instead of making it (RESULTS.md, protocol
+    v17). Like ``answer_units="tool"``, only the middleware can do it.
     """
 
     k: int = 5
@@ -103,6 +112,7 @@ class InjectionConfig:
     reminders: bool = True
     examples: bool = False
     answer_units: Literal["prompt", "tool"] = "prompt"
+    stated_times: Literal["prompt", "tool"] = "prompt"
 
     @property
     def standing_general_k(self) -> int:
@@ -112,14 +122,21 @@ class InjectionConfig:
     @property
     def acts_at_tool(self) -> bool:
         """Whether the injection has anything to do at a tool call (reminders, answer notes)."""
-        return self.reminders or self.answer_units == "tool"
+        return self.reminders or bool(self.kinds_at_tool)
+
+    @property
+    def kinds_at_tool(self) -> frozenset[LessonKind]:
+        """The lesson kinds left out of the block and given at their tool instead."""
+        return frozenset(kind for kind, where in ((LessonKind.answer_unit, self.answer_units),
+                                                  (LessonKind.stated_time, self.stated_times)) if where == "tool")
 
     def refuse_tool_side(self, owner: str) -> None:
-        """Raise for an adapter that sees no tool result (``owner``) if this config needs one."""
-        if self.answer_units == "tool":
-            raise ValueError(f"{owner} cannot give an answer_unit lesson at its tool: it never sees a tool "
-                             "result. Use SkillBankMiddleware or SkillInjectionMiddleware for "
-                             "answer_units='tool', or answer_units='prompt' here")
+        """Raise for an adapter that sees no tool call (``owner``) if this config needs one."""
+        for option in ("answer_units", "stated_times"):
+            if getattr(self, option) == "tool":
+                raise ValueError(f"{owner} cannot give a lesson at its tool: it never sees a tool call. Use "
+                                 f"SkillBankMiddleware or SkillInjectionMiddleware for {option}='tool', "
+                                 f"or {option}='prompt' here")
 
     @property
     def block_token_budget(self) -> int | None:
@@ -129,8 +146,9 @@ class InjectionConfig:
         return LEAN_TOKEN_BUDGET if self.token_budget is None else min(self.token_budget, LEAN_TOKEN_BUDGET)
 
     def __post_init__(self) -> None:
-        if self.answer_units not in ("prompt", "tool"):
-            raise ValueError(f"answer_units must be 'prompt' or 'tool', not {self.answer_units!r}")
+        for option in ("answer_units", "stated_times"):
+            if getattr(self, option) not in ("prompt", "tool"):
+                raise ValueError(f"{option} must be 'prompt' or 'tool', not {getattr(self, option)!r}")
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.
         for name in ("kinds", "tags", "tools"):
             object.__setattr__(self, name, _tuple(getattr(self, name)))

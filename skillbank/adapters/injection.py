@@ -417,9 +417,10 @@ class SkillInjector:
         t1 = time.perf_counter()
         chooser = self.example_chooser(parts[0] if task_first else None, vector) if self.config.examples else None
         hits = self.select(vector, block=block, tools=tools, purposes=purposes, examples=chooser)
-        # Given at the tool instead (answer_notes.py); select() budgeted them whole: a cap kept, never overrun.
-        if self.config.answer_units == "tool":
-            hits = at_prompt(hits)
+        # Given at the tool instead (answer_notes.py, time_fixes.py); select() budgeted them whole:
+        # a cap kept, never overrun.
+        if self.config.kinds_at_tool:
+            hits = at_prompt(hits, self.config.kinds_at_tool)
         if not hits:
             text = ""
         else:

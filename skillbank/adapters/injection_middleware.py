@@ -40,7 +40,9 @@ from skillbank.adapters.answer_notes import answer_note_of, with_answer_note
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
+from skillbank.adapters.reminders import user_words
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
+from skillbank.adapters.time_fixes import TimeFix, fixed_call, with_fix_note
 from skillbank.adapters.tools import tool_names, tool_purposes
 from skillbank.messages import first_human_text, response_message, state_messages
 from skillbank.protocols import SkillSource
@@ -182,24 +184,50 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 self.injected[lesson[0]] += 1
         return noted
 
-    def _reminder(self, call: CallContext, request: ToolCallRequest) -> tuple[RunSkills | None, ToolMessage | None]:
-        """The run and, with reminders on, the lesson's answer when the call breaks one."""
-        run = self._skills(call)
+    def _reminder(self, call: CallContext, run: RunSkills | None, request: ToolCallRequest) -> ToolMessage | None:
+        """With reminders on, the lesson's answer when the call breaks one."""
         if run is None or not self.config.reminders:
-            return run, None
+            return None
         found = run.block.reminders.intercept(run.block.hits, request)
         if found is None:
-            return run, None
+            return None
         call.answered_without_running(request, found[1])
-        return run, found[1]
+        return found[1]
+
+    def _time_fix(self, run: RunSkills | None, request: ToolCallRequest) -> tuple[ToolCallRequest, TimeFix | None]:
+        """With ``stated_times="tool"``, the call with the time the user said when it passes
+        another (time_fixes.py); else the call as it is."""
+        if run is None or self.config.stated_times != "tool":
+            return request, None
+        tool_call = request.tool_call
+        fix = fixed_call(run.block.hits, tool_call.get("name") or "", tool_call.get("args"),
+                         user_words(state_messages(request.state)))
+        if fix is None:
+            return request, None
+        return request.override(tool_call={**tool_call, "args": fix.args}), fix
+
+    def _before(self, call: CallContext, request: ToolCallRequest
+                ) -> tuple[RunSkills | None, ToolCallRequest, TimeFix | None, ToolMessage | None]:
+        """What happens before a call runs: its time fixed, then a reminder that answers it."""
+        run = self._skills(call)
+        request, fix = self._time_fix(run, request)
+        return run, request, fix, self._reminder(call, run, request)
+
+    def _after(self, run: RunSkills | None, fix: TimeFix | None, result: Any) -> Any:
+        """A call's answer with the notes given at its tool (shown to the model: the gate's reach counts them)."""
+        if fix is not None and isinstance(result, ToolMessage):
+            result = with_fix_note(result, fix)
+            with self._lock:
+                self.injected[fix.skill_id] += 1
+        return self._noted(run, result)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
-        if not self.config.acts_at_tool:  # the tool side is reminders and answer notes only
+        if not self.config.acts_at_tool:  # the tool side is reminders and notes at the tool only
             return handler(request)
         call, token = enter_call(request.state)
         try:
-            run, answer = self._reminder(call, request)
+            run, request, fix, answer = self._before(call, request)
             if answer is not None:
                 return answer
             with self._runs.calling:
@@ -208,18 +236,18 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 finally:  # the run's reminders learn the call ran, whatever its outcome
                     if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
-            return self._noted(run, result)
+            return self._after(run, fix, result)
         finally:
             leave_call(token)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
-        if not self.config.acts_at_tool:  # the tool side is reminders and answer notes only
+        if not self.config.acts_at_tool:  # the tool side is reminders and notes at the tool only
             return await handler(request)
         call, token = enter_call(request.state)
         try:
-            run, answer = self._reminder(call, request)
+            run, request, fix, answer = self._before(call, request)
             if answer is not None:
                 return answer
             with self._runs.calling:
@@ -228,7 +256,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 finally:  # the run's reminders learn the call ran, whatever its outcome
                     if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
-            return self._noted(run, result)
+            return self._after(run, fix, result)
         finally:
             leave_call(token)
 

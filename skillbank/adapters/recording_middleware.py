@@ -35,7 +35,7 @@ import json
 import logging
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from langchain.agents.middleware import (AgentMiddleware, AgentState, ExtendedModelResponse, ModelCallResult,
@@ -46,6 +46,7 @@ from typing_extensions import NotRequired
 
 from skillbank.adapters.agent_runs import AgentRuns, run_config
 from skillbank.adapters.answer_notes import answer_note_of
+from skillbank.adapters.time_fixes import time_fix_of
 from skillbank.adapters.answer_reminders import answer_reminder_of
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
@@ -334,9 +335,13 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             # ToolNode had no tool by that name: whatever answered, the tool is not in the toolset.
             recorder.end_tool(turn, result=message, status="error", limit=LimitType.missing_tool)
         else:
+            fixed = time_fix_of(message)
+            if fixed is not None:  # the tool ran with the time the user said: recorded as it ran
+                turn = replace(turn, args=fixed[2])
             recorder.end_tool(turn, result=message)
-            if (noted := answer_note_of(message)) is not None:  # a lesson given at this result
-                recorder.add_injections(turn.index, [(*noted, 1.0)])
+            for given in (answer_note_of(message), fixed and fixed[:2]):  # lessons given at this call
+                if given:
+                    recorder.add_injections(turn.index, [(*given, 1.0)])
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 recorder.add_limit(signal, turn.index)
 
