@@ -46,12 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     tiers = finished_tiers(HERE / "runs" / f"consistency_trials_v{args.protocol}.jsonl")
     for tier, r in rmp.table_of(tiers, 3).items():
-        a, b = r["pass^1"], r["pass^3"]
-        closed = "–" if r["closed"] is None else f"{r['closed']:.0%}"
-        print(f"| {tier} | {r['templates']}, {r['tasks']} x {r['trials']} | {a['without']:.0%} → "
-              f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
-              f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
-              f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
+        print(rmp.table_row(tier, r, 3))
     for tier, (without, with_) in tiers.items():
         for task in sorted(without):
             print(f"{tier}: {task.split('#')[0]} "

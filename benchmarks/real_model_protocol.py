@@ -361,6 +361,16 @@ def keep_transcripts(banks: dict[str, Path], path: Path) -> None:
                     out.write(json.dumps({"bank": name, **json.loads(traj.model_dump_json())}) + "\n")
 
 
+def table_row(tier: str, r: dict, k: int) -> str:
+    """One tier's row of the measurement table (``r``: its entry of :func:`table_of`)."""
+    a, b = r["pass^1"], r[f"pass^{k}"]
+    closed = "–" if r["closed"] is None else f"{r['closed']:.0%}"
+    return (f"| {tier} | {r['templates']}, {r['tasks']} x {r['trials']} | {a['without']:.0%} → "
+            f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
+            f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
+            f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
+
+
 def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
     what = "variant" if "variants" in PROTOCOL["measurement"] else "form"
@@ -373,13 +383,7 @@ def measure_markdown(out: dict) -> str:
              f"| tier | templates, tasks x trials | pass^1 without → with | pass^{k} without → with | "
              f"with − without pass^{k} [95% CI by template], p | consistency headroom (pass@{k} − pass^{k}) | closed |",
              "|---|---|---|---|---|---|---|"]
-    for tier, r in out["table"].items():
-        a, b = r["pass^1"], r[f"pass^{k}"]
-        closed = "–" if r["closed"] is None else f"{r['closed']:.0%}"
-        lines.append(f"| {tier} | {r['templates']}, {r['tasks']} x {r['trials']} | {a['without']:.0%} → "
-                     f"{a['with']:.0%} | {b['without']:.0%} → {b['with']:.0%} | {100 * b['gain']:+.0f} pts "
-                     f"[{100 * b['ci'][0]:+.0f}, {100 * b['ci'][1]:+.0f}], p = {b['p']:.2f} | "
-                     f"{100 * r['consistency headroom']:.0f} pts | {closed} |")
+    lines += [table_row(tier, r, k) for tier, r in out["table"].items()]
     if what == "variant":
         lines += ["", f"| {what} | pass^{k} on the evolution tier (sum over templates) |", "|---|---|"]
         lines += [f"| {label} | {score:.2f} |" for label, score in out["scores"].items()]

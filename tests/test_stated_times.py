@@ -199,7 +199,8 @@ def test_a_time_said_without_a_part_of_the_day_gives_both_readings(bank):
 ])
 def test_a_call_with_the_said_time_or_with_no_time_said_runs(bank, request_text, passed):
     _time_skill(bank)
-    _run(bank, [tool_call("set_pickup_time", order_id="PO-1", time=passed), "Noted."], request_text)
+    _, model = _run(bank, [tool_call("set_pickup_time", order_id="PO-1", time=passed), "Noted."], request_text)
+    assert "24-hour clock" in model.received[0][0].text  # the lesson was the run's: the check chose not to fire
     assert RAN == [{"order_id": "PO-1", "time": passed}]
 
 

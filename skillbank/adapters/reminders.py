@@ -405,7 +405,8 @@ class ToolReminders:
         if reminder is None:
             return None
         self.calls.reminded.add(reminder.key)
-        text = reminder_text(name, reminder, call.get("args"), self.params, user_words(messages))
+        said = user_words(messages) if reminder.lesson.kind == LessonKind.stated_time else ""  # only it quotes the user
+        text = reminder_text(name, reminder, call.get("args"), self.params, said)
         marker = {"skill_id": reminder.skill_id, "version": reminder.version}
         return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
                                      response_metadata={REMINDER_METADATA_KEY: marker})
