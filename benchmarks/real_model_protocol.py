@@ -2,6 +2,7 @@
 
     python benchmarks/real_model_protocol.py --calibrate      # the steady tier's evolution side
     python benchmarks/real_model_protocol.py --measure        # evidence, round(s), variants, three tiers
+    python benchmarks/real_model_protocol.py --measure --resume "$RUN_DIR"  # a run cut short after its round
     (--protocol 1 or 2 re-runs a superseded version into its own files; the default is the newest)
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
@@ -196,9 +197,38 @@ def make_distiller(name: str, model) -> object:
     return {"llm": llm, "rule+llm": ["rule", llm]}[name]
 
 
-def measure(threads: int | None) -> dict:
+def written_phases(path: Path) -> dict[str, list[dict]]:
+    """The measurement phases a trials log holds (every phase but the gate's), each with its
+    rows; a phase is written whole when it ends, so a phase here is a finished one."""
+    phases: dict[str, list[dict]] = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{number} is not a JSON line ({exc}): the log was cut mid-write; "
+                             "remove that line to resume") from None
+        if row["phase"] != "gate":
+            phases.setdefault(row["phase"], []).append(row)
+    return phases
+
+
+def outcomes(rows: list[dict], arm: str | None = None) -> dict[str, list[bool]]:
+    """task id -> its trials' outcomes in trial order (only ``arm``'s rows, when named)."""
+    out: dict[str, list[bool]] = {}
+    for r in sorted(rows, key=lambda r: (r["task_id"], r["trial"])):
+        if arm is None or r["arm"] == arm:
+            out.setdefault(r["task_id"], []).append(bool(r["success"]))
+    return out
+
+
+def measure(threads: int | None, resume: Path | None = None) -> dict:
     """Every phase after calibration, as the protocol names it; every trial (the gate's
-    included) appended to the version's trials log."""
+    included) appended to the version's trials log.
+
+    ``resume``: the temporary folder of a run cut short after its round (a session's end): its
+    banks are reused and every phase its trials log holds is read back, not run again. Tasks
+    and trial seeds derive from the protocol's seeds, so a phase run on resume is the one the
+    first run would have run."""
     import shutil
     import tempfile
     from dataclasses import asdict
@@ -213,17 +243,29 @@ def measure(threads: int | None) -> dict:
     rows = json.loads(SUMMARY.read_text())["rows"]
     evolution = [r["template"] for r in rows if r["measured"]]
     seeds, m = PROTOCOL["seeds"], PROTOCOL["measurement"]
+    compared = variants()
+    if resume is not None:
+        done = written_phases(TRIALS_LOG)
+        unfinished = [name for name in dict.fromkeys(d for d, _ in compared.values())
+                      if not (resume / f"round-{name}.json").exists()]
+        if "evidence" not in done or unfinished:
+            raise SystemExit(f"{resume} cannot be resumed: its evidence or its round ({', '.join(unfinished)}) "
+                             "did not finish there. Start a new run (without --resume).")
+    else:
+        done = {}
     model = _model(PROTOCOL["model"].split()[0].removeprefix("local:"), threads)
     TRIALS_LOG.parent.mkdir(parents=True, exist_ok=True)
-    log = TRIALS_LOG.open("w")
+    log = TRIALS_LOG.open("a" if resume else "w")
 
-    def keep(phase: str, result) -> dict[str, list[bool]]:
-        out: dict[str, list[bool]] = {}
-        for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
-            log.write(json.dumps({"phase": phase, **asdict(r)}) + "\n")
-            out.setdefault(r.task_id, []).append(bool(r.success))
+    def phase(name: str, run) -> list[dict]:
+        """``name``'s rows: read back when a resumed run's log holds them, else run and written."""
+        if name in done:
+            return done[name]
+        result = run()
+        written = [{"phase": name, **asdict(r)} for r in sorted(result.records, key=lambda r: (r.task_id, r.trial))]
+        log.writelines(json.dumps(row) + "\n" for row in written)
         log.flush()
-        return out
+        return written
 
     def tasks(templates, seed, n):
         return envs.generate_tasks(["steady"], per_template=n, seed=seed, templates=templates)
@@ -231,33 +273,38 @@ def measure(threads: int | None) -> dict:
     common_args = dict(k=3, concurrency=1, progress=False, model=model.model_name, simulated=False)
     factory = lambda task, s: model.with_seed(s)  # noqa: E731
     started = time.perf_counter()
-    folder = Path(tempfile.mkdtemp(prefix="skillbank-consistency-"))
+    folder = resume or Path(tempfile.mkdtemp(prefix="skillbank-consistency-"))
+    print(f"run folder (for --resume): {folder}", file=sys.stderr, flush=True)
     ev = PROTOCOL["evidence"]
     evidence = tasks(evolution, seeds["evidence"], ev["instances_per_template"])
     with SkillBank.open(folder / "evidence") as bank:
-        keep("evidence", measure_env(evidence, factory, trials=ev["trials_per_instance"], bank=bank,
-                                     arms=(ARM_WITHOUT,), run_id="evidence", seed=seeds["evidence"],
-                                     **common_args))
-    compared = variants()
+        phase("evidence", lambda: measure_env(evidence, factory, trials=ev["trials_per_instance"], bank=bank,
+                                              arms=(ARM_WITHOUT,), run_id="evidence", seed=seeds["evidence"],
+                                              **common_args))
     banks: dict[str, Path] = {}
     rounds: dict[str, dict] = {}
     for name in dict.fromkeys(d for d, _ in compared.values()):  # one round per distiller, each on a copy
         banks[name] = folder / f"bank-{name}"
+        saved = folder / f"round-{name}.json"
+        if resume is not None:
+            rounds[name] = json.loads(saved.read_text())
+            continue
         shutil.copytree(folder / "evidence", banks[name])
         with SkillBank.open(banks[name]) as bank:
             rounds[name] = run_round(bank, name, model, {t.id: t for t in evidence}, log)
+        saved.write_text(json.dumps(rounds[name]))
 
     n, trials = m["instances_per_template"], m["trials_per_instance"]
     evo_tasks = tasks(evolution, seeds["measurement"], n)
     with SkillBank.open(folder / "evidence") as bank:
-        arms = {"without": keep("evolution/without", measure_env(
+        arms = {"without": outcomes(phase("evolution/without", lambda: measure_env(
             evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITHOUT,), run_id="evo-without",
-            seed=seeds["measurement"], **common_args))}
+            seed=seeds["measurement"], **common_args)))}
     for label, (name, options) in compared.items():
         with SkillBank.open(banks[name]) as bank:
-            arms[label] = keep(f"evolution/{label}", measure_env(
+            arms[label] = outcomes(phase(f"evolution/{label}", lambda: measure_env(
                 evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITH,), run_id=f"evo-{label}",
-                middleware_options=options, seed=seeds["measurement"], **common_args))
+                middleware_options=options, seed=seeds["measurement"], **common_args)))
     score = {label: sum(per_template(arms[label], trials).values()) for label in compared}
     chosen = max(compared, key=lambda label: (score[label], -list(compared).index(label)))
 
@@ -266,14 +313,11 @@ def measure(threads: int | None) -> dict:
     with SkillBank.open(banks[name]) as bank:
         for tier, templates in (("unseen instances", [AGAIN[t] for t in evolution]),
                                 ("unseen templates", unseen_templates(PROTOCOL["version"]))):
-            result = measure_env(tasks(templates, seeds["measurement"], n), factory, trials=trials,
-                                 bank=bank, arms=(ARM_WITHOUT, ARM_WITH), run_id=tier.replace(" ", "-"),
-                                 middleware_options=options, seed=seeds["measurement"], **common_args)
-            keep(tier, result)
-            split = {a: {r.task_id: [] for r in result.records} for a in (ARM_WITHOUT, ARM_WITH)}
-            for r in sorted(result.records, key=lambda r: (r.task_id, r.trial)):
-                split[r.arm][r.task_id].append(bool(r.success))
-            tiers[tier] = (split[ARM_WITHOUT], split[ARM_WITH])
+            written = phase(tier, lambda: measure_env(
+                tasks(templates, seeds["measurement"], n), factory, trials=trials, bank=bank,
+                arms=(ARM_WITHOUT, ARM_WITH), run_id=tier.replace(" ", "-"), middleware_options=options,
+                seed=seeds["measurement"], **common_args))
+            tiers[tier] = (outcomes(written, ARM_WITHOUT), outcomes(written, ARM_WITH))
     if PROTOCOL["version"] >= 2:  # every transcript (reminders, injected skills, drafts) kept too
         keep_transcripts({"evidence": folder / "evidence", **banks},
                          TRIALS_LOG.with_name(TRIALS_LOG.stem.replace("trials", "transcripts") + ".jsonl.gz"))
@@ -281,8 +325,8 @@ def measure(threads: int | None) -> dict:
     return {"protocol": PROTOCOL["version"], "evolution_templates": evolution, "rounds": rounds,
             "gate_trials": sum(r["gate_trials"] for r in rounds.values()), "scores": score,
             "chosen": chosen, "table": table_of(tiers, trials),
-            "minutes": (time.perf_counter() - started) / 60, "arms": arms,
-            "tiers": {t: {"without": a, "with": b} for t, (a, b) in tiers.items()}}
+            "minutes": (time.perf_counter() - started) / 60, "resumed": [p for p in done if p != "evidence"],
+            "arms": arms, "tiers": {t: {"without": a, "with": b} for t, (a, b) in tiers.items()}}
 
 
 def run_round(bank, name: str, model, evidence: dict, log) -> dict:
@@ -375,7 +419,9 @@ def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
     what = "variant" if "variants" in PROTOCOL["measurement"] else "form"
     lines = [f"Command: `python benchmarks/real_model_protocol.py --measure --protocol {out['protocol']}` "
-             f"(protocol v{out['protocol']}, {out['minutes']:.1f} min; every trial, the gate's {out['gate_trials']} "
+             f"(protocol v{out['protocol']}, {out['minutes']:.1f} min"
+             + (f" after resuming; read back: {', '.join(out['resumed'])}" if out.get("resumed") else "")
+             + f"; every trial, the gate's {out['gate_trials']} "
              f"included, in `benchmarks/runs/{TRIALS_LOG.name}`). Evolution templates: "
              + ", ".join(f"`{t}`" for t in out["evolution_templates"])
              + f". {what.capitalize()} chosen on the evolution tier: **{out['chosen']}** (sum of pass^{k} "
@@ -403,10 +449,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
     parser.add_argument("--protocol", type=int, choices=sorted(PROTOCOLS), default=max(PROTOCOLS),
                         help="the protocol version to run under (default: the newest)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                        help="with --measure: go on with a run cut short after its round (the folder it printed)")
     args = parser.parse_args(argv)
     use(args.protocol)
+    if args.resume is not None and not (args.measure and args.resume.is_dir()):
+        parser.error("--resume takes the folder a cut-short --measure run printed, with --measure")
     if args.measure:
-        out = measure(args.threads)
+        out = measure(args.threads, args.resume)
         text = measure_markdown(out)
         print(text)
         MEASUREMENT.write_text(json.dumps(out, indent=2) + "\n")
