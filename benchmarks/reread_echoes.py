@@ -29,14 +29,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--protocol", type=int, default=4, help="the protocol version whose run to re-read (4 or later)")
     version = parser.parse_args(argv).protocol
-    with gzip.open(HERE / "runs" / f"consistency_transcripts_v{version}.jsonl.gz", "rt") as f:
+    kept = HERE / "runs" / f"consistency_transcripts_v{version}.jsonl.gz"
+    if not kept.exists():  # a run cut short keeps what its banks held when it stopped
+        kept = kept.with_name(f"consistency_transcripts_v{version}_partial.jsonl.gz")
+    with gzip.open(kept, "rt") as f:
         answers = {r["id"]: r["final_answer"] or "" for r in map(json.loads, f)}
+    unread: Counter = Counter()  # trials with no kept transcript: counted as the protocol did
     arms: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(lambda: defaultdict(dict))
     echoed: Counter = Counter()
     for r in map(json.loads, (HERE / "runs" / f"consistency_trials_v{version}.jsonl").open()):
         if r["phase"] in ("evidence", "gate"):
             continue
         tier, ok = r["phase"].split("/")[0], bool(r["success"])
+        if r["trajectory_id"] not in answers:
+            unread[tier] += 1
         if ok and ECHO.search(answers.get(r["trajectory_id"], "")):
             ok, echoed[(tier, r["arm"])] = False, echoed[(tier, r["arm"])] + 1
         arms[tier][r["arm"]].setdefault(r["task_id"], []).append(ok)
@@ -48,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             "with - without {:+.0f} pts [{:+.0f}, {:+.0f}], p = {:.2f}".format(
                 *(100 * x for x in bootstrap(without, with_)), sign_flip_p(without, with_))
         print(tier, {arm: f"{100 * sum(s.values()) / len(s):.0f}%" for arm, s in scores.items()}, gain,
-              "successes re-read as failures:", {arm: echoed[(tier, arm)] for arm in by_arm})
+              "successes re-read as failures:", {arm: echoed[(tier, arm)] for arm in by_arm},
+              f"(trials without a kept transcript, left as scored: {unread[tier]})" if unread[tier] else "")
 
 
 if __name__ == "__main__":
