@@ -1,5 +1,6 @@
-"""Dry check, no model: what the stated-time lesson (skillbank.clock, evolution/stated_times.py,
-the check in adapters/reminders.py) would have done on every run protocols v2-v16 kept.
+"""Dry check, no model: what the stated-time and stated-date lessons (skillbank.clock,
+skillbank.dates, evolution/stated_times.py, the check in adapters/reminders.py) would have done
+on every run the protocols kept.
 
 1. Learning: for each protocol's evidence bank (the without arm, before any skill existed), per
    template, would the rule propose ``stated_time``, and for which tool and parameter?
@@ -7,14 +8,20 @@ the check in adapters/reminders.py) would have done on every run protocols v2-v1
    one, per tool parameter: how many calls it would answer with the said time instead of running
    them, in failed runs (a catch) and in successful runs (a false alarm, which must be none).
 
-Run before protocol v17 was committed; its output is quoted in protocol_v17.json's
-written_after. The kept runs are past data; v17 measures on fresh seeds.
+Run for times before protocol v17 was committed (its output is quoted in protocol_v17.json's
+written_after), and for dates after v18 (``--kind date``). The kept runs were recorded before
+runs carried their today; every one is a ``steady`` run, whose world's today is Monday
+8 March 2027 (its system prompts say so), so that is the today they are read with. The kept
+runs are past data; a protocol measures on fresh seeds.
 
-    python benchmarks/stated_times_dry.py
+    python benchmarks/stated_times_dry.py [--kind time|date]
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import datetime as dt
 import gzip
 import json
 import sys
@@ -24,10 +31,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent)]
 
-from skillbank.clock import clock_value, spoken_times  # noqa: E402
 from skillbank.evolution.evidence import to_run  # noqa: E402
-from skillbank.evolution.stated_times import stated_times  # noqa: E402
+from skillbank.evolution.stated_times import stated_values  # noqa: E402
+from skillbank.lessons import LessonKind  # noqa: E402
 from skillbank.models import Trajectory  # noqa: E402
+from skillbank.said import said_values, value_reading  # noqa: E402
+
+STEADY_TODAY = dt.date(2027, 3, 8)  # skillbank_harness.envs.families.steady.TODAY
+KINDS = {"time": LessonKind.stated_time, "date": LessonKind.stated_date}
 
 
 def _trajectories(path: Path):
@@ -44,7 +55,10 @@ def _template(task_id: str | None) -> str:
     return (task_id or "?").split("#")[0]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=sorted(KINDS), default="time")
+    kind = KINDS[parser.parse_args(argv).kind]
     files = sorted(HERE.glob("runs/consistency_transcripts_v*.jsonl.gz"),
                    key=lambda p: int(p.name.split("_v")[1].split(".")[0].split("_")[0]))
     checked: Counter = Counter()  # (tool, parameter, outcome, flagged) -> calls
@@ -56,12 +70,13 @@ def main() -> None:
             if traj.id in seen:
                 continue
             seen.add(traj.id)
-            run = to_run(traj)
-            said = {r for t in spoken_times(run.task) for r in t.readings}
+            run = dataclasses.replace(to_run(traj), today=traj.today or STEADY_TODAY)
+            said = {r for t in said_values(kind, run.task, run.today) for r in t.readings}
             for call in run.calls:
                 for parameter, value in (call.args or {}).items():
-                    if said and clock_value(value) is not None or said and parameter == "time":
-                        flagged = clock_value(value) not in said
+                    named = parameter == kind.value.removeprefix("stated_")  # "time", "date"
+                    if said and (value_reading(kind, value) is not None or named):
+                        flagged = value_reading(kind, value) not in said
                         checked[(call.tool, parameter, run.success, flagged)] += 1
             if is_evidence:
                 evidence[_template(run.task_id)].append(run)
@@ -69,10 +84,10 @@ def main() -> None:
         for template, runs in sorted(evidence.items()):
             ok = [r for r in runs if r.success]
             bad = [r for r in runs if not r.success]
-            for lesson, why in stated_times(ok, bad):
+            for lesson, why in stated_values(ok, bad, kind):
                 proposed.append(f"{template.split('.', 1)[1]}: `{lesson.tool}`.`{lesson.parameter}` ({why})")
         print(f"  {path.name.split('_')[2].split('.')[0]}: " + ("; ".join(proposed) or "none"))
-    print("\n2. The check, on every kept call that passes a time where the user said one:")
+    print(f"\n2. The check, on every kept call that passes a {kind.value[7:]} where the user said one:")
     print("  tool.parameter: failed runs flagged/calls; successful runs flagged/calls")
     keys = sorted({(tool, parameter) for tool, parameter, _, _ in checked})
     for tool, parameter in keys:

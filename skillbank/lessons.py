@@ -31,6 +31,8 @@ answer_unit        give ``field`` of ``tool``'s result divided by ``scale`` (cen
                    grams as kilograms, minutes as hours), never the raw number
 stated_time        pass ``parameter`` of ``tool`` as the clock time the user said, on the
                    24-hour clock ("a quarter past two" is 14:15), never another time
+stated_date        pass ``parameter`` of ``tool`` as the date the user said, counted from the
+                   run's today ("the day after tomorrow" is today plus two days), never another
 =================  ===========================================================================
 
 The sentences are ordinary imperative English, one per lesson, so the same text serves a real
@@ -73,6 +75,7 @@ class LessonKind(str, Enum):
     no_tool = "no_tool"
     answer_unit = "answer_unit"
     stated_time = "stated_time"
+    stated_date = "stated_date"
 
 
 # Lessons that have a general form naming no tool: learned for several tools, they become one.
@@ -171,8 +174,8 @@ class Lesson(BaseModel):
             problem = "a no_tool lesson names no tool"
         elif k == LessonKind.answer_unit and not (self.tool and self.field and self.scale and self.scale > 1):
             problem = "an answer_unit lesson names its tool, its field and a scale above 1"
-        elif k == LessonKind.stated_time and not (self.tool and self.parameter):
-            problem = "a stated_time lesson names its tool and the parameter that takes the time"
+        elif k in (LessonKind.stated_time, LessonKind.stated_date) and not (self.tool and self.parameter):
+            problem = f"a {k.value} lesson names its tool and the parameter that takes the {k.value[7:]}"
         elif k != LessonKind.answer_unit and self.scale is not None:
             problem = "only an answer_unit lesson has a scale"
         if problem:
@@ -342,6 +345,9 @@ def sentence(lesson: Lesson) -> str:
     if k == LessonKind.stated_time:
         return (f"Pass {_t(lesson.parameter)} to {_t(t)} as the clock time the user said, on the 24-hour "
                 "clock (for example, twenty to nine in the evening is 20:40), never another time.")
+    if k == LessonKind.stated_date:
+        return (f"Pass {_t(lesson.parameter)} to {_t(t)} as the date the user said, counted from today's "
+                "date (\"the day after tomorrow\" is today plus two days), never another date.")
     if k == LessonKind.policy:
         subject = _t(t) if t else "an action"
         return (f"Before calling {subject}, check that policy allows it for this request; if it does not, "
@@ -386,7 +392,7 @@ _SPECIFIC_ADVICE = {
 SECTIONS: tuple[tuple[str, frozenset[LessonKind]], ...] = (
     ("Method", frozenset({LessonKind.procedure})),
     ("Checks", frozenset({LessonKind.check_first, LessonKind.ask_for, LessonKind.policy, LessonKind.no_tool,
-                          LessonKind.stated_time})),
+                          LessonKind.stated_time, LessonKind.stated_date})),
     ("Answer", frozenset({LessonKind.answer_unit})),
     ("When a tool is missing or falls short", frozenset({LessonKind.missing_tool, LessonKind.missing_parameter,
                                                         LessonKind.unknown_field, LessonKind.tool_error})),

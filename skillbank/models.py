@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any
 
@@ -407,6 +407,9 @@ class Trajectory(BaseModel):
     final_answer: str | None = None
     started_at: datetime = Field(default_factory=utcnow)
     ended_at: datetime | None = None
+    # The date the run's agent took as today (RecordingConfig.today; by default the machine's date
+    # when the run began): what "tomorrow" in its request meant. None for runs recorded before.
+    today: date | None = None
     steps: list[Step] = Field(default_factory=list)
     limit_events: list[LimitEvent] = Field(default_factory=list)
     injections: list[Injection] = Field(default_factory=list)

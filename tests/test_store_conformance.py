@@ -8,6 +8,7 @@ checked here once and holds on all three.
 
 from __future__ import annotations
 
+import datetime
 import json
 import multiprocessing
 import threading
@@ -196,6 +197,16 @@ def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
     assert any_bank.trajectories.count(labelled=True) == 2
     totals = any_bank.stats()["trajectories"]
     assert totals == {"total": 2, "labelled": 2, "successes": 2, "incomplete": 0}
+
+
+def test_a_run_keeps_the_today_it_took_and_a_round_reads_it(any_bank):
+    """What "tomorrow" meant to a run (a stated_date lesson is learned from it), on both backends."""
+    dated = any_bank.trajectories.save(refund(0).model_copy(update={"today": datetime.date(2027, 3, 8)}))
+    undated = any_bank.trajectories.save(refund(1))
+    assert any_bank.trajectories.get(dated).today == datetime.date(2027, 3, 8)
+    assert any_bank.trajectories.get(undated).today is None
+    runs = {r.id: r for r in load_batch(any_bank).runs}
+    assert runs[dated].today == datetime.date(2027, 3, 8) and runs[undated].today is None
 
 
 def test_solved_requests_are_the_newest_successes_with_whether_they_called_a_tool(any_bank):

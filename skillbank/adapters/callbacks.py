@@ -157,7 +157,7 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             task_id=metadata.get("skillbank_task_id") or cfg.task_id,
             task_type=metadata.get("skillbank_task_type") or cfg.task_type, labels=labels,
             scrubber=cfg.scrubber, detectors=self.detectors, flush_every=cfg.flush_every,
-            clock=cfg.clock,
+            clock=cfg.clock, today=cfg.today,
         )
         root = _Root(recorder)
         self._roots[run_id] = root

@@ -14,6 +14,7 @@ fields as keywords (:func:`split_options`), so defaults live here once.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping
@@ -93,7 +94,14 @@ class InjectionConfig:
     block; a call of its tool that passes another time, when the user said one time, runs with
     that time, and its result says what changed (:mod:`skillbank.adapters.time_fixes`). Why it
     exists: held back, the 1.5B described the call instead of making it (RESULTS.md, protocol
-    v17). Like ``answer_units="tool"``, only the middleware can do it.
+    v17). Like ``answer_units="tool"``, only the middleware can do it. The same holds for a
+    ``stated_date`` lesson (the date the user said, counted from ``today``), except that a date
+    is fixed only when the user said one with one reading ("next Friday" has two).
+
+    ``today``: the date the agent takes as today (a ``date`` or ISO text), what "tomorrow" in a
+    request means to the checks of ``stated_date`` lessons; ``None`` (the default) is the
+    machine's date when the call is checked. Set it where the agent's today is not the
+    machine's (a replay, a test world, a user in another time zone).
     """
 
     k: int = 5
@@ -113,6 +121,7 @@ class InjectionConfig:
     examples: bool = False
     answer_units: Literal["prompt", "tool"] = "prompt"
     stated_times: Literal["prompt", "tool"] = "prompt"
+    today: dt.date | None = None
 
     @property
     def standing_general_k(self) -> int:
@@ -128,7 +137,13 @@ class InjectionConfig:
     def kinds_at_tool(self) -> frozenset[LessonKind]:
         """The lesson kinds left out of the block and given at their tool instead."""
         return frozenset(kind for kind, where in ((LessonKind.answer_unit, self.answer_units),
-                                                  (LessonKind.stated_time, self.stated_times)) if where == "tool")
+                                                  (LessonKind.stated_time, self.stated_times),
+                                                  (LessonKind.stated_date, self.stated_times)) if where == "tool")
+
+    @property
+    def run_today(self) -> dt.date:
+        """The date the agent takes as today, now."""
+        return self.today or dt.date.today()
 
     def refuse_tool_side(self, owner: str) -> None:
         """Raise for an adapter that sees no tool call (``owner``) if this config needs one."""
@@ -149,6 +164,7 @@ class InjectionConfig:
         for option in ("answer_units", "stated_times"):
             if getattr(self, option) not in ("prompt", "tool"):
                 raise ValueError(f"{option} must be 'prompt' or 'tool', not {getattr(self, option)!r}")
+        object.__setattr__(self, "today", a_date(self.today, "InjectionConfig.today"))
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.
         for name in ("kinds", "tags", "tools"):
             object.__setattr__(self, name, _tuple(getattr(self, name)))
@@ -169,7 +185,10 @@ class RecordingConfig:
 
     Run budgets are a :class:`BudgetConfig`'s (a recording records the limit event a budget's
     stop carries). ``clock`` (default ``time.monotonic``) is what step latencies are measured
-    with.
+    with. ``today`` (a ``date`` or ISO text; default ``None``, the machine's date when a run
+    begins) is stored on every trajectory as the date its agent took as today, so a lesson
+    about the dates requests said reads "tomorrow" as the run meant it (``SkillBankMiddleware``
+    passes one ``today`` to both its recording and its injection).
 
     ``scrubber`` (default ``bank.scrubber``) is applied to every text stored;
     ``unknown_field_detector(text)``, ``refusal_detector(text)`` and ``result_error_detector(text)``
@@ -191,11 +210,13 @@ class RecordingConfig:
     model_name: str | None = None
     flush_every: int = 1
     clock: Callable[[], float] = time.monotonic
+    today: dt.date | None = None
     # Not options any more: given here, they fail with where they went (BudgetConfig).
     max_tokens_per_run: dataclasses.InitVar[Any] = None
     max_seconds_per_run: dataclasses.InitVar[Any] = None
 
     def __post_init__(self, max_tokens_per_run: Any = None, max_seconds_per_run: Any = None) -> None:
+        object.__setattr__(self, "today", a_date(self.today, "RecordingConfig.today"))
         given = {"max_tokens_per_run": max_tokens_per_run, "max_seconds_per_run": max_seconds_per_run}
         _refuse_moved({k: v for k, v in given.items() if v is not None}, (), "RecordingConfig")
         # Two scorers would disagree sooner or later, and which one labels the run would be a
@@ -247,6 +268,18 @@ def _refuse_moved(options: Mapping[str, Any], accept: tuple[str, ...], owner: st
         raise TypeError(f"{owner} got {', '.join(moved)}: run budgets moved from RecordingConfig to "
                         f"BudgetConfig; give them to SkillBankMiddleware (budget=BudgetConfig(...) or "
                         f"as keywords) or to RunBudgetMiddleware")
+
+
+def a_date(value: Any, owner: str) -> dt.date | None:
+    """``value`` as a date: a ``date`` as it is, ISO text read, ``None`` kept."""
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValueError(f"{owner} must be a date or ISO text such as '2027-03-08', not {value!r}")
 
 
 def split_options(

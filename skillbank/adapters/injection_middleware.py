@@ -188,7 +188,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         """With reminders on, the lesson's answer when the call breaks one."""
         if run is None or not self.config.reminders:
             return None
-        found = run.block.reminders.intercept(run.block.hits, request)
+        found = run.block.reminders.intercept(run.block.hits, request, self.config.run_today)
         if found is None:
             return None
         call.answered_without_running(request, found[1])
@@ -201,7 +201,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             return request, None
         tool_call = request.tool_call
         fix = fixed_call(run.block.hits, tool_call.get("name") or "", tool_call.get("args"),
-                         user_words(state_messages(request.state)))
+                         user_words(state_messages(request.state)), self.config.run_today)
         if fix is None:
             return request, None
         return request.override(tool_call={**tool_call, "args": fix.args}), fix

@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Callable, Sequence
 
 from langchain_core.messages import BaseMessage
@@ -211,6 +211,7 @@ class TrajectoryRecorder:
         flush_every: int = 1,
         resume_index: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        today: date | None = None,
     ):
         self.bank = bank
         self.scrub: Callable[[str], str] = scrubber or bank.scrubber
@@ -225,6 +226,7 @@ class TrajectoryRecorder:
             labels=dict(labels or {}),
             model=model,
             bank_snapshot=snapshot if snapshot is not None else snapshot_id(bank),
+            today=today or date.today(),  # what "tomorrow" in the request meant to this run
         )
         self._lock = threading.RLock()
         self._pending = _Pending()

@@ -150,7 +150,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             task_id=metadata.get("skillbank_task_id") or cfg.task_id,
             task_type=metadata.get("skillbank_task_type") or cfg.task_type, labels=labels,
             scrubber=cfg.scrubber, detectors=self.detectors, flush_every=cfg.flush_every,
-            clock=cfg.clock,
+            clock=cfg.clock, today=cfg.today,
         )
         return RecordedRun(recorder, seen=_ids(messages))
 
@@ -175,7 +175,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         recorder = TrajectoryRecorder(
             self.bank, task=traj.task, trajectory_id=tid, model=traj.model, scrubber=cfg.scrubber,
             detectors=self.detectors, snapshot=traj.bank_snapshot, flush_every=cfg.flush_every, clock=cfg.clock,
-            resume_index=max((s.index for s in traj.steps), default=-1) + 1,
+            resume_index=max((s.index for s in traj.steps), default=-1) + 1, today=traj.today,
         )
         return RecordedRun(recorder, seen=_ids(messages), keyed=True)
 

@@ -18,6 +18,8 @@ running it, at most once per lesson per run, so the rule arrives where the mista
 - ``stated_time``: a call of the lesson's tool passes the lesson's parameter a value that is
   no 24-hour reading of a clock time the user said ("14:00" for "a quarter past two"); the
   reminder gives the said time back on the 24-hour clock (:mod:`skillbank.clock`);
+  ``stated_date`` the same for a date the user said, counted from the run's today
+  ("2027-03-09" for "the day after tomorrow" on 8 March; :mod:`skillbank.dates`);
 - ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
   general form); ``wrong_tool_name``: a call to a name the agent does not have that the
   lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`).
@@ -29,6 +31,7 @@ lookup for the tool and a few set lookups.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 import unicodedata
@@ -40,11 +43,11 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.adapters.tools import DeclaredParameters
-from skillbank.clock import clock_value, spoken_times
 from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.queries import SkillHit
+from skillbank.said import WHAT_IS_SAID, said_values, value_reading
 from skillbank.toolnames import fits
 from skillbank.units import converts, numbers_in
 
@@ -108,7 +111,8 @@ class Reminder:
 
 
 def reminder_text(tool: str, reminder: Reminder, args: Any = None,
-                  params: Mapping[str, frozenset[str]] | None = None, said: str = "") -> str:
+                  params: Mapping[str, frozenset[str]] | None = None, said: str = "",
+                  today: dt.date | None = None) -> str:
     """What the model reads in place of the tool's result: that the call did not run, and the
     next step, concretely.
 
@@ -117,7 +121,8 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
     (the check to call, and with what; the question to ask; the answer to give) rather than
     restating the rule. ``args`` are the held-back call's arguments; ``params``, the parameters
     each of the agent's tools declares (to fill the check's arguments from the call's);
-    ``said``, what the user said in the run (the time a ``stated_time`` lesson gives back).
+    ``said``, what the user said in the run (the time a ``stated_time`` lesson gives back, the
+    date a ``stated_date`` one does, counted from ``today``).
     """
     lesson = reminder.lesson
     kind = lesson.kind
@@ -132,8 +137,8 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
         what = f"`{lesson.parameter}`" if lesson.parameter else "the values it needs"
         return (f"{head} The user has not said {what}. Ask the user for it now, and call "
                 f"`{tool}` after they answer.")
-    if kind == LessonKind.stated_time:
-        return f"{head} {_said_time(tool, lesson.parameter or '', said)}"
+    if kind in WHAT_IS_SAID:
+        return f"{head} {_said_value(kind, tool, lesson.parameter or '', said, today)}"
     if kind == LessonKind.missing_tool:
         return (f"{head} You have no tool named `{tool}`. Do the rest of the request, and tell "
                 "the user you cannot do that part.")
@@ -149,20 +154,22 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
     return f"{head} {reminder.text}"
 
 
-def _said_time(tool: str, parameter: str, said: str) -> str:
-    """The clock time the user said, on the 24-hour clock, and the call to make with it. A time
-    said without a part of the day has two readings: the daytime one is given first."""
-    times = spoken_times(said)
-    said_as = "; ".join(f'"{t.phrase}" is {t.readings[0]}'
-                        + (f" (or {', '.join(t.readings[1:])})" if len(t.readings) > 1 else "")
-                        for t in times)
-    if len(times) == 1:
-        call = f'Call `{tool}` again with `{parameter}`="{times[0].readings[0]}"'
-        if len(times[0].readings) > 1:
-            call += f' (or "{times[0].readings[1]}" if that is what the user meant)'
+def _said_value(kind: LessonKind, tool: str, parameter: str, said: str, today: dt.date | None) -> str:
+    """The time (or date) the user said, as the tool takes it, and the call to make with it. A
+    phrase with two readings gives both, the likelier first."""
+    found = said_values(kind, said, today)
+    what = WHAT_IS_SAID[kind]
+    said_as = "; ".join(f'"{s.phrase}" is {s.readings[0]}'
+                        + (f" (or {', '.join(s.readings[1:])})" if len(s.readings) > 1 else "")
+                        for s in found)
+    if len(found) == 1:
+        call = f'Call `{tool}` again with `{parameter}`="{found[0].readings[0]}"'
+        if len(found[0].readings) > 1:
+            call += f' (or "{found[0].readings[1]}" if that is what the user meant)'
     else:
-        call = f"Call `{tool}` again with `{parameter}` set to the time the user meant"
-    return f"The user said a time: {said_as}, on the 24-hour clock. {call}."
+        call = f"Call `{tool}` again with `{parameter}` set to the {what} the user meant"
+    where = ", on the 24-hour clock" if kind == LessonKind.stated_time else f", counted from today ({today})"
+    return f"The user said a {what}: {said_as}{where}. {call}."
 
 
 @dataclass
@@ -207,7 +214,7 @@ def _shape_matches(step: MethodStep, args: Any) -> bool:
 
 # Lessons about calls of the one tool they name, checked when that name is called.
 _ABOUT_ITS_TOOL = frozenset({LessonKind.missing_parameter, LessonKind.ask_for, LessonKind.missing_tool,
-                             LessonKind.stated_time})
+                             LessonKind.stated_time, LessonKind.stated_date})
 
 
 @dataclass
@@ -246,13 +253,14 @@ class ReminderRules:
         return cls(len(hits), by_tool, any_tool, unknown_tool, frozenset(checks))
 
     def broken(self, tool: str, args: Any, tool_obj: BaseTool | None, history: CallHistory,
-               messages: Sequence[Any] = ()) -> Reminder | None:
+               messages: Sequence[Any] = (), today: dt.date | None = None) -> Reminder | None:
         """The first lesson this call breaks that has not been reminded of in this run.
         ``tool_obj`` is the agent's tool of that name (``None``: the agent has none);
-        ``messages``, the run's conversation so far (what the user said)."""
+        ``messages``, the run's conversation so far (what the user said); ``today``, the date
+        the agent takes as today (for the dates the user said)."""
         if tool in self.checks:
             return None  # a check is read-only: never held back
-        call = _Call(tool, args, tool_obj, self._declared, messages)
+        call = _Call(tool, args, tool_obj, self._declared, messages, today)
         unknown = self.unknown_tool if tool_obj is None else ()
         for reminder in (*self.by_tool.get(tool, ()), *unknown, *self.any_tool):
             if reminder.key not in history.reminded and _breaks(reminder.lesson, call, history):
@@ -264,9 +272,9 @@ class _Call:
     """One call, with what the checks derive from it computed at most once."""
 
     def __init__(self, tool: str, args: Any, tool_obj: BaseTool | None, declared: dict,
-                 messages: Sequence[BaseMessage] = ()):
+                 messages: Sequence[BaseMessage] = (), today: dt.date | None = None):
         self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
-        self._messages = messages
+        self._messages, self.today = messages, today
         self._key: tuple[str, str] | None = None
         self._said: str | None = None
 
@@ -303,13 +311,13 @@ class _Call:
         return any(not (set(words(str(v))) & known) and not self._converted(v)
                    and not self._renders_a_name(v) for v in values)
 
-    def other_time(self, parameter: str | None) -> bool:
-        """Whether the call passes ``parameter`` a value that is no 24-hour reading of a clock
-        time the user said (nothing to judge when the user said none)."""
+    def other_said(self, kind: LessonKind, parameter: str | None) -> bool:
+        """Whether the call passes ``parameter`` a value that is no reading of a time (or date,
+        by ``kind``) the user said (nothing to judge when the user said none)."""
         if not isinstance(self.args, dict) or parameter is None or self.args.get(parameter) is None:
             return False
-        said = {r for t in spoken_times(self.said) for r in t.readings}
-        return bool(said) and clock_value(self.args[parameter]) not in said
+        said = {r for s in said_values(kind, self.said, self.today) for r in s.readings}
+        return bool(said) and value_reading(kind, self.args[parameter]) not in said
 
     def _renders_a_name(self, value: Any) -> bool:
         """Whether ``value`` is a name that renders one the user said in other words (Vienna for
@@ -360,8 +368,8 @@ def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
         return call.tool_obj is None and fits(call.tool, lesson.tool or "", call.said)
     if kind == LessonKind.ask_for:
         return call.guessed(lesson.parameter)
-    if kind == LessonKind.stated_time:
-        return call.other_time(lesson.parameter)
+    if kind in WHAT_IS_SAID:
+        return call.other_said(kind, lesson.parameter)
     if kind == LessonKind.pitfall and lesson.avoid == "call":
         return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
     if kind == LessonKind.missing_parameter:
@@ -391,9 +399,12 @@ class ToolReminders:
         can fill a check's arguments from the parameters the check declares."""
         self.params.offer(tools)
 
-    def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest) -> tuple[Reminder, ToolMessage] | None:
+    def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest,
+                  today: dt.date | None = None) -> tuple[Reminder, ToolMessage] | None:
         """For a call that breaks a lesson of ``hits`` (the run's block): the lesson, and the
-        message to answer the call with instead of running it (see :func:`reminded_by`)."""
+        message to answer the call with instead of running it (see :func:`reminded_by`).
+        ``today``: the date the agent takes as today (the machine's when ``None``)."""
+        today = today or dt.date.today()
         if not hits:
             return None
         if self.rules.size != len(hits):  # the block grew: index its lessons again
@@ -401,12 +412,12 @@ class ToolReminders:
         call = request.tool_call
         name = call.get("name") or "?"
         messages = state_messages(request.state)
-        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages)
+        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
         if reminder is None:
             return None
         self.calls.reminded.add(reminder.key)
-        said = user_words(messages) if reminder.lesson.kind == LessonKind.stated_time else ""  # only it quotes the user
-        text = reminder_text(name, reminder, call.get("args"), self.params, said)
+        said = user_words(messages) if reminder.lesson.kind in WHAT_IS_SAID else ""  # only these quote the user
+        text = reminder_text(name, reminder, call.get("args"), self.params, said, today)
         marker = {"skill_id": reminder.skill_id, "version": reminder.version}
         return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
                                      response_metadata={REMINDER_METADATA_KEY: marker})

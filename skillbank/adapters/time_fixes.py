@@ -1,4 +1,4 @@
-"""Stated-time lessons given at the tool (``InjectionConfig.stated_times="tool"``).
+"""Stated-time and stated-date lessons given at the tool (``InjectionConfig.stated_times="tool"``).
 
 A ``stated_time`` lesson says to pass a tool's parameter as the clock time the user said, on the
 24-hour clock. Held back at the tool with the right call spelled out (the reminder), the 1.5B
@@ -12,20 +12,25 @@ that was set. Only when the user said one time: with two times said, which one t
 is not known, and the call is left to the reminders. A time said without a part of the day is
 read as the daytime reading (:mod:`skillbank.clock`), as the reminder gives it first.
 
+A ``stated_date`` lesson (the date the user said, counted from the run's today,
+``InjectionConfig.today``) is given the same way, but a date is fixed only when what the user
+said has one reading: "next Friday" said on a Monday is this week's or the next one's.
+
 The fix is marked on the result for whoever records the run (:func:`time_fix_of`): the step is
 recorded with the arguments the tool ran with, and the lesson as injected at it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from langchain_core.messages import ToolMessage
 
-from skillbank.clock import clock_value, spoken_times
 from skillbank.lessons import LessonKind
 from skillbank.queries import SkillHit
+from skillbank.said import WHAT_IS_SAID, said_values, value_reading
 
 __all__ = ["TimeFix", "fixed_call", "with_fix_note", "time_fix_of", "TIME_FIX_METADATA_KEY"]
 
@@ -42,38 +47,44 @@ class TimeFix:
     version: int
     args: dict[str, Any]
     note: str  # what changed, true whether the call then succeeded or not
-    time: str  # the time it ran with, HH:MM
+    time: str  # the time (HH:MM) or date (YYYY-MM-DD) it ran with
 
 
-def _said_reading(said: str) -> tuple[str, str] | None:
-    """``(phrase, HH:MM)`` of the one time the user said (its first reading), or ``None`` when
-    the user said none or several."""
-    times = spoken_times(said)
-    if len({t.readings[0] for t in times}) != 1:
+def _the_one_said(kind: LessonKind, said: str, today: dt.date | None) -> tuple[str, str] | None:
+    """``(phrase, reading)`` of the one time (or date) the user said, or ``None`` when the user
+    said none or several. A time's first reading is taken (the daytime one: "a quarter past
+    two" is 14:15); a date is taken only with one reading ("next Friday" has two)."""
+    found = said_values(kind, said, today)
+    if len({s.readings[0] for s in found}) != 1:
         return None
-    return times[0].phrase, times[0].readings[0]
+    if kind == LessonKind.stated_date and len({r for s in found for r in s.readings}) != 1:
+        return None
+    return found[0].phrase, found[0].readings[0]
 
 
-def fixed_call(hits: Sequence[SkillHit], tool: str, args: Any, said: str) -> TimeFix | None:
-    """For a call of ``tool`` with ``args`` that breaks a ``stated_time`` lesson of ``hits`` (its
-    parameter is no reading of the time the user said, ``said`` being everything the user said):
-    the call with the said time, or ``None``."""
+def fixed_call(hits: Sequence[SkillHit], tool: str, args: Any, said: str,
+               today: dt.date | None = None) -> TimeFix | None:
+    """For a call of ``tool`` with ``args`` that breaks a ``stated_time`` or ``stated_date``
+    lesson of ``hits`` (its parameter is no reading of the time or date the user said, ``said``
+    being everything the user said; dates counted from ``today``): the call with the said
+    value, or ``None``."""
     if not isinstance(args, dict):
         return None
     for hit in hits:
         for lesson in hit.skill.content.lessons:
-            if lesson.kind != LessonKind.stated_time or lesson.tool != tool or lesson.parameter is None:
+            kind = lesson.kind
+            if kind not in WHAT_IS_SAID or lesson.tool != tool or lesson.parameter is None:
                 continue
             passed = args.get(lesson.parameter)
-            said_time = _said_reading(said) if passed is not None else None
-            if said_time is None:
+            the_one = _the_one_said(kind, said, today) if passed is not None else None
+            if the_one is None:
                 continue
-            phrase, reading = said_time
-            readings = {r for t in spoken_times(said) for r in t.readings}
-            if clock_value(passed) in readings:
-                return None  # a reading of the said time: the call is the user's
-            note = (f'Note: `{tool}` ran with `{lesson.parameter}`="{reading}", the time the user said '
-                    f'("{phrase}") on the 24-hour clock, instead of "{passed}".')
+            phrase, reading = the_one
+            if value_reading(kind, passed) in {r for s in said_values(kind, said, today) for r in s.readings}:
+                continue  # a reading of what the user said: the call is the user's
+            counted = "on the 24-hour clock" if kind == LessonKind.stated_time else f"counted from today ({today})"
+            note = (f'Note: `{tool}` ran with `{lesson.parameter}`="{reading}", the {WHAT_IS_SAID[kind]} the user '
+                    f'said ("{phrase}") {counted}, instead of "{passed}".')
             return TimeFix(hit.skill.id, hit.skill.version, {**args, lesson.parameter: reading}, note, reading)
     return None
 

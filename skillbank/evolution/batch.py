@@ -67,7 +67,7 @@ def _load_runs(bank: EvolutionBank, ids: list[str], hidden: HiddenLiterals) -> l
         out.append(build_run(id=tid, task=r["task"], success=r["success"], steps=rows.steps.get(tid, ()),
                              limits=rows.limits.get(tid, ()), injections=rows.injections.get(tid, ()),
                              answer=r["final_answer"], started_at=r["started_at"],
-                             task_id=r["task_id"], task_type=r["task_type"]))
+                             task_id=r["task_id"], task_type=r["task_type"], today=r.get("today")))
     return out
 
 

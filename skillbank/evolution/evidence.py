@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
@@ -88,6 +88,7 @@ class Run:
     suspect: str | None = None  # why this success looks like an environment exploit
     questions: tuple[int, ...] = ()  # steps where the model asked the user instead of acting
     toolset: tuple[str, ...] = ()  # every tool the model was offered during the run
+    today: date | None = None  # the date the run took as today (what "tomorrow" meant in its request)
 
     @cached_property
     def skeleton(self) -> tuple:
@@ -209,7 +210,8 @@ def _limit_hits(type_: Any, step: int, detail: str | None, tool: str | None,
 
 def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[str, Any]],
               limits: Iterable[tuple], injections: Iterable[tuple[str, int]], answer: str | None,
-              started_at: Any, task_id: str | None = None, task_type: str | None = None) -> Run:
+              started_at: Any, task_id: str | None = None, task_type: str | None = None,
+              today: Any = None) -> Run:
     """A :class:`Run` from plain parts: step dicts (as stored), ``(type, step, detail, tool,
     data)`` limit tuples and ``(skill_id, version)`` injections. Nothing hidden goes in."""
     calls: list[ToolCall] = []
@@ -237,7 +239,8 @@ def build_run(*, id: str, task: str | None, success: Any, steps: Iterable[dict[s
                limits=[h for hit in limits for h in _limit_hits(*hit)], model_turns=model_turns, tokens=tokens,
                skills={k: frozenset(v) for k, v in skills.items()}, started_at=_dt(started_at),
                group=task_type or template, template=template, task_id=task_id,
-               questions=tuple(questions), toolset=tuple(sorted(offered)))
+               questions=tuple(questions), toolset=tuple(sorted(offered)),
+               today=date.fromisoformat(today) if isinstance(today, str) else today)
 
 
 def asks(content: str | None, tool_calls: Any) -> bool:
@@ -253,7 +256,7 @@ def to_run(traj: Trajectory) -> Run:
     """
     return build_run(
         id=traj.id, task=traj.task, success=traj.success, answer=traj.final_answer,
-        started_at=traj.started_at, task_id=traj.task_id, task_type=traj.task_type,
+        started_at=traj.started_at, task_id=traj.task_id, task_type=traj.task_type, today=traj.today,
         steps=({"index": st.index, "kind": st.kind, "tool": st.tool, "args": st.args,
                 "result": st.result, "error": st.error, "input_tokens": st.input_tokens,
                 "output_tokens": st.output_tokens, "tools_offered": st.tools_offered,

@@ -11,10 +11,11 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
-- **Stated times**: a tool parameter the successes passed as the clock time the user said and
-  failures passed as another teaches ``stated_time`` (``stated_times.py``); a pitfall about a
-  call whose only telling value is such a time is that same mistake seen as a correlation, and
-  is not proposed beside it.
+- **Stated times and dates**: a tool parameter the successes passed as the clock time (or the
+  date, counted from the run's today) the user said and failures passed as another teaches
+  ``stated_time`` (``stated_date``) (``stated_times.py``); a pitfall about a call whose only
+  telling value is such a time or date is that same mistake seen as a correlation, and is not
+  proposed beside it.
 - **Answers**: a result field the successes stated in the user's unit (divided by 100, 1000 or
   60) and failures stated raw teaches ``answer_unit`` (``answers.py``).
 - **No tool**: requests whose successes called no tool at all while failures did (small talk a
@@ -36,6 +37,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from skillbank.clock import clock_value
+from skillbank.dates import date_value
 from skillbank.evolution.answers import answer_units
 from skillbank.evolution.cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
@@ -76,8 +78,10 @@ def _step_of(skel_step: tuple) -> MethodStep:
 
 
 def _timed_steps(skel: tuple, timed: set[tuple[str, str]]) -> set:
-    """The steps of ``skel`` that pass a literal time where a ``stated_time`` lesson covers it."""
-    return {step for step in skel if any((step[0], p) in timed and clock_value(v) for p, v in step[1])}
+    """The steps of ``skel`` that pass a literal time or date where a ``stated_time`` or
+    ``stated_date`` lesson covers it."""
+    return {step for step in skel
+            if any((step[0], p) in timed and (clock_value(v) or date_value(v)) for p, v in step[1])}
 
 
 def existing_tools(runs: Sequence[Run]) -> set[str]:
@@ -135,8 +139,8 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
                         f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
                         f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
             break
-    # The time the user said, passed or not (stated_times.py): the cause a pitfall about the
-    # same call's literal time would only correlate with.
+    # The time or date the user said, passed or not (stated_times.py): the cause a pitfall about
+    # the same call's literal time or date would only correlate with.
     times = stated_times(ok, bad, min_support)
     out += times
     timed = {(lesson.tool, lesson.parameter) for lesson, _ in times}

@@ -1,4 +1,4 @@
-"""Time lessons: the successes passed the clock time the user said, the failures another.
+"""Time and date lessons: the successes passed the time (or date) the user said, the failures another.
 
 "Please note that I'll pick up PO-24638 at a quarter to six this evening": the 1.5B passed
 ``time="17:45"`` in some runs and ``"18:30"`` or ``"19:30"`` in others, the same request. Where
@@ -9,6 +9,10 @@ failure (the call shape is otherwise the same), not a correlation: the lesson is
 ``stated_time`` (that tool, that parameter), checked again at the tool
 (``adapters/reminders.py``), where the said time is read from the user's words and given back
 on the 24-hour clock.
+
+Dates the same way (``stated_date``): "the day after tomorrow" read from the date the run took
+as today (:func:`skillbank.dates.spoken_dates`; ``Run.today``), so a run recorded without one
+says nothing about dates.
 """
 
 from __future__ import annotations
@@ -16,17 +20,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from skillbank.clock import clock_value, spoken_times
 from skillbank.evolution.evidence import Run
 from skillbank.lessons import Lesson, LessonKind
+from skillbank.said import WHAT_IS_SAID, said_values, value_reading
 
-__all__ = ["stated_times"]
+__all__ = ["stated_times", "stated_values"]
 
 
-def _passed(run: Run) -> dict[tuple[str, str], bool]:
-    """``(tool, parameter)`` -> whether every time ``run`` passed there is one its request said
-    (absent: the request said no clock time, or the parameter never took a time)."""
-    said = {r for t in spoken_times(run.task) for r in t.readings}
+def _passed(run: Run, kind: LessonKind) -> dict[tuple[str, str], bool]:
+    """``(tool, parameter)`` -> whether every value ``run`` passed there that reads as a time
+    (or a date, by ``kind``) is a reading of one its request said (absent: the request said
+    none, or the parameter never took such a value)."""
+    said = {r for s in said_values(kind, run.task, run.today) for r in s.readings}
     out: dict[tuple[str, str], bool] = {}
     if not said:
         return out
@@ -34,26 +39,32 @@ def _passed(run: Run) -> dict[tuple[str, str], bool]:
         if not isinstance(call.args, dict):
             continue
         for parameter, value in call.args.items():
-            time = clock_value(value)
-            if time is not None:
+            read = value_reading(kind, value)
+            if read is not None:
                 key = (call.tool, parameter)
-                out[key] = out.get(key, True) and time in said
+                out[key] = out.get(key, True) and read in said
     return out
 
 
-def stated_times(ok: Sequence[Run], bad: Sequence[Run], min_support: int = 2) -> list[tuple[Lesson, str]]:
-    """``[(lesson, why)]``: a ``stated_time`` lesson per tool parameter the successes gave the
-    said time and a failure gave another."""
+def stated_values(ok: Sequence[Run], bad: Sequence[Run], kind: LessonKind,
+                  min_support: int = 2) -> list[tuple[Lesson, str]]:
+    """``[(lesson, why)]``: a ``kind`` lesson (``stated_time`` or ``stated_date``) per tool
+    parameter the successes gave the said time (or date) and a failure gave another."""
     said_ok, other_ok, other_bad = Counter(), Counter(), Counter()
     for run in ok:
-        for key, said in _passed(run).items():
+        for key, said in _passed(run, kind).items():
             (said_ok if said else other_ok)[key] += 1
     for run in bad:
-        for key, said in _passed(run).items():
+        for key, said in _passed(run, kind).items():
             if not said:
                 other_bad[key] += 1
-    return [(Lesson(kind=LessonKind.stated_time, tool=tool, parameter=parameter),
-             f"{n} successes passed `{parameter}` as the time the user said; {other_bad[(tool, parameter)]} "
+    return [(Lesson(kind=kind, tool=tool, parameter=parameter),
+             f"{n} successes passed `{parameter}` as the {WHAT_IS_SAID[kind]} the user said; {other_bad[(tool, parameter)]} "
              f"failed run(s) passed another")
             for (tool, parameter), n in sorted(said_ok.items())
             if n >= min_support and not other_ok[(tool, parameter)] and other_bad[(tool, parameter)]]
+
+
+def stated_times(ok: Sequence[Run], bad: Sequence[Run], min_support: int = 2) -> list[tuple[Lesson, str]]:
+    """The ``stated_time`` and ``stated_date`` lessons of a request type's runs."""
+    return [found for kind in WHAT_IS_SAID for found in stated_values(ok, bad, kind, min_support)]

@@ -246,11 +246,24 @@ def _gate_records(db: Database) -> None:
     db.executescript(GATE_RECORDS.format(**SQLITE_TYPES))
 
 
+# The date a run took as today (ISO), so a lesson about the dates its request said ("the day
+# after tomorrow") is read from it, not from when it was recorded. The same statement on both.
+TRAJECTORY_TODAY = """
+        ALTER TABLE trajectories ADD COLUMN today TEXT;
+"""
+
+
+@migrations(name="0005_trajectory_today")
+def _trajectory_today(db: Database) -> None:
+    db.executescript(TRAJECTORY_TODAY)
+
+
 POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", INITIAL.format(**POSTGRES_TYPES)),
     ("0002_lessons_and_toolset", LESSONS_AND_TOOLSET),
     ("0003_drafts_and_rounds", DRAFTS_AND_ROUNDS.format(**POSTGRES_LAST_RUN)),
     ("0004_gate_records", GATE_RECORDS.format(**POSTGRES_TYPES)),
+    ("0005_trajectory_today", TRAJECTORY_TODAY),
 ]
 
 

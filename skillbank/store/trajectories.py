@@ -81,9 +81,10 @@ class TrajectoryRepo:
         with self.store.transaction() as conn:
             conn.execute(
                 "INSERT INTO trajectories (id, task, task_id, task_type, labels, model,"
-                " bank_snapshot, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                " bank_snapshot, status, started_at, today) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                 _utf8((traj.id, clip(traj.task), traj.task_id, traj.task_type, json.dumps(_utf8(traj.labels)),
-                       traj.model, traj.bank_snapshot, traj.started_at.isoformat())),
+                       traj.model, traj.bank_snapshot, traj.started_at.isoformat(),
+                       traj.today.isoformat() if traj.today else None)),
             )
 
     def append(
@@ -308,7 +309,7 @@ class TrajectoryRepo:
             labels=json.loads(row["labels"]), model=row["model"],
             bank_snapshot=row["bank_snapshot"], status=row["status"], error=row["error"],
             final_answer=row["final_answer"], started_at=row["started_at"],
-            ended_at=row["ended_at"], outcome=outcome,
+            ended_at=row["ended_at"], today=row.get("today"), outcome=outcome,
         )
 
     def _load(self, rows: list[dict[str, Any]]) -> list[Trajectory]:

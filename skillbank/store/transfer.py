@@ -38,7 +38,7 @@ TABLES: list[tuple[str, tuple[str, ...], str]] = [
     ("trajectories", ("id", "task", "task_id", "task_type", "labels", "model", "bank_snapshot",
                       "status", "error", "final_answer", "started_at", "ended_at", "success",
                       "score", "outcome", "input_tokens", "output_tokens", "n_steps",
-                      "consumed_round"), "id"),
+                      "consumed_round", "today"), "id"),
     ("steps", ("trajectory_id", "idx", "kind", "data"), "trajectory_id, idx"),
     ("limit_events", ("trajectory_id", "type", "category", "step", "detail", "tool", "data"), "rowid"),
     ("injections", ("trajectory_id", "step", "skill_id", "version", "rank", "score"),
