@@ -169,13 +169,20 @@ def markdown(rows: list[dict], minutes: float) -> str:
 
 # ----------------------------------------------------------------------------- measurement
 
+def run_options() -> dict:
+    """The middleware options every run of every arm takes, the evidence's and the gate's
+    included (v19 on: the world's today, which its recorded runs and its checks count from)."""
+    return dict(PROTOCOL.get("every_run", {}).get("options", {}))
+
+
 def variants() -> dict[str, tuple[str, dict]]:
     """What the evolution tier compares: label -> (the distiller arm whose bank it reads, its
     middleware options). v2 compared forms on one rule round; v3 compares distillers in one form."""
     m = PROTOCOL["measurement"]
     if "variants" in m:
-        return {label: (v["distiller"], v["options"]) for label, v in m["variants"].items()}
-    return {form: (PROTOCOL["round"]["distiller"], options) for form, options in m["forms"].items()}
+        return {label: (v["distiller"], {**run_options(), **v["options"]}) for label, v in m["variants"].items()}
+    return {form: (PROTOCOL["round"]["distiller"], {**run_options(), **options})
+            for form, options in m["forms"].items()}
 
 
 def gate_options(distiller: str) -> dict:
@@ -183,8 +190,8 @@ def gate_options(distiller: str) -> dict:
     every form at once; v3's runs the form its variant is measured in."""
     m = PROTOCOL["measurement"]
     if "variants" not in m:
-        return m["forms"]["both"]
-    return next(v["options"] for v in m["variants"].values() if v["distiller"] == distiller)
+        return {**run_options(), **m["forms"]["both"]}
+    return {**run_options(), **next(v["options"] for v in m["variants"].values() if v["distiller"] == distiller)}
 
 
 def make_distiller(name: str, model) -> object:
@@ -280,7 +287,7 @@ def measure(threads: int | None, resume: Path | None = None) -> dict:
     with SkillBank.open(folder / "evidence") as bank:
         phase("evidence", lambda: measure_env(evidence, factory, trials=ev["trials_per_instance"], bank=bank,
                                               arms=(ARM_WITHOUT,), run_id="evidence", seed=seeds["evidence"],
-                                              **common_args))
+                                              middleware_options=run_options(), **common_args))
     banks: dict[str, Path] = {}
     rounds: dict[str, dict] = {}
     for name in dict.fromkeys(d for d, _ in compared.values()):  # one round per distiller, each on a copy
@@ -299,7 +306,7 @@ def measure(threads: int | None, resume: Path | None = None) -> dict:
     with SkillBank.open(folder / "evidence") as bank:
         arms = {"without": outcomes(phase("evolution/without", lambda: measure_env(
             evo_tasks, factory, trials=trials, bank=bank, arms=(ARM_WITHOUT,), run_id="evo-without",
-            seed=seeds["measurement"], **common_args)))}
+            middleware_options=run_options(), seed=seeds["measurement"], **common_args)))}
     for label, (name, options) in compared.items():
         with SkillBank.open(banks[name]) as bank:
             arms[label] = outcomes(phase(f"evolution/{label}", lambda: measure_env(

@@ -59,8 +59,8 @@ def stated_values(ok: Sequence[Run], bad: Sequence[Run], kind: LessonKind,
             if not said:
                 other_bad[key] += 1
     return [(Lesson(kind=kind, tool=tool, parameter=parameter),
-             f"{n} successes passed `{parameter}` as the {WHAT_IS_SAID[kind]} the user said; {other_bad[(tool, parameter)]} "
-             f"failed run(s) passed another")
+             f"{n} successes passed `{parameter}` as the {WHAT_IS_SAID[kind]} the user said; "
+             f"{other_bad[(tool, parameter)]} failed run(s) passed another")
             for (tool, parameter), n in sorted(said_ok.items())
             if n >= min_support and not other_ok[(tool, parameter)] and other_bad[(tool, parameter)]]
 
