@@ -195,8 +195,8 @@ class SkillInjectionMiddleware(AgentMiddleware):
         return found[1]
 
     def _time_fix(self, run: RunSkills | None, request: ToolCallRequest) -> tuple[ToolCallRequest, TimeFix | None]:
-        """With ``stated_times="tool"``, the call with the time the user said when it passes
-        another (time_fixes.py); else the call as it is."""
+        """With ``stated_times="tool"``, the call with the time (or date) the user said when it
+        passes another (time_fixes.py); else the call as it is."""
         if run is None or self.config.stated_times != "tool":
             return request, None
         tool_call = request.tool_call
@@ -208,7 +208,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     def _before(self, call: CallContext, request: ToolCallRequest
                 ) -> tuple[RunSkills | None, ToolCallRequest, TimeFix | None, ToolMessage | None]:
-        """What happens before a call runs: its time fixed, then a reminder that answers it."""
+        """What happens before a call runs: its time or date fixed, then a reminder that answers it."""
         run = self._skills(call)
         request, fix = self._time_fix(run, request)
         return run, request, fix, self._reminder(call, run, request)
