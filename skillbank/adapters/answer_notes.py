@@ -32,8 +32,7 @@ def _at_tool(lesson: Lesson) -> bool:
     return lesson.kind == LessonKind.answer_unit
 
 
-def at_prompt(hits: Sequence[SkillHit], kinds: frozenset[LessonKind] = frozenset({LessonKind.answer_unit})
-              ) -> list[SkillHit]:
+def at_prompt(hits: Sequence[SkillHit], kinds: frozenset[LessonKind]) -> list[SkillHit]:
     """``hits`` as the prompt shows them: without their lessons of ``kinds`` (given at the tool
     instead: answer units here, stated times in :mod:`skillbank.adapters.time_fixes`), and
     without a skill that has nothing else to say."""

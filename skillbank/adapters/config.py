@@ -13,6 +13,7 @@ fields as keywords (:func:`split_options`), so defaults live here once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import time
@@ -275,10 +276,8 @@ def a_date(value: Any, owner: str) -> dt.date | None:
     if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
         return value
     if isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):  # not ISO: the error below says what is
             return dt.date.fromisoformat(value)
-        except ValueError:
-            pass
     raise ValueError(f"{owner} must be a date or ISO text such as '2027-03-08', not {value!r}")
 
 

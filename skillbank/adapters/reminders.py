@@ -47,7 +47,7 @@ from skillbank.hashing import canonical_json
 from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import state_messages
 from skillbank.queries import SkillHit
-from skillbank.said import WHAT_IS_SAID, said_values, value_reading
+from skillbank.said import WHAT_IS_SAID, read_as, said_values, value_reading
 from skillbank.toolnames import fits
 from skillbank.units import converts, numbers_in
 
@@ -168,8 +168,7 @@ def _said_value(kind: LessonKind, tool: str, parameter: str, said: str, today: d
             call += f' (or "{found[0].readings[1]}" if that is what the user meant)'
     else:
         call = f"Call `{tool}` again with `{parameter}` set to the {what} the user meant"
-    where = ", on the 24-hour clock" if kind == LessonKind.stated_time else f", counted from today ({today})"
-    return f"The user said a {what}: {said_as}{where}. {call}."
+    return f"The user said a {what}: {said_as}, {read_as(kind, today)}. {call}."
 
 
 @dataclass

@@ -30,7 +30,7 @@ from langchain_core.messages import ToolMessage
 
 from skillbank.lessons import LessonKind
 from skillbank.queries import SkillHit
-from skillbank.said import WHAT_IS_SAID, said_values, value_reading
+from skillbank.said import WHAT_IS_SAID, Said, read_as, said_values, value_reading
 
 __all__ = ["TimeFix", "fixed_call", "with_fix_note", "time_fix_of", "TIME_FIX_METADATA_KEY"]
 
@@ -50,11 +50,10 @@ class TimeFix:
     time: str  # the time (HH:MM) or date (YYYY-MM-DD) it ran with
 
 
-def _the_one_said(kind: LessonKind, said: str, today: dt.date | None) -> tuple[str, str] | None:
-    """``(phrase, reading)`` of the one time (or date) the user said, or ``None`` when the user
-    said none or several. A time's first reading is taken (the daytime one: "a quarter past
-    two" is 14:15); a date is taken only with one reading ("next Friday" has two)."""
-    found = said_values(kind, said, today)
+def _the_one_said(kind: LessonKind, found: Sequence[Said]) -> tuple[str, str] | None:
+    """``(phrase, reading)`` of the one time (or date) the user said (``found``), or ``None``
+    when the user said none or several. A time's first reading is taken (the daytime one: "a
+    quarter past two" is 14:15); a date is taken only with one reading ("next Friday" has two)."""
     if len({s.readings[0] for s in found}) != 1:
         return None
     if kind == LessonKind.stated_date and len({r for s in found for r in s.readings}) != 1:
@@ -76,15 +75,15 @@ def fixed_call(hits: Sequence[SkillHit], tool: str, args: Any, said: str,
             if kind not in WHAT_IS_SAID or lesson.tool != tool or lesson.parameter is None:
                 continue
             passed = args.get(lesson.parameter)
-            the_one = _the_one_said(kind, said, today) if passed is not None else None
-            if the_one is None:
+            if passed is None:
                 continue
+            found = said_values(kind, said, today)
+            the_one = _the_one_said(kind, found)
+            if the_one is None or value_reading(kind, passed) in {r for s in found for r in s.readings}:
+                continue  # nothing (or several) said, or a reading of it: the call is the user's
             phrase, reading = the_one
-            if value_reading(kind, passed) in {r for s in said_values(kind, said, today) for r in s.readings}:
-                continue  # a reading of what the user said: the call is the user's
-            counted = "on the 24-hour clock" if kind == LessonKind.stated_time else f"counted from today ({today})"
             note = (f'Note: `{tool}` ran with `{lesson.parameter}`="{reading}", the {WHAT_IS_SAID[kind]} the user '
-                    f'said ("{phrase}") {counted}, instead of "{passed}".')
+                    f'said ("{phrase}") {read_as(kind, today)}, instead of "{passed}".')
             return TimeFix(hit.skill.id, hit.skill.version, {**args, lesson.parameter: reading}, note, reading)
     return None
 
