@@ -154,3 +154,50 @@ def test_a_prompt_only_adapter_refuses_the_tool_form(bank):
         inject_skills(bank, [], stated_times="tool")
     with pytest.raises(ValueError, match="stated_times must be 'prompt' or 'tool'"):
         SkillBankMiddleware(bank, stated_times="call")
+
+
+# -- a repeat of a fixed call (protocol v18: 3 of 6 fixed runs repeated it until no reply) ------
+
+
+def test_a_repeat_of_the_fixed_call_is_answered_with_its_first_result_not_run(bank):
+    skill = _time_skill(bank)
+    agent, _, mw = _agent(bank, [tool_call("set_pickup_time", order_id="PO-24638", time="18:30"),
+                                 tool_call("set_pickup_time", order_id="PO-24638", time="17:45"),  # the fixed call
+                                 tool_call("set_pickup_time", order_id="PO-24638", time="18:30"),  # the first one
+                                 "Noted for 17:45."])
+    result = agent.invoke({"messages": [("user", SAID)]})
+    assert RAN == [{"order_id": "PO-24638", "time": "17:45"}]  # ran once
+    first, *repeats = _tool_messages(result)
+    assert len(repeats) == 2 and result["messages"][-1].text == "Noted for 17:45."
+    for seen in repeats:
+        assert seen.text == (json.dumps({"order_id": "PO-24638", "pickup": "17:45"}) + "\n\nNote: `set_pickup_time` "
+                             "already ran with these arguments in this run; this is its result, and it was not run "
+                             "again. Tell the user 17:45.")
+    trajectory = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
+    kinds = [(s.kind, s.args["time"]) for s in trajectory.steps if s.tool == "set_pickup_time"]
+    assert kinds == [("tool", "17:45"), ("reminder", "17:45"), ("reminder", "18:30")]  # as the model asked
+    assert {i.skill_id for i in trajectory.injections if i.step > 0} == {skill.id}
+    assert mw.injection_middleware.injected[skill.id] == 3
+
+
+def test_a_repeat_runs_again_when_the_fixed_call_failed_or_no_fix_changed_the_call(bank):
+    _time_skill(bank)
+    agent, _, _ = _agent(bank, [tool_call("set_pickup_time", order_id="PO-1", time="9:00"),
+                                tool_call("set_pickup_time", order_id="PO-1", time="20:45"), "Sorry."])
+    agent.invoke({"messages": [("user", "I'll collect PO-1 at a quarter to nine tonight.")]})
+    assert RAN == [{"order_id": "PO-1", "time": "20:45"}] * 2  # the fixed call failed: the repeat is the model's
+    RAN.clear()
+    agent, _, _ = _agent(bank, [tool_call("set_pickup_time", order_id="PO-24638", time="17:45"),
+                                tool_call("set_pickup_time", order_id="PO-24638", time="17:45"), "Noted."])
+    agent.invoke({"messages": [("user", SAID)]})
+    assert RAN == [{"order_id": "PO-24638", "time": "17:45"}] * 2  # nothing was fixed: nothing is held
+
+
+def test_a_repeat_of_the_fixed_call_in_an_async_run(bank):
+    _time_skill(bank)
+    agent, _, _ = _agent(bank, [tool_call("set_pickup_time", order_id="PO-1", time="18:30"),
+                                tool_call("set_pickup_time", order_id="PO-1", time="17:45"), "Noted."],
+                         reminders=False)
+    result = asyncio.run(agent.ainvoke({"messages": [("user", SAID.replace("PO-24638", "PO-1"))]}))
+    assert RAN == [{"order_id": "PO-1", "time": "17:45"}]
+    assert _tool_messages(result)[-1].text.endswith("it was not run again. Tell the user 17:45.")

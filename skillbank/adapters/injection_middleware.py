@@ -40,9 +40,9 @@ from skillbank.adapters.answer_notes import answer_note_of, with_answer_note
 from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY, AnswerReminder, answer_reminder
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
-from skillbank.adapters.reminders import user_words
+from skillbank.adapters.reminders import call_key, user_words
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
-from skillbank.adapters.time_fixes import TimeFix, fixed_call, with_fix_note
+from skillbank.adapters.time_fixes import TimeFix, fixed_call, repeat_answer, with_fix_note
 from skillbank.adapters.tools import tool_names, tool_purposes
 from skillbank.messages import first_human_text, response_message, state_messages
 from skillbank.protocols import SkillSource
@@ -59,6 +59,8 @@ class RunSkills:
     task: str  # what the run is about: its newest human message when it started
     block: Block = field(default_factory=Block)
     answer_reminded: bool = False  # a reply was asked again (answer_reminders.py): once per run
+    # Calls a time fix changed and that succeeded, by call_key: the fix and the first result.
+    fixed: dict[tuple[str, str], tuple[TimeFix, ToolMessage]] = field(default_factory=dict)
 
     @classmethod
     def start(cls, state: Mapping[str, Any]) -> "RunSkills":
@@ -206,16 +208,35 @@ class SkillInjectionMiddleware(AgentMiddleware):
             return request, None
         return request.override(tool_call={**tool_call, "args": fix.args}), fix
 
+    def _repeat(self, call: CallContext, run: RunSkills | None, request: ToolCallRequest) -> ToolMessage | None:
+        """A repeat of a call a time fix changed and that succeeded in this run: answered with
+        its first result instead of running again (time_fixes.repeat_answer)."""
+        if run is None or not run.fixed:
+            return None
+        tool_call = request.tool_call
+        first = run.fixed.get(call_key(tool_call.get("name") or "?", tool_call.get("args")))
+        if first is None:
+            return None
+        answer = repeat_answer(first[0], first[1], tool_call)
+        call.answered_without_running(request, answer)
+        with self._lock:
+            self.injected[first[0].skill_id] += 1
+        return answer
+
     def _before(self, call: CallContext, request: ToolCallRequest
                 ) -> tuple[RunSkills | None, ToolCallRequest, TimeFix | None, ToolMessage | None]:
-        """What happens before a call runs: its time or date fixed, then a reminder that answers it."""
+        """What happens before a call runs: its time or date fixed, then a repeat of a fixed
+        call or a reminder that answers it."""
         run = self._skills(call)
         request, fix = self._time_fix(run, request)
-        return run, request, fix, self._reminder(call, run, request)
+        return run, request, fix, self._repeat(call, run, request) or self._reminder(call, run, request)
 
-    def _after(self, run: RunSkills | None, fix: TimeFix | None, result: Any) -> Any:
+    def _after(self, run: RunSkills | None, request: ToolCallRequest, fix: TimeFix | None, result: Any) -> Any:
         """A call's answer with the notes given at its tool (shown to the model: the gate's reach counts them)."""
         if fix is not None and isinstance(result, ToolMessage):
+            if run is not None and result.status != "error":
+                tool_call = request.tool_call
+                run.fixed[call_key(tool_call.get("name") or "?", tool_call.get("args"))] = (fix, result)
             result = with_fix_note(result, fix)
             with self._lock:
                 self.injected[fix.skill_id] += 1
@@ -236,7 +257,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 finally:  # the run's reminders learn the call ran, whatever its outcome
                     if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
-            return self._after(run, fix, result)
+            return self._after(run, request, fix, result)
         finally:
             leave_call(token)
 
@@ -256,7 +277,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
                 finally:  # the run's reminders learn the call ran, whatever its outcome
                     if run is not None and self.config.reminders:
                         run.block.reminders.ran(request)
-            return self._after(run, fix, result)
+            return self._after(run, request, fix, result)
         finally:
             leave_call(token)
 

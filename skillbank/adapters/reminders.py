@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to impor
     from skillbank.adapters.tools import OfferedTool
 
 __all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "reminded_by",
-           "REMINDER_METADATA_KEY", "words"]
+           "REMINDER_METADATA_KEY", "words", "call_key"]
 
 # Where a call's answer says which lesson answered it (its skill id and version), for whoever
 # records the run: ``response_metadata`` is never sent to a provider.
@@ -181,10 +181,11 @@ class CallHistory:
 
     def ran(self, tool: str, args: Any) -> None:
         self.tools.add(tool)
-        self.calls[_call_key(tool, args)] += 1
+        self.calls[call_key(tool, args)] += 1
 
 
-def _call_key(tool: str, args: Any) -> tuple[str, str]:
+def call_key(tool: str, args: Any) -> tuple[str, str]:
+    """``(tool, its arguments as canonical JSON)``: equal for equal calls."""
     try:
         return tool, canonical_json(args or {})
     except (TypeError, ValueError):
@@ -280,7 +281,7 @@ class _Call:
     @property
     def key(self) -> tuple[str, str]:
         if self._key is None:
-            self._key = _call_key(self.tool, self.args)
+            self._key = call_key(self.tool, self.args)
         return self._key
 
     def undeclared(self) -> set[str]:

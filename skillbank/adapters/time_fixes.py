@@ -18,6 +18,11 @@ said has one reading: "next Friday" said on a Monday is this week's or the next 
 
 The fix is marked on the result for whoever records the run (:func:`time_fix_of`): the step is
 recorded with the arguments the tool ran with, and the lesson as injected at it.
+
+After a fix, the 1.5B often made the fixed call again, and again, until it ran out of turns with
+no reply: 3 of the 6 fixed runs of protocol v18 ended so. A repeat of a fixed call that
+succeeded is therefore not run again: it is answered with the first result and what to tell the
+user (:func:`repeat_answer`), recorded as a reminder of the lesson.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ from typing import Any, Sequence
 
 from langchain_core.messages import ToolMessage
 
+from skillbank.adapters.reminders import REMINDER_METADATA_KEY
 from skillbank.lessons import LessonKind
 from skillbank.queries import SkillHit
 from skillbank.said import WHAT_IS_SAID, Said, read_as, said_values, value_reading
 
-__all__ = ["TimeFix", "fixed_call", "with_fix_note", "time_fix_of", "TIME_FIX_METADATA_KEY"]
+__all__ = ["TimeFix", "fixed_call", "with_fix_note", "time_fix_of", "repeat_answer",
+           "TIME_FIX_METADATA_KEY"]
 
 # Where a tool result says which lesson fixed its call (skill id, version and the arguments the
 # tool ran with), for whoever records the run: ``response_metadata`` is never sent to a provider.
@@ -109,3 +116,14 @@ def time_fix_of(message: object) -> tuple[str, int, dict[str, Any]] | None:
     if not isinstance(marker, dict):
         return None
     return str(marker["skill_id"]), int(marker["version"]), dict(marker["args"])
+
+
+def repeat_answer(fix: TimeFix, first: ToolMessage, tool_call: dict[str, Any]) -> ToolMessage:
+    """The answer to ``tool_call``, a repeat of the call ``fix`` changed, which ran and came
+    back with ``first`` (its result before the note): that result again, said to be the same
+    call's, and the time to tell the user; marked as a reminder of the lesson (not run)."""
+    name = tool_call.get("name") or "?"
+    note = (f"Note: `{name}` already ran with these arguments in this run; this is its result, and it was not "
+            f"run again. Tell the user {fix.time}.")
+    return ToolMessage(content=f"{first.content}\n\n{note}", tool_call_id=tool_call.get("id") or "", name=name,
+                       response_metadata={REMINDER_METADATA_KEY: {"skill_id": fix.skill_id, "version": fix.version}})
