@@ -1,5 +1,6 @@
 """The core bank: versions, history, rollback, search, index repair, errors, concurrency."""
 
+import json
 import multiprocessing
 import shutil
 import sqlite3
@@ -21,6 +22,8 @@ from skillbank import (
 )
 from skillbank.models import Outcome, Trajectory, utcnow
 from skillbank.models import Injection
+from skillbank.store.compat import READERS_MUST_KNOW
+from skillbank.store.schema import BREAKS_OLDER_CODE
 from skillbank.store.sqlite import SQLiteStore as Store
 
 
@@ -240,14 +243,17 @@ def test_truncated_database_is_a_clear_error(tmp_path):
 
 
 def test_newer_schema_is_refused(tmp_path):
+    """A newer release's migration that older code cannot use: its record names it."""
     folder = tmp_path / "bank"
     SkillBank.open(folder, embedder="hash").close()
     conn = sqlite3.connect(folder / "bank.db")
     conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
                  " VALUES ('skillbank', '9999_from_the_future', '2030-01-01')")
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?",
+                 (json.dumps(sorted(BREAKS_OLDER_CODE | {"9999_from_the_future"})), READERS_MUST_KNOW))
     conn.commit()
     conn.close()
-    with pytest.raises(SchemaTooNewError, match="newer skillbank"):
+    with pytest.raises(SchemaTooNewError, match="newer skillbank.*9999_from_the_future.*pip install -U skillbank"):
         SkillBank.open(folder, embedder="hash")
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import multiprocessing
+import sqlite3
 import threading
+from pathlib import Path
 
 import pydantic
 import pytest
@@ -23,7 +26,8 @@ from skillbank.evolution.batch import load_batch
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.queries import SolvedRequest
 from skillbank.splits import HELD_OUT_SPLITS
-from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
+from skillbank.store.compat import READERS_MUST_KNOW
+from skillbank.store.schema import BREAKS_OLDER_CODE, KNOWN_MIGRATIONS, OLDER_CODE_CAN_USE, POSTGRES_MIGRATIONS
 from skillbank.store.skills import _CONTENT_COLUMNS, _STATE_COLUMNS
 from test_evolution_support import refund, traj, window
 
@@ -43,6 +47,7 @@ def _tamper(bank, sql, params=()):
 
 def test_both_backends_know_the_same_migrations():
     assert {name for name, _ in POSTGRES_MIGRATIONS} == KNOWN_MIGRATIONS
+    assert set(OLDER_CODE_CAN_USE) == KNOWN_MIGRATIONS  # each says whether older code can use it
 
 
 def test_migrations_are_recorded_and_reopening_is_idempotent(any_bank, backend_target):
@@ -58,14 +63,134 @@ def test_migrations_are_recorded_and_reopening_is_idempotent(any_bank, backend_t
         assert [s.name for s in again.list_skills()] == ["kept"]
 
 
-def test_a_schema_from_a_newer_release_is_refused(any_bank, backend_target):
-    table = "_sqlite_migrations (migration_set, name, applied_at)" if any_bank.store.backend == "sqlite" \
-        else "skillbank_migrations (name, applied_at)"
-    values = "('skillbank', '9999_future', 'x')" if any_bank.store.backend == "sqlite" else "('9999_future', 'x')"
-    _tamper(any_bank, f"INSERT INTO {table} VALUES {values}")
+# -- rolling upgrades: a bank a newer release migrated ---------------------------------------------
+
+FUTURE = "9999_future"  # a migration of a release newer than this code
+
+
+def _migrations_table(bank):
+    return "_sqlite_migrations" if bank.store.backend == "sqlite" else "skillbank_migrations"
+
+
+def _migrate_as_a_newer_release(bank, *, readers_must_know):
+    """Leave the bank as a newer release with the migration :data:`FUTURE` leaves it: the name among
+    the applied ones, and its record of what readers must know (``None``: no record, as a release
+    from before the record left it)."""
+    if bank.store.backend == "sqlite":
+        _tamper(bank, "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('skillbank', ?, 'x')",
+                (FUTURE,))
+    else:
+        _tamper(bank, "INSERT INTO skillbank_migrations (name, applied_at) VALUES (?, 'x')", (FUTURE,))
+    if readers_must_know is None:
+        bank.store.delete_meta(READERS_MUST_KNOW)
+    else:
+        bank.store.set_meta(READERS_MUST_KNOW, json.dumps(sorted(readers_must_know)))
+
+
+def _before_0005(bank):
+    """Back to the schema of the release before 0005 (its column dropped, its record deleted)."""
+    with bank.store.transaction() as conn:
+        conn.execute("ALTER TABLE trajectories DROP COLUMN today")
+        conn.execute(f"DELETE FROM {_migrations_table(bank)} WHERE name = ?", ("0005_trajectory_today",))
+
+
+def _readers_must_know(bank):
+    raw = bank.store.get_meta(READERS_MUST_KNOW)
+    return None if raw is None else json.loads(raw)
+
+
+def _as_stored(target):
+    """The applied migrations, meta and the trajectories' columns, read past skillbank: a refused
+    bank cannot be opened to look, and reading must write nothing."""
+    if isinstance(target, Path):
+        conn = sqlite3.connect(target / "bank.db")
+        migrations, columns = "_sqlite_migrations", "SELECT name FROM pragma_table_info('trajectories')"
+    else:
+        import psycopg
+
+        conn = psycopg.connect(target)
+        migrations = "skillbank_migrations"
+        columns = "SELECT column_name FROM information_schema.columns WHERE table_name = 'trajectories'"
+    try:
+        return {"migrations": sorted(conn.execute(f"SELECT name, applied_at FROM {migrations}").fetchall()),
+                "meta": sorted(conn.execute("SELECT key, value FROM meta").fetchall()),
+                "trajectory columns": sorted(r[0] for r in conn.execute(columns).fetchall())}
+    finally:
+        conn.close()
+
+
+def test_a_new_bank_records_what_readers_must_know_and_reopening_changes_nothing(any_bank, backend_target):
+    assert _readers_must_know(any_bank) == sorted(BREAKS_OLDER_CODE) == [
+        "0001_initial", "0002_lessons_and_toolset", "0003_drafts_and_rounds"]
     any_bank.close()
-    with pytest.raises(SchemaTooNewError, match="newer skillbank"):
+    stored = _as_stored(backend_target)
+    with SkillBank.open(backend_target, embedder="hash") as again:
+        again.store.setup()
+    assert _as_stored(backend_target) == stored
+
+
+def test_a_newer_release_s_migration_older_code_can_use_is_tolerated(any_bank, backend_target, caplog):
+    """A newer release applied a migration this code does not know, and recorded that readers need
+    not know it (a new nullable column, say): hosts still on this release keep using the bank."""
+    kept = _add(any_bank, "kept", "written before the newer release came")
+    _migrate_as_a_newer_release(any_bank, readers_must_know=BREAKS_OLDER_CODE)
+    any_bank.close()
+    stored = _as_stored(backend_target)
+
+    with caplog.at_level(logging.INFO, logger="skillbank.store"):
+        bank = SkillBank.open(backend_target, embedder="hash")
+    with bank:
+        assert FUTURE in caplog.text and "newer skillbank" in caplog.text
+        assert bank.get_skill(kept.id).name == "kept"
+        added = _add(bank, "added", "written after it")
+        run = bank.trajectories.save(refund(0, skill=added))
+        assert bank.trajectories.get(run).outcome.success
+        assert bank.get_skill(added.id).stats.uses == 1
+        assert [h.skill.name for h in bank.search("written after it", k=1)] == ["added"]
+        assert bank.verify(check_index=False).ok
+    after = _as_stored(backend_target)
+    assert after["migrations"] == stored["migrations"]  # nothing applied, the record not rewritten
+    assert dict(after["meta"])[READERS_MUST_KNOW] == dict(stored["meta"])[READERS_MUST_KNOW]
+
+
+def test_a_newer_release_s_migration_that_breaks_older_code_is_refused_untouched(any_bank, backend_target):
+    _add(any_bank, "kept", "written before the newer release came")
+    _before_0005(any_bank)  # one of this code's own migrations pending: refusing must not apply it
+    _migrate_as_a_newer_release(any_bank, readers_must_know=BREAKS_OLDER_CODE | {FUTURE})
+    any_bank.close()
+    stored = _as_stored(backend_target)
+
+    with pytest.raises(SchemaTooNewError) as refused:
         SkillBank.open(backend_target, embedder="hash")
+    message = str(refused.value)
+    assert "newer skillbank" in message and FUTURE in message and "0003" not in message
+    assert "Upgrade skillbank on this host (pip install -U skillbank)" in message and "untouched" in message
+    assert _as_stored(backend_target) == stored
+    assert "today" not in stored["trajectory columns"]
+
+
+def test_a_newer_release_that_recorded_nothing_is_refused_as_before(any_bank, backend_target):
+    """Unknown migrations and no record: the bank was migrated by a release from before the
+    record, which said nothing about whether older code can use it."""
+    _migrate_as_a_newer_release(any_bank, readers_must_know=None)
+    any_bank.close()
+    stored = _as_stored(backend_target)
+    with pytest.raises(SchemaTooNewError, match=f"newer skillbank.*{FUTURE}.*does not record"):
+        SkillBank.open(backend_target, embedder="hash")
+    assert _as_stored(backend_target) == stored
+
+
+def test_opening_a_bank_from_before_0005_applies_it_and_records_what_readers_must_know(any_bank, backend_target):
+    """A bank as the release before 0005, from before the record, left it."""
+    _before_0005(any_bank)
+    any_bank.store.delete_meta(READERS_MUST_KNOW)
+    any_bank.close()
+
+    with SkillBank.open(backend_target, embedder="hash") as bank:
+        assert {name for name, _ in _as_stored(backend_target)["migrations"]} == KNOWN_MIGRATIONS
+        assert _readers_must_know(bank) == sorted(BREAKS_OLDER_CODE)
+        dated = bank.trajectories.save(refund(0).model_copy(update={"today": datetime.date(2027, 3, 8)}))
+        assert bank.trajectories.get(dated).today == datetime.date(2027, 3, 8)
 
 
 def test_a_bank_written_before_drafts_had_tables_keeps_its_drafts_and_rounds(any_bank, backend_target):

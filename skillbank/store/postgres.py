@@ -31,13 +31,13 @@ from skillbank.errors import (
     LockedError,
     MissingExtraError,
     NotABankError,
-    SchemaTooNewError,
     StorageFullError,
 )
 from skillbank.store.base import Dialect, Store
+from skillbank.store.compat import READERS_MUST_KNOW, check_schema, parse_record
 from skillbank.store.hnsw import EF_SEARCH
 from skillbank.store.locks import POLL_SECONDS, describe_holder, holder_info
-from skillbank.store.schema import KNOWN_MIGRATIONS, POSTGRES_MIGRATIONS
+from skillbank.store.schema import BASE_MIGRATION, POSTGRES_MIGRATIONS
 
 __all__ = ["PostgresStore", "PostgresDialect", "is_database_url", "translate"]
 
@@ -251,19 +251,22 @@ class PostgresStore(Store):
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE}"
                              " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
                 applied = {r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")}
-                unknown = applied - KNOWN_MIGRATIONS
-                if unknown:
-                    raise SchemaTooNewError(
-                        f"{self.location} was written by a newer skillbank (unknown schema "
-                        f"migrations: {', '.join(sorted(unknown))}); upgrade skillbank: "
-                        "pip install -U skillbank")
-                for name, script in POSTGRES_MIGRATIONS:
-                    if name in applied:
-                        continue
-                    with conn.transaction():
-                        conn.execute(script)
-                        conn.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (%s, %s)",
-                                     (name, time.strftime("%Y-%m-%dT%H:%M:%S")))
+                recorded = None
+                if BASE_MIGRATION in applied:  # meta comes with the base migration
+                    row = conn.execute("SELECT value FROM meta WHERE key = %s", (READERS_MUST_KNOW,)).fetchone()
+                    recorded = parse_record(row[0] if row else None)
+                check = check_schema(self.location, applied, recorded)
+                if not check.up_to_date:
+                    with conn.transaction():  # the migrations and the record commit together
+                        for name, script in POSTGRES_MIGRATIONS:
+                            if name in check.pending:
+                                conn.execute(script)
+                                conn.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (%s, %s)",
+                                             (name, time.strftime("%Y-%m-%dT%H:%M:%S")))
+                        conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s)"
+                                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                     (READERS_MUST_KNOW, check.record()))
+                check.log_tolerated(self.location)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_KEY,))
 

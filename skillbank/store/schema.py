@@ -5,22 +5,49 @@ fills (:data:`SQLITE_TYPES`, :data:`POSTGRES_TYPES`); timestamps and JSON stay I
 on both, so one row reader serves both backends.
 
 To change the schema, add a migration with the same new name to *both* lists (the conformance
-tests check the two name sets are equal): an ``@migrations(name=...)`` function for SQLite
-(sqlite-utils records it in ``_sqlite_migrations``) and a ``(name, sql)`` entry in
-``POSTGRES_MIGRATIONS`` (recorded in ``skillbank_migrations``). A new skill content field (the
-``lessons`` JSON, say) is ``ALTER TABLE skills ADD COLUMN lessons TEXT NOT NULL DEFAULT '[]'``
-and the same for ``skill_versions``, in one migration per backend (the statements are the same
-text on both), plus the field in ``skills._content_row`` / ``_content_from_row`` and the column
-in ``transfer.TABLES``.
+tests check the two name sets are equal): an ``@migration(name, older_code_can_use=...)``
+function for SQLite (sqlite-utils records it in ``_sqlite_migrations``) and a ``(name, sql)``
+entry in ``POSTGRES_MIGRATIONS`` (recorded in ``skillbank_migrations``). A new skill content
+field (the ``lessons`` JSON, say) is ``ALTER TABLE skills ADD COLUMN lessons TEXT NOT NULL
+DEFAULT '[]'`` and the same for ``skill_versions``, in one migration per backend (the
+statements are the same text on both), plus the field in ``skills._content_row`` /
+``_content_from_row`` and the column in ``transfer.TABLES``.
+
+``older_code_can_use`` says whether code that does not know the migration can still read and
+write a bank it was applied to (see :func:`migration`); decide it by reading the code that reads
+and writes the tables it touches, and say why beside it. It is what lets a fleet sharing one
+bank upgrade host by host (:mod:`skillbank.store.compat`).
 """
 
 from __future__ import annotations
+
+from typing import Callable, TypeVar
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 MIGRATION_SET = "skillbank"
 migrations = Migrations(MIGRATION_SET)
+
+_Fn = TypeVar("_Fn", bound=Callable[[Database], None])
+
+#: Per migration name: can code that does not know the migration still read and write a bank it
+#: was applied to? Filled by :func:`migration`, next to each migration and its reason.
+OLDER_CODE_CAN_USE: dict[str, bool] = {}
+
+
+def migration(name: str, *, older_code_can_use: bool) -> Callable[[_Fn], _Fn]:
+    """Register SQLite migration ``name`` and whether older code can use a bank it was applied to.
+
+    ``True`` for an additive change older code never notices: a new table it does not read, a new
+    column its INSERTs can leave out (nullable or defaulted) and whose absence from what it reads
+    misleads nothing. ``False`` when older code would misread the bank or lose data in it (data
+    moved elsewhere, columns it would read wrong or drop on a rewrite). A host whose code does not
+    know a ``False`` migration refuses the bank; it uses a bank with unknown ``True`` ones.
+    """
+    OLDER_CODE_CAN_USE[name] = older_code_can_use
+    return migrations(name=name)
+
 
 # 0001: every table. The change log (events) is tamper-evident: each event's hash covers the
 # previous event's hash. Embeddings are cached by content hash so the index can be rebuilt
@@ -158,7 +185,8 @@ POSTGRES_TYPES = {"serial_key": "BIGINT PRIMARY KEY", "blob": "BYTEA", "real": "
                   "bigint": "BIGINT", "rowid": "\n            rowid BIGSERIAL PRIMARY KEY,"}
 
 
-@migrations(name="0001_initial")
+# The base: there is no older code, and every reader must know it.
+@migration("0001_initial", older_code_can_use=False)
 def _initial(db: Database) -> None:
     db.executescript(INITIAL.format(**SQLITE_TYPES))
 
@@ -173,7 +201,11 @@ LESSONS_AND_TOOLSET = """
 """
 
 
-@migrations(name="0002_lessons_and_toolset")
+# Breaks older code. Its INSERTs can leave the defaulted columns out, but it misreads skills
+# written after: a version's content hash covers its lessons and toolset, so older code finds
+# the hash of every skill with lessons wrong (``verify``), injects the body without them, and
+# its next edit of such a skill writes a version without them: the lessons are lost silently.
+@migration("0002_lessons_and_toolset", older_code_can_use=False)
 def _lessons(db: Database) -> None:
     db.executescript(LESSONS_AND_TOOLSET)
 
@@ -208,7 +240,10 @@ POSTGRES_LAST_RUN = {"last_run_at": "(l.value::json ->> 'at')",
                      "last_run_trajectories": "(l.value::json ->> 'trajectories')::integer"}
 
 
-@migrations(name="0003_drafts_and_rounds")
+# Breaks older code: it moves what older code reads from ``meta`` keys into tables (and deletes
+# the keys), so older code would see no candidates waiting and no drafts, restart its round
+# numbers, and write its own candidates and drafts to keys newer code never reads.
+@migration("0003_drafts_and_rounds", older_code_can_use=False)
 def _drafts_and_rounds(db: Database) -> None:
     db.executescript(DRAFTS_AND_ROUNDS.format(**SQLITE_LAST_RUN))
 
@@ -241,7 +276,9 @@ GATE_RECORDS = """
 """
 
 
-@migrations(name="0004_gate_records")
+# Older code can use it: a new table that older code never reads or writes. Its rows reference
+# skills, which no code deletes. (An older ``skillbank copy`` leaves the records out of a copy.)
+@migration("0004_gate_records", older_code_can_use=True)
 def _gate_records(db: Database) -> None:
     db.executescript(GATE_RECORDS.format(**SQLITE_TYPES))
 
@@ -253,7 +290,10 @@ TRAJECTORY_TODAY = """
 """
 
 
-@migrations(name="0005_trajectory_today")
+# Older code can use it: a nullable column older code's INSERT INTO trajectories leaves out (no
+# UPDATE or REPLACE of a whole row clears it); a run it records has no today, which newer code
+# reads as it reads the runs recorded before this migration. (An older copy leaves it out.)
+@migration("0005_trajectory_today", older_code_can_use=True)
 def _trajectory_today(db: Database) -> None:
     db.executescript(TRAJECTORY_TODAY)
 
@@ -269,3 +309,7 @@ POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
 
 # Every migration this release knows, read through the public API (all are pending on an empty db).
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations.pending(Database(memory=True)))
+#: The migration every bank starts with; it creates ``meta``.
+BASE_MIGRATION = "0001_initial"
+#: The migrations a reader must know to use a bank they were applied to.
+BREAKS_OLDER_CODE = frozenset(name for name, ok in OLDER_CODE_CAN_USE.items() if not ok)

@@ -19,10 +19,11 @@ from typing import Any, Iterator
 
 from sqlite_utils import Database
 
-from skillbank.errors import CorruptBankError, LockedError, SchemaTooNewError, StorageFullError
+from skillbank.errors import CorruptBankError, LockedError, StorageFullError
 from skillbank.store.base import Dialect, Store
+from skillbank.store.compat import READERS_MUST_KNOW, SchemaCheck, check_schema, parse_record
 from skillbank.store.locks import file_lock
-from skillbank.store.schema import KNOWN_MIGRATIONS, migrations
+from skillbank.store.schema import BASE_MIGRATION, migrations
 
 __all__ = ["DB_FILENAME", "SQLiteStore"]
 
@@ -86,18 +87,35 @@ class SQLiteStore(Store):
         return store
 
     def setup(self) -> None:
-        """Apply pending migrations; idempotent, and safe when several processes start at once."""
+        """Apply pending migrations; idempotent, and safe when several processes start at once.
+
+        Refuses (:class:`~skillbank.errors.SchemaTooNewError`) a bank that needs a migration this
+        code does not know; see :mod:`skillbank.store.compat`.
+        """
+        check = self._check_schema()
+        if not check.up_to_date:
+            with self._setup_lock():
+                check = self._check_schema()  # another process may have migrated it meanwhile
+                if not check.up_to_date:
+                    self._migrate(check)
+        check.log_tolerated(self.location)
+
+    def _check_schema(self) -> SchemaCheck:
         applied = {m.name for m in migrations.applied(self.db)}
-        unknown = applied - KNOWN_MIGRATIONS
-        if unknown:
-            raise SchemaTooNewError(
-                f"{self.path} was written by a newer skillbank (unknown schema migrations: "
-                f"{', '.join(sorted(unknown))}); upgrade skillbank: pip install -U skillbank"
-            )
-        if applied >= KNOWN_MIGRATIONS:
-            return
-        with self._setup_lock():
-            migrations.apply(self.db)
+        # meta comes with the base migration
+        recorded = parse_record(self.get_meta(READERS_MUST_KNOW)) if BASE_MIGRATION in applied else None
+        return check_schema(self.location, applied, recorded)
+
+    def _migrate(self, check: SchemaCheck) -> None:
+        # Each migration commits on its own (executescript ends any transaction), so a bank that
+        # has meta gets its record first: the record never says less than what is applied. A new
+        # bank gets it after its base migration has made meta.
+        new = BASE_MIGRATION in check.pending
+        if not new:
+            self.set_meta(READERS_MUST_KNOW, check.record())
+        migrations.apply(self.db)
+        if new:
+            self.set_meta(READERS_MUST_KNOW, check.record())
 
     @contextlib.contextmanager
     def _setup_lock(self) -> Iterator[None]:
