@@ -3,10 +3,13 @@ the source untouched. (SQLite <-> PostgreSQL is in test_store_postgres.py.)"""
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
+from skillbank.store.compat import READERS_MUST_KNOW
 import skillbank.store.transfer as transfer
 from skillbank.store.transfer import TABLES
 from test_evolution_support import refund
@@ -45,3 +48,15 @@ def test_copy_sqlite_to_sqlite(tmp_path, monkeypatch):
 
     again = runner.invoke(app, ["copy", str(src), str(dst)])  # into a bank that is not empty
     assert again.exit_code == 1 and "already holds a bank" in again.stderr
+
+
+def test_copy_keeps_the_destinations_own_schema_record(tmp_path):
+    src, dst = tmp_path / "bank", tmp_path / "copy"
+    with SkillBank.open(src, embedder="hash") as bank:
+        _filled(bank)
+        own = bank.store.get_meta(READERS_MUST_KNOW)
+        bank.store.set_meta(READERS_MUST_KNOW, json.dumps(sorted(json.loads(own), reverse=True)))  # other text
+    result = runner.invoke(app, ["copy", str(src), str(dst)])
+    assert result.exit_code == 0, result.output
+    with SkillBank.open(dst, embedder="hash") as bank:
+        assert bank.store.get_meta(READERS_MUST_KNOW) == own  # written by its own migrations, not copied

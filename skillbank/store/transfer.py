@@ -45,8 +45,9 @@ TABLES: list[tuple[str, tuple[str, ...], str]] = [
      "trajectory_id, step, rank"),
 ]
 _PAGE = 2000
-# Bookkeeping of the source's own locks and index, meaningless in another store.
-_LOCAL_META = ("lock:", "index:")
+# Bookkeeping of the source's own locks, index and schema record (compat.READERS_MUST_KNOW, which
+# the destination's own migrations wrote), meaningless in another store.
+_LOCAL_META = ("lock:", "index:", "schema.")
 
 
 def copy_store(src: Store, dst: Store, *, progress: Callable[[str, int], Any] | None = None) -> dict[str, int]:
