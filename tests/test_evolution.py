@@ -299,6 +299,15 @@ def test_clustering_separates_task_families_with_the_same_tools(bank):
     assert task_template("Refund order 4512 for Alice") == "refund order <num> for <name>"
 
 
+def test_an_apostrophe_is_no_quote_in_a_template():
+    # protocol v19: "'d like a late check-out at one o'" was read as a quoted value, so this
+    # wording and "... at a quarter past two." of the same request were different templates
+    assert task_template("For reservation R-4525, I'd like a late check-out at one o'clock.") == \
+        "for reservation <id>, i'd like a late check-out at one o'clock."
+    assert task_template("Don't book 'the big room' today, it's taken.") == "don't book <text> today, it's taken."
+    assert task_template('Schedule "standup" at 9') == "schedule <text> at <num>"
+
+
 # -- step 5: limits ----------------------------------------------------------------------------
 
 

@@ -16,7 +16,10 @@ _URL = re.compile(r"https?://\S+|www\.\S+")
 # An e-mail address and a UUID: templated away here, refused in a skill by the linter.
 EMAIL_PATTERN = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 UUID_PATTERN = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|“[^”\n]{1,80}”")
+# A single quote opens and closes only outside a word: an apostrophe ("I'd like a late check-out
+# at one o'clock") is no quote (protocol v19: that read "'d like a late check-out at one o'" as a
+# quoted value, so the request's wordings fell into different templates).
+_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|(?<!\w)'[^'\n]{1,80}'(?!\w)|“[^”\n]{1,80}”")
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\$?\d[\d,.:/-]*\b")
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")
 _PROPER = re.compile(r"(?<=[a-z0-9,;>] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*")
