@@ -10,8 +10,6 @@ import re
 from collections import defaultdict
 from typing import Sequence
 
-from skillbank.evolution.methods import instance_values
-
 _URL = re.compile(r"https?://\S+|www\.\S+")
 # An e-mail address and a UUID: templated away here, refused in a skill by the linter.
 EMAIL_PATTERN = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
