@@ -213,11 +213,10 @@ class SkillInjectionMiddleware(AgentMiddleware):
         its first result instead of running again (time_fixes.repeat_answer)."""
         if run is None or not run.fixed:
             return None
-        tool_call = request.tool_call
-        first = run.fixed.get(call_key(tool_call.get("name") or "?", tool_call.get("args")))
+        first = run.fixed.get(_call_of(request))
         if first is None:
             return None
-        answer = repeat_answer(first[0], first[1], tool_call)
+        answer = repeat_answer(first[0], first[1], request.tool_call)
         call.answered_without_running(request, answer)
         with self._lock:
             self.injected[first[0].skill_id] += 1
@@ -235,8 +234,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         """A call's answer with the notes given at its tool (shown to the model: the gate's reach counts them)."""
         if fix is not None and isinstance(result, ToolMessage):
             if run is not None and result.status != "error":
-                tool_call = request.tool_call
-                run.fixed[call_key(tool_call.get("name") or "?", tool_call.get("args"))] = (fix, result)
+                run.fixed[_call_of(request)] = (fix, result)
             result = with_fix_note(result, fix)
             with self._lock:
                 self.injected[fix.skill_id] += 1
@@ -280,6 +278,11 @@ class SkillInjectionMiddleware(AgentMiddleware):
             return self._after(run, request, fix, result)
         finally:
             leave_call(token)
+
+
+def _call_of(request: ToolCallRequest) -> tuple[str, str]:
+    """The request's call as reminders.call_key keys it: equal for equal calls."""
+    return call_key(request.tool_call.get("name") or "?", request.tool_call.get("args"))
 
 
 def _with_note(request: ModelRequest, response: Any, reminder: AnswerReminder) -> ModelRequest:
