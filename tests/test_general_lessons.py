@@ -174,6 +174,8 @@ def test_a_one_tool_method_with_recurring_mistakes_becomes_a_pitfall_skill():
     content, support, why = RuleDistiller().pitfalls(ok, bad, config)
     assert content.kind.value == "pitfall" and content.tools == ("open_window",)
     assert content.lessons == (ask_for(None, "open_window"),)
+    # The tool is named as the one to call with care, never as one to avoid.
+    assert content.description.endswith("; mistakes to avoid when calling `open_window`.")
     assert "without asking" in why and len(support) == 3
     assert RuleDistiller().pitfalls(ok, [], config)[0] is None  # no failures: nothing to contrast
 

@@ -305,7 +305,9 @@ class RuleDistiller(Distiller):
         templates = [r.template for r in support]
         content = SkillContent(
             name=name_for(templates, tools, suffix="pitfalls"),
-            description=_description(templates, tools, "mistakes to avoid")[: config.max_description_chars],
+            # "mistakes to avoid `x`" read as "avoid `x`": in protocol v20's gate the 1.5B then
+            # described the call instead of making it. The tool is the one to call, with care.
+            description=_description(templates, tools, "mistakes to avoid when calling")[: config.max_description_chars],
             kind=SkillKind.pitfall, tools=tools, tags=("learned",),
             lessons=tuple(x for x, _ in contrast), toolset=toolset_of(support + list(bad)))
         content = attach_examples(content, support, keep=config.examples_per_lesson, scrubber=self.scrubber)
