@@ -101,6 +101,61 @@ def test_calls_no_tool_needs_every_lesson_to_say_so(bank):
     assert not calls_no_tool(bank.get_skill("look-up-before-answering"))
 
 
+# -- at the tool: a call on small talk is held back once ---------------------------------------------
+
+
+ORDERS_RUN: list[str] = []
+
+
+@tool
+def look_up_order(order_id: str) -> str:
+    """Look up an order by its id: status, items, delivery date."""
+    ORDERS_RUN.append(order_id)
+    return '{"status": "delivered"}'
+
+
+@pytest.fixture
+def shop(tmp_path):
+    with SkillBank.open(tmp_path / "bank") as b:  # its own: the agent's runs go into its neighbours
+        b.add_skill("shop-compliment-no-tools",
+                    'When the user says something like "Hi! I just wanted to say your service has '
+                    'been great." and asks for nothing a tool does.',
+                    kind="pitfall", tags=["learned"], lessons=[Lesson(kind=LessonKind.no_tool)],
+                    toolset=["look_up_order"], author="evolution")
+        yield b
+
+
+def _run(bank, request_text, script):
+    from langchain.agents import create_agent
+
+    from skillbank.adapters.langchain import SkillBankMiddleware
+    from skillbank.adapters.testing import ScriptedChatModel
+
+    ORDERS_RUN.clear()
+    agent = create_agent(ScriptedChatModel(script), [look_up_order], system_prompt="You help a shop's customers.",
+                         middleware=[SkillBankMiddleware(bank, reminders=True)])
+    return agent.invoke({"messages": [("user", request_text)]})["messages"]
+
+
+def test_a_tool_called_on_small_talk_is_answered_with_the_lesson_and_not_run(shop):
+    from skillbank.adapters.testing import tool_call
+
+    messages = _run(shop, "Thanks so much, you folks have been wonderful!",
+                    [tool_call("look_up_order", order_id="ORD-1"), "You're welcome, glad we could help!"])
+    assert ORDERS_RUN == []
+    held = [m.text for m in messages if m.type == "tool"]
+    assert len(held) == 1 and held[0].startswith("`look_up_order` was not run. The user's message asks for nothing")
+    assert messages[-1].text == "You're welcome, glad we could help!"
+
+
+def test_a_request_for_a_tool_is_not_held_back(shop):
+    from skillbank.adapters.testing import tool_call
+
+    _run(shop, "Where is my order ORD-2231? It has not arrived yet.",
+         [tool_call("look_up_order", order_id="ORD-2231"), "It was delivered."])
+    assert ORDERS_RUN == ["ORD-2231"]
+
+
 # -- labelled neighbours: what the bank saw requests like this one need -------------------------------
 
 

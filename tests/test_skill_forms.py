@@ -239,6 +239,16 @@ def test_which_calls_break_which_lessons(bank):
     assert rules.broken("get_order", {"order_id": "C3"}, get_order, history) is None
 
 
+def test_a_no_tool_lesson_holds_back_the_first_call_of_any_tool(bank):
+    rules = _rules(bank, _lesson("no_tool"))
+    history = CallHistory()
+    broke = rules.broken("get_order", {"order_id": "A1"}, get_order, history)
+    assert broke.lesson.kind.value == "no_tool"
+    assert rules.broken("some_tool_it_lacks", {}, None, history).lesson.kind.value == "no_tool"
+    history.reminded.add(broke.key)  # once per run: the next call runs
+    assert rules.broken("refund", {"order_id": "A1"}, refund, history) is None
+
+
 def test_the_general_missing_parameter_lesson_covers_any_undeclared_argument(bank):
     rules = _rules(bank, missing_parameter())
     assert rules.broken("refund", {"order_id": "A1", "speed": "fast"}, refund, CallHistory()) is not None
@@ -468,6 +478,9 @@ def test_each_reminder_names_the_next_step():
     assert text(budget(2), "get_weather").endswith("Answer the user now with what you know.")
     pitfall = _lesson("pitfall", avoid="call", tool="refund")
     assert text(pitfall, "refund") == f"`refund` was not run. {sentence(pitfall)}"
+    assert text(_lesson("no_tool"), "book_table") == (
+        "`book_table` was not run. The user's message asks for nothing a tool does. Reply to it "
+        "yourself now, in one or two sentences, without calling a tool.")
 
 
 def test_the_middleware_learns_each_tool_s_parameters_from_the_model_call(bank):

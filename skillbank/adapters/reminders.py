@@ -22,7 +22,12 @@ running it, at most once per lesson per run, so the rule arrives where the mista
   ("2027-03-09" for "the day after tomorrow" on 8 March; :mod:`skillbank.dates`);
 - ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
   general form); ``wrong_tool_name``: a call to a name the agent does not have that the
-  lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`).
+  lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`);
+- ``no_tool``: any call. The lesson is in the block only when the request was read as asking
+  for nothing a tool does (:meth:`SkillInjector.select` scopes it by the request's nearest
+  neighbours), and in protocol v20 the 1.5B still called a tool on small talk in 5 of the 27
+  runs it was shown in (booking a table on "Thanks for a lovely evening"). Once per run, as
+  every reminder: a second call runs, so a lesson shown by mistake costs a turn, not the call.
 
 A check itself is never held back (it is read-only, and holding it back would break the very
 lesson that names it). Everything here is data already at hand: the per-call cost is a dict
@@ -148,6 +153,9 @@ def reminder_text(tool: str, reminder: Reminder, args: Any = None,
         extra = lesson.parameter or "that argument"
         return (f"{head} It has no `{extra}` parameter. Call `{tool}` again without it if the "
                 f"rest is still needed, and tell the user `{extra}` cannot be set.")
+    if kind == LessonKind.no_tool:
+        return (f"{head} The user's message asks for nothing a tool does. Reply to it yourself now, "
+                "in one or two sentences, without calling a tool.")
     if kind in (LessonKind.budget, LessonKind.pitfall) and lesson.avoid != "call":
         return (f"{head} You already have what this call would give (its result is above). "
                 "Answer the user now with what you know.")
@@ -247,7 +255,7 @@ class ReminderRules:
                     by_tool.setdefault(lesson.tool, []).append(reminder)
                 elif kind in (LessonKind.missing_tool, LessonKind.wrong_tool_name):
                     unknown_tool.append(reminder)  # the general missing_tool; every wrong name
-                elif kind in (LessonKind.missing_parameter, LessonKind.budget) or \
+                elif kind in (LessonKind.missing_parameter, LessonKind.budget, LessonKind.no_tool) or \
                         (kind == LessonKind.pitfall and lesson.avoid == "repeat"):
                     any_tool.append(reminder)
         return cls(len(hits), by_tool, any_tool, unknown_tool, frozenset(checks))
@@ -359,6 +367,8 @@ def user_words(messages: Sequence[Any]) -> str:
 
 def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
     kind = lesson.kind
+    if kind == LessonKind.no_tool:
+        return True
     if kind == LessonKind.check_first:
         return lesson.check not in history.tools
     if kind == LessonKind.missing_tool:  # by name (the specific form) or any (general): the agent lacks it
