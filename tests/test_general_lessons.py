@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from conftest import ask_for, budget, check_first, missing_parameter, missing_tool, order, teaches, unknown_field
+from conftest import ask_for, budget, check_first, missing_parameter, missing_tool, order, unknown_field
 
 from skillbank_harness.envs import directives as dx
 from skillbank_harness.envs.guidance import read
