@@ -8,10 +8,13 @@ needed. These tests use the bundled MiniLM: the scope is a comparison of its sim
 from __future__ import annotations
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from skillbank import SkillBank
+from skillbank.adapters.langchain import SkillBankMiddleware
+from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.adapters.injection import SkillInjector, calls_no_tool
 from skillbank.adapters.tools import tool_names, tool_purposes
 from skillbank.lessons import Lesson, LessonKind
@@ -126,11 +129,6 @@ def shop(tmp_path):
 
 
 def _run(bank, request_text, script):
-    from langchain.agents import create_agent
-
-    from skillbank.adapters.langchain import SkillBankMiddleware
-    from skillbank.adapters.testing import ScriptedChatModel
-
     ORDERS_RUN.clear()
     agent = create_agent(ScriptedChatModel(script), [look_up_order], system_prompt="You help a shop's customers.",
                          middleware=[SkillBankMiddleware(bank, reminders=True)])
@@ -138,8 +136,6 @@ def _run(bank, request_text, script):
 
 
 def test_a_tool_called_on_small_talk_is_answered_with_the_lesson_and_not_run(shop):
-    from skillbank.adapters.testing import tool_call
-
     messages = _run(shop, "Thanks so much, you folks have been wonderful!",
                     [tool_call("look_up_order", order_id="ORD-1"), "You're welcome, glad we could help!"])
     assert ORDERS_RUN == []
@@ -149,8 +145,6 @@ def test_a_tool_called_on_small_talk_is_answered_with_the_lesson_and_not_run(sho
 
 
 def test_a_request_for_a_tool_is_not_held_back(shop):
-    from skillbank.adapters.testing import tool_call
-
     _run(shop, "Where is my order ORD-2231? It has not arrived yet.",
          [tool_call("look_up_order", order_id="ORD-2231"), "It was delivered."])
     assert ORDERS_RUN == ["ORD-2231"]
