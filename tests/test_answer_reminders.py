@@ -128,6 +128,18 @@ def test_the_skills_block_repeated_as_the_answer_is_asked_again(bank):
     assert result["messages"][-1].text == "06:10."
 
 
+def test_an_empty_reply_is_asked_again_once(bank):
+    _skill(bank, SKIP)
+    result, model = _run(bank, [CALL, "", "The first train leaves at 06:10."])
+    note = model.received[2][-1].text
+    assert "Your reply is empty" in note and "from the results above" in note
+    assert result["messages"][-1].text == "The first train leaves at 06:10."
+    assert result["messages"][-1].response_metadata[ANSWER_REMINDER_METADATA_KEY]["reason"] == "empty"
+    # With no result to answer from, the note asks for a reply to the user's message; once only.
+    result, model = _run(bank, ["", ""])
+    assert len(model.received) == 2 and "Answer the user's last message now" in model.received[1][-1].text
+
+
 def test_off_without_reminders_and_without_skills(bank):
     result, model = _run(bank, [DESCRIBED], reminders=False)
     assert len(model.received) == 1  # no skills at all
@@ -301,6 +313,15 @@ def test_the_lessons_own_words_as_the_answer_are_asked_again(bank, parrot):
     assert result["messages"][-1].text == "You're welcome, safe travels!"
     record = result["messages"][-1].response_metadata[ANSWER_REMINDER_METADATA_KEY]
     assert record["reason"] == "repeated guidance" and record["draft"] == parrot
+
+
+def test_the_block_repeated_on_small_talk_pushes_no_tool(bank):
+    # Protocol v21: 4 small-talk replies were the block; the note asked to "call the tools it needs".
+    parrot = '<skill name="great-help-no-tools">No tool needed.</skill>'
+    result, model = _small_talk_run(bank, [parrot, "You're welcome, safe travels!"])
+    note = model.received[1][-1].text
+    assert "repeats the skills block" in note and "tool" not in note.replace("skills block", "")
+    assert result["messages"][-1].text == "You're welcome, safe travels!"
 
 
 @pytest.mark.parametrize("reply", [

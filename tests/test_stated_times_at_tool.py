@@ -201,3 +201,16 @@ def test_a_repeat_of_the_fixed_call_in_an_async_run(bank):
     result = asyncio.run(agent.ainvoke({"messages": [("user", SAID.replace("PO-24638", "PO-1"))]}))
     assert RAN == [{"order_id": "PO-1", "time": "17:45"}]
     assert _tool_messages(result)[-1].text.endswith("it was not run again. Tell the user 17:45.")
+
+
+def test_an_empty_reply_after_the_repeats_is_asked_again_once(bank):
+    # Protocol v21, all 3 fixed late-checkout runs: the fixed call repeated twice, then an empty
+    # reply (end-of-turn as the first token), so the user was told nothing.
+    _time_skill(bank)
+    repeat = tool_call("set_pickup_time", order_id="PO-24638", time="17:45")
+    agent, model, _ = _agent(bank, [tool_call("set_pickup_time", order_id="PO-24638", time="18:30"), repeat, repeat,
+                                    "", "Your pickup of PO-24638 is set for 17:45."])
+    result = agent.invoke({"messages": [("user", SAID)]})
+    assert RAN == [{"order_id": "PO-24638", "time": "17:45"}]
+    assert "Your reply is empty" in model.received[-1][-1].text
+    assert result["messages"][-1].text == "Your pickup of PO-24638 is set for 17:45."

@@ -9,7 +9,13 @@ stands (``InjectionConfig.reminders``, the same switch as the reminders at the t
 - **described, not called**: the reply names, as a word of its own, a tool that an injected
   lesson says to call (a procedure's step, a step not to skip, a check or the action it guards),
   that the agent was offered and that has not been called in this run;
-- **the block repeated**: the reply contains a skill tag of the injected block;
+- **the block repeated**: the reply contains a skill tag of the injected block; where the block
+  holds a ``no_tool`` lesson (the request read as small talk), the note asks for a reply in the
+  model's own words and no longer to "call the tools it needs" (protocol v21: 4 small-talk
+  replies were the block, again after that note);
+- **an empty reply**: the reply has no text and no call (protocol v21: all 3 runs whose
+  late-checkout time was fixed at the tool repeated the call and then ended with an empty reply,
+  the model's end-of-turn as its first token; the user was told nothing);
 - **guidance repeated**: most of the reply's words (at least two) come in pairs that the injected
   skills' words hold (a skill's name, description or lesson sentence) and the user's messages do
   not: "No tool: reply in one or two sentences." for a no-tool lesson (protocol v6's reading: the
@@ -54,6 +60,22 @@ _SKILL_TAG = re.compile(r"</?skill\b", re.I)
 _REPEATED_SHARE = 0.6
 
 
+_BLOCK = ("Your reply repeats the skills block. That block is guidance for you, not the answer: "
+          "do what the user asked (call the tools it needs), then answer the user in your own words.")
+# A no_tool lesson is in the block only when the request read as small talk: no tool to push.
+_BLOCK_ON_SMALL_TALK = ("Your reply repeats the skills block. That block is guidance for you, not the "
+                        "answer: reply to the user's last message yourself, in one or two sentences of "
+                        "your own.")
+_EMPTY_AFTER_TOOLS = ("Your reply is empty, so the user has been told nothing. Answer the user now, in one "
+                      "or two sentences, from the results above.")
+_EMPTY = ("Your reply is empty, so the user has been told nothing. Answer the user's last message now, "
+          "in one or two sentences.")
+
+
+def _holds_no_tool(hits: Sequence[SkillHit]) -> bool:
+    return any(lesson.kind == LessonKind.no_tool for hit in hits for lesson in hit.skill.content.lessons)
+
+
 def _pairs(text: str) -> set[tuple[str, str]]:
     words = _words(text)
     return set(zip(words, words[1:]))
@@ -82,7 +104,8 @@ def _guidance(hits: Sequence[SkillHit]) -> list[str]:
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: Literal["described", "repeated block", "repeated guidance", "raw number", "unsourced number"]
+    reason: Literal["described", "repeated block", "repeated guidance", "raw number", "unsourced number",
+                    "empty"]
     note: str
     skill_id: str | None = None
     version: int | None = None
@@ -152,17 +175,16 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
     """Why ``reply`` (the model's newest message) should not end the run, or ``None``.
 
     ``messages`` is the conversation the reply answers, ``hits`` the run's injected skills and
-    ``offered`` the tools the agent has. Only a final reply (no tool calls) with text is checked.
+    ``offered`` the tools the agent has. Only a final reply (no tool calls) is checked.
     """
     if not hits or not isinstance(reply, AIMessage) or reply.tool_calls:
         return None
     text = str(reply.text)
     if not text.strip():
-        return None
+        return AnswerReminder("empty", _EMPTY_AFTER_TOOLS if any(isinstance(m, ToolMessage) for m in messages)
+                              else _EMPTY)
     if _SKILL_TAG.search(text):
-        return AnswerReminder("repeated block", (
-            "Your reply repeats the skills block. That block is guidance for you, not the answer: "
-            "do what the user asked (call the tools it needs), then answer the user in your own words."))
+        return AnswerReminder("repeated block", _BLOCK_ON_SMALL_TALK if _holds_no_tool(hits) else _BLOCK)
     user = " ".join(str(m.text) for m in messages if getattr(m, "type", None) == "human")
     if repeats_guidance(text, _guidance(hits), user):
         return AnswerReminder("repeated guidance", (
