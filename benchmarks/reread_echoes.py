@@ -5,6 +5,9 @@ as a failure. Written after v4's run, from its kept transcripts; the pattern is 
 averaged over templates:
 
     python benchmarks/reread_echoes.py --protocol 4
+
+``--empty`` also re-reads a success whose reply is empty as a failure (the user was told
+nothing): the reading RESULTS.md gave v21 by hand, added after v21 and committed before v22.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ ECHO = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--protocol", type=int, default=4, help="the protocol version whose run to re-read (4 or later)")
-    version = parser.parse_args(argv).protocol
+    parser.add_argument("--empty", action="store_true", help="an empty reply fails too")
+    args = parser.parse_args(argv)
+    version = args.protocol
     kept = HERE / "runs" / f"consistency_transcripts_v{version}.jsonl.gz"
     if not kept.exists():  # a run cut short keeps what its banks held when it stopped
         kept = kept.with_name(f"consistency_transcripts_v{version}_partial.jsonl.gz")
@@ -43,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
         tier, ok = r["phase"].split("/")[0], bool(r["success"])
         if r["trajectory_id"] not in answers:
             unread[tier] += 1
-        if ok and ECHO.search(answers.get(r["trajectory_id"], "")):
+        answer = answers.get(r["trajectory_id"], "")
+        if ok and (ECHO.search(answer) or (args.empty and r["trajectory_id"] in answers and not answer.strip())):
             ok, echoed[(tier, r["arm"])] = False, echoed[(tier, r["arm"])] + 1
         arms[tier][r["arm"]].setdefault(r["task_id"], []).append(ok)
     for tier, by_arm in arms.items():
