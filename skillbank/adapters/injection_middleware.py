@@ -15,7 +15,7 @@ many model calls each skill went into (the evolution gate reads it).
 
 With ``reminders`` it also checks a final reply against the block's lessons (a call described
 instead of made; the block repeated; a raw number where a lesson says a scaled one; a number
-no tool returned where a lesson says where it comes from) and asks
+no tool returned where a lesson says where it comes from; an empty reply) and asks
 once more, inside the same model call (:mod:`~skillbank.adapters.answer_reminders`).
 
 Like the rest of skillbank's middleware it costs the agent no step: it works only inside
