@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
 from skillbank import SkillBank
@@ -216,3 +216,16 @@ def test_the_gates_view_reads_the_same_recorded_requests(tide_bank):
     view = CandidateView(tide_bank, tide_bank.get_skill("tide-thanks-no-tools"))
     assert view.solved_requests(200) == tide_bank.solved_requests()
     assert {r.called_tool for r in view.solved_requests(200)} == {True, False}
+
+
+def test_every_call_of_the_turn_it_answers_is_held_back(shop):
+    # Protocol v22: on "thanks" the 1.5B asked for two tools in one turn; the reminder answered the
+    # first and the second ran. Held once per run still: a call of a later turn runs.
+    two = AIMessage(content="", tool_calls=[
+        {"name": "look_up_order", "args": {"order_id": "ORD-1"}, "id": "", "type": "tool_call"},
+        {"name": "look_up_order", "args": {"order_id": "ORD-2"}, "id": "", "type": "tool_call"}])
+    messages = _run(shop, "Thanks so much, you folks have been wonderful!",
+                    [two, tool_call("look_up_order", order_id="ORD-3"), "You're welcome!"])
+    assert ORDERS_RUN == ["ORD-3"]
+    held = [m.text for m in messages if m.type == "tool"][:2]
+    assert all(t.startswith("`look_up_order` was not run. The user's message asks for nothing") for t in held)

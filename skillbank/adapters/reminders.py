@@ -28,6 +28,9 @@ running it, at most once per lesson per run, so the rule arrives where the mista
   neighbours), and in protocol v20 the 1.5B still called a tool on small talk in 5 of the 27
   runs it was shown in (booking a table on "Thanks for a lovely evening"). Once per run, as
   every reminder: a second call runs, so a lesson shown by mistake costs a turn, not the call.
+  "A call" is the model's turn: every call of the turn the reminder answers is answered with it
+  (protocol v22: the 1.5B asked for two tools at once on "thanks"; the reminder answered the
+  first and the second, a refill with a made-up prescription id, ran).
 
 A check itself is never held back (it is read-only, and holding it back would break the very
 lesson that names it). Everything here is data already at hand: the per-call cost is a dict
@@ -39,12 +42,13 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.adapters.tools import DeclaredParameters
@@ -403,6 +407,9 @@ class ToolReminders:
         self.calls = CallHistory()
         self.rules = ReminderRules()
         self.params = DeclaredParameters()  # each offered tool's declared parameters
+        # The other calls of a turn a no_tool reminder answered, by call id: answered with it too.
+        self._turn_held: dict[str, Reminder] = {}
+        self._lock = threading.Lock()  # a turn's calls are intercepted at once (ToolNode runs them in parallel)
 
     def know_tools(self, tools: Sequence[OfferedTool] | None) -> None:
         """The tools a model call offers (``BaseTool`` objects or JSON schemas), so a reminder
@@ -422,10 +429,14 @@ class ToolReminders:
         call = request.tool_call
         name = call.get("name") or "?"
         messages = state_messages(request.state)
-        reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
-        if reminder is None:
-            return None
-        self.calls.reminded.add(reminder.key)
+        with self._lock:
+            reminder = self._turn_held.pop(call.get("id") or "", None) or \
+                self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
+            if reminder is None:
+                return None
+            if reminder.key not in self.calls.reminded and reminder.lesson.kind == LessonKind.no_tool:
+                self._turn_held.update(dict.fromkeys(_turn_of(call.get("id"), messages), reminder))
+            self.calls.reminded.add(reminder.key)
         said = user_words(messages) if reminder.lesson.kind in WHAT_IS_SAID else ""  # only these quote the user
         text = reminder_text(name, reminder, call.get("args"), self.params, said, today)
         marker = {"skill_id": reminder.skill_id, "version": reminder.version}
@@ -436,6 +447,14 @@ class ToolReminders:
         """The request's call ran (whatever its outcome)."""
         call = request.tool_call
         self.calls.ran(call.get("name") or "?", call.get("args"))
+
+
+def _turn_of(call_id: str | None, messages: Sequence[Any]) -> list[str]:
+    """The ids of the other calls the model made in the turn that made call ``call_id``."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+            return [c["id"] for c in message.tool_calls if c.get("id") and c.get("id") != call_id]
+    return []
 
 
 def reminded_by(message: object) -> tuple[str, int] | None:
