@@ -43,6 +43,7 @@ from typing import Iterable, Literal, Sequence
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.lessons import Lesson, LessonKind, sentence
+from skillbank.adapters.injection import calls_no_tool
 from skillbank.adapters.reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
@@ -62,7 +63,7 @@ _REPEATED_SHARE = 0.6
 
 _BLOCK = ("Your reply repeats the skills block. That block is guidance for you, not the answer: "
           "do what the user asked (call the tools it needs), then answer the user in your own words.")
-# A no_tool lesson is in the block only when the request read as small talk: no tool to push.
+# A no-tool skill is in the block only when the request read as small talk: no tool to push.
 _BLOCK_ON_SMALL_TALK = ("Your reply repeats the skills block. That block is guidance for you, not the "
                         "answer: reply to the user's last message yourself, in one or two sentences of "
                         "your own.")
@@ -70,10 +71,6 @@ _EMPTY_AFTER_TOOLS = ("Your reply is empty, so the user has been told nothing. A
                       "or two sentences, from the results above.")
 _EMPTY = ("Your reply is empty, so the user has been told nothing. Answer the user's last message now, "
           "in one or two sentences.")
-
-
-def _holds_no_tool(hits: Sequence[SkillHit]) -> bool:
-    return any(lesson.kind == LessonKind.no_tool for hit in hits for lesson in hit.skill.content.lessons)
 
 
 def _pairs(text: str) -> set[tuple[str, str]]:
@@ -184,7 +181,7 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
         return AnswerReminder("empty", _EMPTY_AFTER_TOOLS if any(isinstance(m, ToolMessage) for m in messages)
                               else _EMPTY)
     if _SKILL_TAG.search(text):
-        return AnswerReminder("repeated block", _BLOCK_ON_SMALL_TALK if _holds_no_tool(hits) else _BLOCK)
+        return AnswerReminder("repeated block", _BLOCK_ON_SMALL_TALK if any(calls_no_tool(h.skill) for h in hits) else _BLOCK)
     user = " ".join(str(m.text) for m in messages if getattr(m, "type", None) == "human")
     if repeats_guidance(text, _guidance(hits), user):
         return AnswerReminder("repeated guidance", (

@@ -430,13 +430,14 @@ class ToolReminders:
         name = call.get("name") or "?"
         messages = state_messages(request.state)
         with self._lock:
-            reminder = self._turn_held.pop(call.get("id") or "", None) or \
-                self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
-            if reminder is None:
-                return None
-            if reminder.key not in self.calls.reminded and reminder.lesson.kind == LessonKind.no_tool:
-                self._turn_held.update(dict.fromkeys(_turn_of(call.get("id"), messages), reminder))
-            self.calls.reminded.add(reminder.key)
+            reminder = self._turn_held.pop(call.get("id") or "", None)
+            if reminder is None:  # not a call of a turn already answered: does it break a lesson?
+                reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
+                if reminder is None:
+                    return None
+                self.calls.reminded.add(reminder.key)
+                if reminder.lesson.kind == LessonKind.no_tool:
+                    self._turn_held.update(dict.fromkeys(_turn_of(call.get("id"), messages), reminder))
         said = user_words(messages) if reminder.lesson.kind in WHAT_IS_SAID else ""  # only these quote the user
         text = reminder_text(name, reminder, call.get("args"), self.params, said, today)
         marker = {"skill_id": reminder.skill_id, "version": reminder.version}
