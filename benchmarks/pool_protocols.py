@@ -1,0 +1,58 @@
+"""The pooled reading of several protocol runs (protocol v23's ``pooled_reading``), secondary to
+each run's own figure: per tier, each template's with − without pass^3 averaged over the runs,
+then the mean over templates with the protocol's bootstrap and sign-flip test over templates.
+
+Each run measures one task of every template on fresh seeds, so averaging a template over runs
+adds tasks, never templates: the interval stays one over templates.
+
+    python benchmarks/pool_protocols.py 21 22 23
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from by_template import bootstrap, per_template, sign_flip_p  # noqa: E402
+
+
+def tier_scores(version: int) -> dict[str, dict[str, dict[str, float]]]:
+    """tier → arm ("without", "with") → template → pass^3, from a run's committed measurement."""
+    tiers = json.loads((HERE / f"consistency_measurement_v{version}.json").read_text())["tiers"]
+    return {tier: {arm: per_template(tasks, 3) for arm, tasks in arms.items()} for tier, arms in tiers.items()}
+
+
+def pooled(runs: list[dict[str, dict[str, dict[str, float]]]], tier: str) -> dict[str, dict[str, float]]:
+    """Each arm's per-template pass^3 averaged over the runs, on the templates every run measured."""
+    common = set.intersection(*(set(run[tier]["without"]) & set(run[tier]["with"]) for run in runs))
+    return {arm: {t: sum(run[tier][arm][t] for run in runs) / len(runs) for t in sorted(common)}
+            for arm in ("without", "with")}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", type=int, nargs="+", help="protocol versions to pool (each with its measurement JSON)")
+    args = parser.parse_args(argv)
+    # The newest version's resample count: the one the pooled reading was declared with.
+    resamples = json.loads((HERE / f"protocol_v{max(args.versions)}.json").read_text())["metrics"].get("resamples", 2000)
+    runs = [tier_scores(v) for v in args.versions]
+    for tier in runs[0]:
+        arms = pooled(runs, tier)
+        without, with_ = arms["without"], arms["with"]
+        gain, lo, hi = bootstrap(without, with_, n=resamples)
+        mean = {arm: 100 * sum(s.values()) / len(s) for arm, s in arms.items()}
+        print(f"{tier:17s} pass^3 {mean['without']:.0f}% -> {mean['with']:.0f}%, with - without "
+              f"{100 * gain:+.1f} pts [{100 * lo:+.1f}, {100 * hi:+.1f}], p = {sign_flip_p(without, with_):.3f}; "
+              f"{len(without)} templates x {len(runs)} runs x 1 task x 3 trials ({resamples} resamples)")
+        for t in without:
+            per_run = " ".join(f"{100 * (run[tier]['with'][t] - run[tier]['without'][t]):+4.0f}" for run in runs)
+            print(f"    {t:44s} {per_run}")
+
+
+if __name__ == "__main__":
+    main()
