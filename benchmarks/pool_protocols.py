@@ -6,6 +6,8 @@ Each run measures one task of every template on fresh seeds, so averaging a temp
 adds tasks, never templates: the interval stays one over templates.
 
     python benchmarks/pool_protocols.py 21 22 23
+
+Each run is read from its kept trials log (`runs/consistency_trials_vN.jsonl`), the primary record.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -22,9 +25,24 @@ from by_template import bootstrap, per_template, sign_flip_p  # noqa: E402
 
 
 def tier_scores(version: int) -> dict[str, dict[str, dict[str, float]]]:
-    """tier → arm ("without", "with") → template → pass^3, from a run's committed measurement."""
-    tiers = json.loads((HERE / f"consistency_measurement_v{version}.json").read_text())["tiers"]
-    return {tier: {arm: per_template(tasks, 3) for arm, tasks in arms.items()} for tier, arms in tiers.items()}
+    """tier → arm ("without", "with") → template → pass^3, from a run's kept trials (the
+    primary record: a run cut short has no measurement JSON). A run that measured several
+    forms on one tier (v2) has no single "with" arm: refused."""
+    outcomes: dict[str, dict[str, dict[str, list[bool]]]] = defaultdict(lambda: defaultdict(dict))
+    forms: dict[str, set[str]] = defaultdict(set)
+    with (HERE / "runs" / f"consistency_trials_v{version}.jsonl").open() as f:
+        for r in map(json.loads, f):
+            if r["phase"] in ("evidence", "gate"):
+                continue
+            tier, _, form = r["phase"].partition("/")
+            if r["arm"] == "with":
+                forms[tier].add(form)
+            outcomes[tier][r["arm"]].setdefault(r["task_id"], []).append(bool(r["success"]))
+    for tier, names in forms.items():
+        if len(names) > 1:
+            raise ValueError(f"protocol v{version} measured {len(names)} forms on its {tier} tier "
+                             f"({', '.join(sorted(names))}): there is no one 'with' arm to read")
+    return {tier: {arm: per_template(tasks, 3) for arm, tasks in arms.items()} for tier, arms in outcomes.items()}
 
 
 def pooled(runs: list[dict[str, dict[str, dict[str, float]]]], tier: str) -> dict[str, dict[str, float]]:

@@ -42,3 +42,18 @@ def test_pooling_averages_each_template_over_the_runs(pool) -> None:
             both = (_table(21)[tier]["pass^3"][arm] + _table(22)[tier]["pass^3"][arm]) / 2
             assert mean == pytest.approx(both)  # the same templates in both runs: a mean of means
         assert all(0.0 <= v <= 1.0 for v in arms["with"].values())
+
+
+def test_history_has_a_row_per_kept_run_read_as_each_table(monkeypatch, capsys) -> None:
+    monkeypatch.syspath_prepend(str(BENCH_DIR))
+    import protocol_history
+
+    protocol_history.main(["--resamples", "200"])
+    rows = {line.split(" | ")[0].removeprefix("| "): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {f"v{v}" for v in protocol_history.versions()}
+    assert "skipped" in rows["v2"]  # three forms on one tier
+    for version in (21, 22):
+        cells = rows[f"v{version}"].split(" | ")[1:]
+        for cell, row in zip(cells, _table(version).values()):
+            p = row["pass^3"]
+            assert cell.startswith(f"{100 * p['without']:.0f} → {100 * p['with']:.0f}, {100 * p['gain']:+.0f} [")
