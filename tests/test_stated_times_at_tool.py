@@ -214,3 +214,17 @@ def test_an_empty_reply_after_the_repeats_is_asked_again_once(bank):
     assert RAN == [{"order_id": "PO-24638", "time": "17:45"}]
     assert "Your reply is empty" in model.received[-1][-1].text
     assert result["messages"][-1].text == "Your pickup of PO-24638 is set for 17:45."
+
+
+def test_a_lesson_kept_for_a_tool_that_never_ran_asks_nothing_at_the_answer(bank):
+    # Protocol v23: on small talk ("Wonderful, thank you kindly.") the pickup-time lesson joined
+    # the block for the tool, never ran and was never shown, yet an empty reply was asked again:
+    # a run the lesson never reached behaved unlike one without the bank.
+    _time_skill(bank)
+    agent, model, _ = _agent(bank, ["", "unused"])
+    result = agent.invoke({"messages": [("user", SAID)]})
+    assert len(model.received) == 1 and result["messages"][-1].text == ""
+    # The same request with the lesson in the prompt: it reached the run, so the reply is asked again.
+    agent, model, _ = _agent(bank, ["", "Noted for 17:45."], stated_times="prompt")
+    result = agent.invoke({"messages": [("user", SAID)]})
+    assert "Your reply is empty" in model.received[1][-1].text and result["messages"][-1].text == "Noted for 17:45."

@@ -59,6 +59,10 @@ class RunSkills:
     task: str  # what the run is about: its newest human message when it started
     block: Block = field(default_factory=Block)
     answer_reminded: bool = False  # a reply was asked again (answer_reminders.py): once per run
+    # Skills of the block the model was shown: in the prompt, or at the tool (a note, a fix, a
+    # repeat's answer, a reminder). A skill in the block for the tool whose tool never ran
+    # reached nothing, so the answer's reminders do not read it.
+    reached: set[str] = field(default_factory=set)
     # Calls a time fix changed and that succeeded, by call_key: the fix and the first result.
     fixed: dict[tuple[str, str], tuple[TimeFix, ToolMessage]] = field(default_factory=dict)
 
@@ -112,14 +116,23 @@ class SkillInjectionMiddleware(AgentMiddleware):
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
             return None
 
-    def _with_skills(self, call: CallContext, request: ModelRequest, result: InjectionResult | None) -> ModelRequest:
+    def _reach(self, run: RunSkills | None, *skill_ids: str) -> None:
+        """``skill_ids`` were shown to the model: counted (the gate's reach reads it) and kept as
+        the run's."""
+        with self._lock:
+            self.injected.update(skill_ids)
+        if run is not None:
+            run.reached.update(skill_ids)
+
+    def _with_skills(self, call: CallContext, run: RunSkills | None, request: ModelRequest,
+                     result: InjectionResult | None) -> ModelRequest:
         with self._lock:
             self.model_calls += 1
         if result is None:
             return request
         with self._lock:
             self.retrieval_seconds += result.seconds
-            self.injected.update([h.skill.id for h in result.hits])
+        self._reach(run, *(h.skill.id for h in result.hits))
         if not result:
             call.injected = ()
             return request
@@ -134,7 +147,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             if call.stop() is not None:  # a budget answers this call: nothing to show
                 return handler(request)
             skills = self._skills(call)
-            request = self._with_skills(call, request, self._retrieve(request, skills))
+            request = self._with_skills(call, skills, request, self._retrieve(request, skills))
             with self._runs.calling:
                 response: Any = handler(request)
                 again = self._answer_reminder(skills, request, response)
@@ -153,7 +166,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             # Embedding the query is CPU work: keep it off the event loop.
             skills = self._skills(call)
             result = await asyncio.to_thread(self._retrieve, request, skills)
-            request = self._with_skills(call, request, result)
+            request = self._with_skills(call, skills, request, result)
             with self._runs.calling:
                 response = await handler(request)
                 again = self._answer_reminder(skills, request, response)
@@ -169,7 +182,8 @@ class SkillInjectionMiddleware(AgentMiddleware):
         reply = response_message(response)
         if run is None or not self.config.reminders or run.answer_reminded or reply is None:
             return None
-        found = answer_reminder(reply, request.messages, run.block.hits, tool_names(request.tools))
+        shown = [hit for hit in run.block.hits if hit.skill.id in run.reached]
+        found = answer_reminder(reply, request.messages, shown, tool_names(request.tools))
         if found is not None:
             run.answer_reminded = True
         return found
@@ -181,9 +195,8 @@ class SkillInjectionMiddleware(AgentMiddleware):
         if run is None or self.config.answer_units != "tool":
             return result
         noted = with_answer_note(run.block.hits, result)
-        if (lesson := answer_note_of(noted)) is not None:  # shown to the model: the gate's reach counts it
-            with self._lock:
-                self.injected[lesson[0]] += 1
+        if (lesson := answer_note_of(noted)) is not None:
+            self._reach(run, lesson[0])
         return noted
 
     def _reminder(self, call: CallContext, run: RunSkills | None, request: ToolCallRequest) -> ToolMessage | None:
@@ -194,6 +207,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         if found is None:
             return None
         call.answered_without_running(request, found[1])
+        self._reach(run, found[0].skill_id)
         return found[1]
 
     def _time_fix(self, run: RunSkills | None, request: ToolCallRequest) -> tuple[ToolCallRequest, TimeFix | None]:
@@ -218,8 +232,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             return None
         answer = repeat_answer(first[0], first[1], request.tool_call)
         call.answered_without_running(request, answer)
-        with self._lock:
-            self.injected[first[0].skill_id] += 1
+        self._reach(run, first[0].skill_id)
         return answer
 
     def _before(self, call: CallContext, request: ToolCallRequest
@@ -236,8 +249,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
             if run is not None and result.status != "error":
                 run.fixed[_call_of(request)] = (fix, result)
             result = with_fix_note(result, fix)
-            with self._lock:
-                self.injected[fix.skill_id] += 1
+            self._reach(run, fix.skill_id)
         return self._noted(run, result)
 
     def wrap_tool_call(self, request: ToolCallRequest,
