@@ -11,7 +11,8 @@ with the lesson instead of running it, and the answer says which skill gave it
 (:func:`~skillbank.adapters.reminders.reminded_by`); a recording part that is not around the
 call is told of it (:meth:`~skillbank.adapters.run_context.CallContext.answered_without_running`).
 A model call a run budget stops gets no skills. It stores nothing; :attr:`injected` counts how
-many model calls each skill went into (the evolution gate reads it).
+many model calls each skill went into and how many tool answers it gave (a note, a fixed call, a
+repeat's answer, a reminder; the evolution gate reads it as the skill's reach).
 
 With ``reminders`` it also checks a final reply against the block's lessons (a call described
 instead of made; the block repeated; a raw number where a lesson says a scaled one; a number
@@ -86,7 +87,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         self.injector = SkillInjector(bank, injection, **options)
         self.config: InjectionConfig = self.injector.config
         self._runs = agent_runs()
-        self.injected: Counter[str] = Counter()  # skill id -> model calls it went into, tool results it was noted on
+        self.injected: Counter[str] = Counter()  # skill id -> model calls it went into, tool answers it gave
         self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
         self._lock = threading.Lock()
