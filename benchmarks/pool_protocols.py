@@ -54,7 +54,7 @@ def pooled(runs: list[dict[str, dict[str, dict[str, float]]]], tier: str) -> dic
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("versions", type=int, nargs="+", help="protocol versions to pool (each with its measurement JSON)")
+    parser.add_argument("versions", type=int, nargs="+", help="protocol versions to pool (each with its kept trials log)")
     args = parser.parse_args(argv)
     # The newest version's resample count: the one the pooled reading was declared with.
     resamples = json.loads((HERE / f"protocol_v{max(args.versions)}.json").read_text())["metrics"].get("resamples", 2000)
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         mean = {arm: 100 * sum(s.values()) / len(s) for arm, s in arms.items()}
         print(f"{tier:17s} pass^3 {mean['without']:.0f}% -> {mean['with']:.0f}%, with - without "
               f"{100 * gain:+.1f} pts [{100 * lo:+.1f}, {100 * hi:+.1f}], p = {sign_flip_p(without, with_):.3f}; "
-              f"{len(without)} templates x {len(runs)} runs x 1 task x 3 trials ({resamples} resamples)")
+              f"{len(without)} templates x {len(runs)} runs ({resamples} resamples)")
         for t in without:
             per_run = " ".join(f"{100 * (run[tier]['with'][t] - run[tier]['without'][t]):+4.0f}" for run in runs)
             print(f"    {t:44s} {per_run}")
