@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["template_of", "per_template", "bootstrap", "sign_flip_p"]
+__all__ = ["template_of", "per_template", "mean", "resamples_of", "bootstrap", "sign_flip_p"]
 
 
 def template_of(task_id: str) -> str:
@@ -37,6 +37,16 @@ def per_template(arm: Mapping[str, Sequence[bool]], k: int) -> dict[str, float]:
     for task, outcomes in arm.items():
         groups.setdefault(template_of(task), []).append(_pass_hat(outcomes, k))
     return {t: float(np.mean(v)) for t, v in groups.items()}
+
+
+def mean(scores: Mapping[str, float]) -> float:
+    """The mean over templates of per-template scores (a tier's figure)."""
+    return float(np.mean(list(scores.values())))
+
+
+def resamples_of(protocol: Mapping) -> int:
+    """The bootstrap's resample count a protocol names (v23 on); 2,000 before, as those ran."""
+    return protocol["metrics"].get("resamples", 2000)
 
 
 def bootstrap(without: Mapping[str, float], with_: Mapping[str, float], *, n: int = 2000,

@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from by_template import bootstrap, per_template, sign_flip_p  # noqa: E402
+from by_template import bootstrap, mean, per_template, resamples_of, sign_flip_p  # noqa: E402
 
 
 def tier_scores(version: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -57,14 +57,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("versions", type=int, nargs="+", help="protocol versions to pool (each with its kept trials log)")
     args = parser.parse_args(argv)
     # The newest version's resample count: the one the pooled reading was declared with.
-    resamples = json.loads((HERE / f"protocol_v{max(args.versions)}.json").read_text())["metrics"].get("resamples", 2000)
+    resamples = resamples_of(json.loads((HERE / f"protocol_v{max(args.versions)}.json").read_text()))
     runs = [tier_scores(v) for v in args.versions]
     for tier in runs[0]:
         arms = pooled(runs, tier)
         without, with_ = arms["without"], arms["with"]
         gain, lo, hi = bootstrap(without, with_, n=resamples)
-        mean = {arm: 100 * sum(s.values()) / len(s) for arm, s in arms.items()}
-        print(f"{tier:17s} pass^3 {mean['without']:.0f}% -> {mean['with']:.0f}%, with - without "
+        print(f"{tier:17s} pass^3 {100 * mean(without):.0f}% -> {100 * mean(with_):.0f}%, with - without "
               f"{100 * gain:+.1f} pts [{100 * lo:+.1f}, {100 * hi:+.1f}], p = {sign_flip_p(without, with_):.3f}; "
               f"{len(without)} templates x {len(runs)} runs ({resamples} resamples)")
         for t in without:

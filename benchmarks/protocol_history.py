@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from by_template import bootstrap  # noqa: E402
+from by_template import bootstrap, mean  # noqa: E402
 from pool_protocols import tier_scores  # noqa: E402
 
 TIERS = ("evolution", "unseen instances", "unseen templates")
@@ -31,8 +31,7 @@ def versions() -> list[int]:
 def cell(scores: dict[str, dict[str, float]], resamples: int) -> str:
     without, with_ = scores["without"], scores["with"]
     gain, lo, hi = bootstrap(without, with_, n=resamples)
-    mean = {arm: 100 * sum(s.values()) / len(s) for arm, s in scores.items()}
-    return f"{mean['without']:.0f} → {mean['with']:.0f}, {100 * gain:+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+    return f"{100 * mean(without):.0f} → {100 * mean(with_):.0f}, {100 * gain:+.0f} [{100 * lo:+.0f}, {100 * hi:+.0f}]"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -69,7 +69,9 @@ def unseen_templates(version: int) -> list[str]:
 def resamples() -> int:
     """The bootstrap's resample count: a version names its own from v23 on (v22's lower bound
     of +10 was its seed's: 2,000 resamples drew 2.45% where the exact share is 2.8%)."""
-    return PROTOCOL["metrics"].get("resamples", 2000)
+    from by_template import resamples_of
+
+    return resamples_of(PROTOCOL)
 
 
 def cap() -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from by_template import bootstrap, per_template, sign_flip_p  # noqa: E402
+from by_template import bootstrap, mean, per_template, resamples_of, sign_flip_p  # noqa: E402
 
 ECHO = re.compile(r"<skill|<tool name=|\bno tools?\b|use-no-tools|^\s*(\{\{|```|\{)", re.I)
 
@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--empty", action="store_true", help="an empty reply fails too")
     args = parser.parse_args(argv)
     version = args.protocol
-    # The protocol's own resample count (v23 on names one; before, 2,000).
-    resamples = json.loads((HERE / f"protocol_v{version}.json").read_text())["metrics"].get("resamples", 2000)
+    resamples = resamples_of(json.loads((HERE / f"protocol_v{version}.json").read_text()))
     kept = HERE / "runs" / f"consistency_transcripts_v{version}.jsonl.gz"
     if not kept.exists():  # a run cut short keeps what its banks held when it stopped
         kept = kept.with_name(f"consistency_transcripts_v{version}_partial.jsonl.gz")
@@ -61,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         gain = "" if not (without and with_) else \
             "with - without {:+.0f} pts [{:+.0f}, {:+.0f}], p = {:.2f}".format(
                 *(100 * x for x in bootstrap(without, with_, n=resamples)), sign_flip_p(without, with_))
-        print(tier, {arm: f"{100 * sum(s.values()) / len(s):.0f}%" for arm, s in scores.items()}, gain,
+        print(tier, {arm: f"{100 * mean(s):.0f}%" for arm, s in scores.items()}, gain,
               "successes re-read as failures:", {arm: echoed[(tier, arm)] for arm in by_arm},
               f"(trials without a kept transcript, left as scored: {unread[tier]})" if unread[tier] else "")
 

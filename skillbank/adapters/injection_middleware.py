@@ -129,10 +129,10 @@ class SkillInjectionMiddleware(AgentMiddleware):
                      result: InjectionResult | None) -> ModelRequest:
         with self._lock:
             self.model_calls += 1
+            if result is not None:
+                self.retrieval_seconds += result.seconds
         if result is None:
             return request
-        with self._lock:
-            self.retrieval_seconds += result.seconds
         self._reach(run, *(h.skill.id for h in result.hits))
         if not result:
             call.injected = ()
