@@ -12,10 +12,10 @@ from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from skillbank.hashing import content_hash
-from skillbank.lessons import Lesson, LessonKind, render_body
+from skillbank.lessons import Lesson, LessonKind, parse_lesson, render_body
 
 __all__ = [
     "SkillKind",
@@ -104,14 +104,14 @@ class SkillContent(BaseModel):
     kind: SkillKind = SkillKind.procedure
     tools: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    lessons: tuple[Lesson, ...] = ()
+    lessons: tuple[SerializeAsAny[Lesson], ...] = ()
     toolset: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
     def _render(cls, data: Any, info: ValidationInfo) -> Any:
         if isinstance(data, dict) and data.get("lessons"):
-            lessons = tuple(Lesson.model_validate(x) if isinstance(x, dict) else x for x in data["lessons"])
+            lessons = tuple(parse_lesson(x) for x in data["lessons"])
             given = (data.get("body") or "").strip()
             # A stored version keeps the body it was hashed with, whatever today's renderer says.
             if given and (info.context or {}).get("stored"):

@@ -1,9 +1,10 @@
 """What a user said for a ``stated_time`` or ``stated_date`` lesson, as a tool takes it.
 
-One reading for the three places that need it: learning the lesson from runs
-(``evolution/stated_times.py``), checking a call against it (``adapters/reminders.py``) and
-fixing a call (``adapters/time_fixes.py``). A time reads as ``"HH:MM"`` (:mod:`skillbank.clock`),
-a date as ``"YYYY-MM-DD"`` counted from the run's today (:mod:`skillbank.dates`).
+One reading for the two places that need it: learning the lesson from runs
+(``evolution/stated_times.py``) and checking a call against it (the kinds' call check,
+``skillbank/lessons/kinds/stated_value.py``). A time reads as ``"HH:MM"`` (:mod:`skillbank.clock`),
+a date as ``"YYYY-MM-DD"`` counted from the run's today (:mod:`skillbank.dates`). The grammars
+read English only. ``kind`` is a lesson kind's value (``"stated_time"`` or ``"stated_date"``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from dataclasses import dataclass
 
 from skillbank.clock import clock_value, spoken_times
 from skillbank.dates import date_value, spoken_dates
-from skillbank.lessons import LessonKind
 
 __all__ = ["Said", "said_values", "value_reading", "read_as", "WHAT_IS_SAID"]
 
 # What each kind is about, as a sentence names it.
-WHAT_IS_SAID = {LessonKind.stated_time: "time", LessonKind.stated_date: "date"}
+WHAT_IS_SAID = {"stated_time": "time", "stated_date": "date"}
 
 
 @dataclass(frozen=True)
@@ -30,25 +30,25 @@ class Said:
     readings: tuple[str, ...]
 
 
-def said_values(kind: LessonKind, text: str, today: dt.date | None) -> list[Said]:
+def said_values(kind: str, text: str, today: dt.date | None) -> list[Said]:
     """The times (``stated_time``) or dates (``stated_date``, counted from ``today``; none
     without one) that ``text`` says."""
-    if kind == LessonKind.stated_time:
+    if kind == "stated_time":
         return [Said(t.phrase, t.readings) for t in spoken_times(text)]
-    if kind == LessonKind.stated_date and today is not None:
+    if kind == "stated_date" and today is not None:
         return [Said(d.phrase, tuple(r.isoformat() for r in d.readings)) for d in spoken_dates(text, today)]
     return []
 
 
-def read_as(kind: LessonKind, today: dt.date | None) -> str:
+def read_as(kind: str, today: dt.date | None) -> str:
     """How a reading was counted, as a sentence says it."""
-    return "on the 24-hour clock" if kind == LessonKind.stated_time else f"counted from today ({today})"
+    return "on the 24-hour clock" if kind == "stated_time" else f"counted from today ({today})"
 
 
-def value_reading(kind: LessonKind, value: object) -> str | None:
+def value_reading(kind: str, value: object) -> str | None:
     """A tool argument read as a time or a date, as :class:`Said` readings are written (``None``:
     it is not one)."""
-    if kind == LessonKind.stated_time:
+    if kind == "stated_time":
         return clock_value(value)
     found = date_value(value)
     return found.isoformat() if found is not None else None

@@ -32,7 +32,7 @@ from skillbank.evolution.evidence import Run
 from skillbank.evolution.guards import situation_lessons
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
-from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.lessons import AnyLesson, Lesson, LessonKind, MethodStep, sentence
 from skillbank.messages import message_text
 from skillbank.models import SkillContent, SkillKind
 from skillbank.replies import reply_json
@@ -43,7 +43,7 @@ from skillbank.replies import reply_json
 class SkillDraft(BaseModel):
     name: str = Field(description="lower-case words joined by hyphens, at most 64 characters")
     description: str = Field(description="one or two sentences: when the skill applies")
-    lessons: list[Lesson] = Field(description="what the skill teaches, one lesson per item")
+    lessons: list[AnyLesson] = Field(description="what the skill teaches, one lesson per item")
     kind: Literal["procedure", "guard", "policy", "pitfall"] = "procedure"
     tools: list[str] = Field(default_factory=list, description="tools the skill is about")
 

@@ -1,0 +1,133 @@
+"""The registry of lesson kinds: what each kind knows, looked up by everything that handles lessons.
+
+Each module of :mod:`skillbank.lessons.kinds` defines its kind's class and registers one
+:class:`KindSpec`: its sentence, the section of a skill's body it goes in, the advice that follows
+it, where it is delivered by default, and, for a kind a tool call can break, its
+:class:`CallCheck`. Rendering, validation, the lint, evolution and the adapters loop over
+:data:`KINDS`; none of them branches on a kind. A new kind is one new module (plus its tests) and
+its line in ``skillbank/lessons/kinds/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Protocol
+
+from skillbank.lessons._base import CLASSES, Lesson, LessonKind
+
+__all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of"]
+
+Delivery = Literal["prompt", "tool"]
+"""Where a kind's lessons reach the model: in the skills block of the prompt, or, in addition,
+at the tool call that breaks them (a reminder that asks the model to act; the call is not run)."""
+
+class CallView(Protocol):
+    """What a call check may ask of one tool call (the adapters implement it)."""
+
+    tool: str  # the name the model called
+    args: Any  # the arguments the model passed, as it passed them
+    offered: bool  # whether the agent has a tool of that name
+    said: str  # everything the user said in the run so far
+
+    today: Any  # the date the agent takes as today (``datetime.date``)
+
+    def declared(self, name: str) -> frozenset[str] | None:
+        """The parameters the agent's tool ``name`` declares (``None``: not known)."""
+
+    def tool_ran(self, name: str) -> bool:
+        """Whether ``name`` has run in this run."""
+
+    def ran_before(self) -> bool:
+        """Whether an identical call (same tool, same arguments) already ran in this run."""
+
+    def undeclared(self) -> set[str]:
+        """Arguments the tool's schema does not declare."""
+
+    def guessed(self, parameter: str | None) -> bool:
+        """Whether the call passes a value (``parameter``'s, or any) that nothing the user said
+        or a tool returned in this run holds: a value the model made up."""
+
+
+@dataclass(frozen=True)
+class CallCheck:
+    """How a tool call breaks a kind's lesson, and what the model is told instead of the result.
+
+    ``scope(lesson)`` says which calls are checked: ``"its_tool"`` (calls of the tool the lesson
+    names), ``"any_tool"`` (every call), ``"unknown_tool"`` (calls of a tool the agent lacks), or
+    ``None`` (this lesson is not checked at the tool). ``breaks(lesson, call)`` decides;
+    ``reminder(lesson, call)`` is the next step the model is asked to take (never a value the
+    library worked out for it). ``never_held(lesson)`` names tools whose calls are never held back
+    (a check the lesson asks for).
+    """
+
+    scope: Callable[[Lesson], Literal["its_tool", "any_tool", "unknown_tool"] | None]
+    breaks: Callable[[Lesson, CallView], bool]
+    reminder: Callable[[Lesson, CallView], str]
+    never_held: Callable[[Lesson], tuple[str, ...]] = lambda lesson: ()
+    holds_turn: bool = False  # answer every call of the model's turn with the reminder
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything one lesson kind knows, in one place."""
+
+    kind: LessonKind | str  # a built-in kind, or a plug-in's own name
+    cls: type[Lesson]
+    section: str  # the heading of the skill body's section its sentence goes in
+    sentence: Callable[[Any], str]  # the lesson as one imperative sentence (or a few lines)
+    advice: Callable[[Any], str | None] = lambda lesson: None  # one sentence of why, after it
+    # Where it reaches the model unless the user says otherwise ("tool" needs a call check; a
+    # kind whose check reads the user's words in one language stays "prompt" by default).
+    delivery: Delivery = "prompt"
+    call_check: CallCheck | None = None
+    tools_to_call: Callable[[Any], tuple[str, ...]] = lambda lesson: ()  # tools it says to call, in order
+
+    @property
+    def name(self) -> str:
+        """The kind's name, as stored (``"budget"``)."""
+        return _name(self.kind)
+
+
+KINDS: dict[str, KindSpec] = {}
+"""Every registered kind's spec, by the kind's name (``"budget"``)."""
+
+
+def _name(kind: LessonKind | str) -> str:
+    return kind.value if isinstance(kind, LessonKind) else str(kind)
+
+
+def register(spec: KindSpec) -> KindSpec:
+    """Add ``spec`` to the registry (once per kind).
+
+    Raises:
+        ValueError: the kind is registered already, its class's ``kind`` default is another
+            kind, or it is delivered at the tool without a call check.
+    """
+    name = _name(spec.kind)
+    if name in KINDS and KINDS[name] is not spec:
+        raise ValueError(f"lesson kind {name!r} is registered twice")
+    default = spec.cls.model_fields["kind"].default
+    if _name(default) != name:
+        raise ValueError(f"the class of lesson kind {name!r} must default its kind to {name!r}")
+    if spec.delivery == "tool" and spec.call_check is None:
+        raise ValueError(f"lesson kind {name!r} is delivered at the tool but has no call check")
+    KINDS[name] = spec
+    CLASSES[name] = spec.cls
+    return spec
+
+
+def spec_of(kind: LessonKind | str) -> KindSpec:
+    """The registered spec of ``kind``.
+
+    Raises:
+        ValueError: ``kind`` is no registered lesson kind.
+    """
+    spec = KINDS.get(_name(kind))
+    if spec is None:
+        raise ValueError(f"unknown lesson kind {_name(kind)!r}; the kinds are: {', '.join(KINDS)}")
+    return spec
+
+
+def kind_class(kind: LessonKind | str) -> type[Lesson]:
+    """The class of ``kind``'s lessons."""
+    return spec_of(kind).cls

@@ -1,0 +1,41 @@
+"""``unknown_field``: ``tool`` may return ``field`` as unknown (both ``None``: any)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+
+from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._registry import KindSpec, register
+from skillbank.lessons._render import tool_ref
+
+__all__ = ["UnknownField"]
+
+
+class UnknownField(Lesson):
+    """If ``tool`` returns ``field`` as unknown, say so rather than invent it; both ``None``: any."""
+
+    kind: Literal[LessonKind.unknown_field] = LessonKind.unknown_field
+    tool: str | None = None
+    field: str | None = None
+    generalisable = True
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> "UnknownField":
+        if (self.tool is None) != (self.field is None):
+            raise ValueError("unknown_field takes a tool and a field, or neither")
+        return self
+
+
+def sentence(lesson: UnknownField) -> str:
+    if lesson.tool is None:
+        return ("If a tool returns a field as unknown or null, do not invent a value: tell the user "
+                "which field is unknown.")
+    return (f"If {tool_ref(lesson.tool)} returns {tool_ref(lesson.field)} as unknown or null, do not invent "
+            f"a value: tell the user that {tool_ref(lesson.field)} is unknown.")
+
+
+SPEC = register(KindSpec(
+    LessonKind.unknown_field, UnknownField, "When a tool is missing or falls short", sentence,
+    advice=lambda lesson: "Answer the parts that are known and name the unknown field as the blocker."))

@@ -1,0 +1,146 @@
+"""Lesson kinds as plug-ins: one class per kind with only its own fields, one registry.
+
+The last tests add a kind from this file alone (its class, sentence, section and call check),
+the way a new kind is added to the library: one module and its registry line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import pytest
+from pydantic import ValidationError
+
+from skillbank.lessons import (KINDS, Budget, CallCheck, CheckFirst, Guidance, KindSpec, Lesson, LessonKind,
+                               MethodStep, NoTool, Pitfall, STORED_FIELDS, parse_lesson, render_body, sentence,
+                               spec_of)
+from skillbank.lessons._registry import register
+from skillbank.models import SkillContent
+
+
+def test_every_kind_is_registered_with_its_own_class():
+    assert set(KINDS) == {k.value for k in LessonKind}
+    for name, spec in KINDS.items():
+        assert spec.cls.model_fields["kind"].default == name
+        assert spec.section  # every kind renders somewhere
+
+
+def test_building_by_kind_gives_the_kinds_class():
+    lesson = Lesson(kind="budget", budget=4)
+    assert type(lesson) is Budget and lesson.budget == 4
+    assert isinstance(lesson, Lesson)
+    assert type(Lesson(kind=LessonKind.no_tool)) is NoTool
+
+
+def test_a_field_the_kind_does_not_have_is_refused():
+    with pytest.raises(ValidationError):
+        Lesson(kind="no_tool", tool="search")
+    with pytest.raises(ValidationError):
+        Budget(budget=0)
+    with pytest.raises(ValueError, match="check_first takes both"):
+        CheckFirst(check="get_order")
+    with pytest.raises(ValueError, match="unknown lesson kind 'nonsense'"):
+        Lesson(kind="nonsense")
+
+
+def test_the_stored_form_has_every_legacy_key_whatever_the_kind():
+    stored = NoTool().model_dump(mode="json")
+    assert set(stored) == {"kind", *STORED_FIELDS}
+    assert stored["steps"] == [] and stored["tool"] is None
+    # and it reads back as the same lesson (empty keys of other kinds are dropped, not refused)
+    assert parse_lesson(stored) == NoTool()
+    again = parse_lesson(json.loads(json.dumps(Budget(budget=3, tool="search").model_dump(mode="json"))))
+    assert again == Budget(budget=3, tool="search")
+
+
+def test_a_stored_lesson_with_a_value_its_kind_cannot_hold_is_refused():
+    stored = {**NoTool().model_dump(mode="json"), "tool": "search"}
+    with pytest.raises(ValidationError):
+        parse_lesson(stored)
+
+
+def test_a_field_no_kind_has_reads_as_empty_on_any_lesson():
+    # Code that looks at any lesson's tool or steps needs no branch per kind.
+    assert NoTool().tool is None and NoTool().steps == ()
+    with pytest.raises(AttributeError):
+        NoTool().no_such_field  # noqa: B018
+
+
+def test_skill_content_keeps_each_lessons_class_through_json():
+    content = SkillContent(name="refunds", description="When refunding.",
+                           lessons=(CheckFirst(check="get_order", tool="refund"), Budget(budget=4)))
+    again = SkillContent.model_validate(json.loads(content.model_dump_json()))
+    assert [type(x) for x in again.lessons] == [CheckFirst, Budget]
+    assert again.hash() == content.hash()
+
+
+def test_rendering_loops_over_the_registry():
+    body = render_body([Budget(budget=4), CheckFirst(check="get_order", tool="refund"),
+                        Pitfall(avoid="repeat")])
+    assert body.index("## Checks") < body.index("## Budget") < body.index("## Common mistakes")
+    assert "Always call `get_order` before `refund`." in body
+
+
+# -- a kind added from one module: this file -------------------------------------------------
+
+
+class ConfirmFirst(Lesson):
+    """Ask the user to confirm before calling ``tool``."""
+
+    kind: Literal["confirm_first"] = "confirm_first"  # type: ignore[assignment]
+    tool: str
+
+
+def _confirm_sentence(lesson: ConfirmFirst) -> str:
+    return f"Before calling `{lesson.tool}`, ask the user to confirm."
+
+
+@pytest.fixture(scope="module")
+def confirm_kind():
+    spec = register(KindSpec(
+        "confirm_first", ConfirmFirst, "Checks", _confirm_sentence, delivery="tool",
+        call_check=CallCheck(scope=lambda lesson: "its_tool",
+                             breaks=lambda lesson, call: not call.said.lower().startswith("yes"),
+                             reminder=lambda lesson, call: f"`{call.tool}` was not run. Ask the user to confirm.")))
+    yield spec
+    KINDS.pop("confirm_first")
+
+
+def test_a_new_kind_from_one_module_validates_renders_and_round_trips(confirm_kind):
+    lesson = Lesson(kind="confirm_first", tool="delete_account")
+    assert isinstance(lesson, ConfirmFirst)
+    assert spec_of("confirm_first") is confirm_kind
+    assert sentence(lesson) == "Before calling `delete_account`, ask the user to confirm."
+    content = SkillContent(name="careful-deletes", description="When deleting.", lessons=(lesson, Guidance(text="Be kind.")))
+    assert "## Checks\n- Before calling `delete_account`" in content.body
+    again = SkillContent.model_validate(json.loads(content.model_dump_json()))
+    assert again.lessons[0] == lesson and again.hash() == content.hash()
+
+
+def test_a_new_kinds_call_check_holds_a_call_at_the_tool(confirm_kind):
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from skillbank import SkillBank
+    from skillbank.adapters import SkillBankMiddleware
+    from skillbank.adapters.testing import ScriptedChatModel, tool_call
+
+    ran: list[dict] = []
+
+    @tool
+    def delete_account(account: str) -> str:
+        """Delete an account."""
+        ran.append({"account": account})
+        return "deleted"
+
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp, SkillBank.open(tmp) as bank:
+        bank.add_skill("careful-deletes", "When the user asks to delete an account.",
+                       lessons=[ConfirmFirst(tool="delete_account")], tools=["delete_account"])
+        model = ScriptedChatModel([tool_call("delete_account", account="a-1"), "I asked first."])
+        agent = create_agent(model, [delete_account], middleware=[SkillBankMiddleware(bank, k=3)])
+        result = agent.invoke({"messages": [("user", "delete the account a-1 please")]})
+    assert ran == []  # held back: the lesson's own check, with no library code of its own
+    texts = [m.text for m in result["messages"] if m.type == "tool"]
+    assert texts == ["`delete_account` was not run. Ask the user to confirm."]
