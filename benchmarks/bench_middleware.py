@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                       "turns": [], "retrieval": [], "embedding": [], "cpu": [], "reuse": [0, 0]}
         inj = arms[name]
         if mw and mw[0].inject:
-            original = mw[0].injection_middleware.injector.inject
+            original = mw[0].prompt_middleware.injector.inject
 
             def timed(messages: Any, task: Any = None, _orig: Any = original, _arm: Any = inj,
                       **options: Any) -> Any:
@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
                 _arm["embedding"].append(result.embed_seconds)
                 return result
 
-            mw[0].injection_middleware.injector.inject = timed
+            mw[0].prompt_middleware.injector.inject = timed
 
 
     def one_run(arm: dict[str, Any], task: str, timed: bool) -> None:
@@ -336,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         arm["retrieval"].clear()
         arm["embedding"].clear()
         for m in arm["mw"]:
-            m.injection_middleware.retrieval_seconds = 0.0
-    inj_injector = arms["injection"]["mw"][0].injection_middleware.injector
+            m.prompt_middleware.retrieval_seconds = 0.0
+    inj_injector = arms["injection"]["mw"][0].prompt_middleware.injector
     cache_before = (inj_injector.cache_hits, inj_injector.cache_misses, inj_injector.embed_batches)
     write_before = {name: sum(m.recording_middleware.logging_seconds for m in arm["mw"]) for name, arm in arms.items()}
 
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     report["cpus"] = os.cpu_count()
     with contextlib.suppress(OSError):  # getloadavg is not available everywhere
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    injector = arms["injection"]["mw"][0].injection_middleware.injector
+    injector = arms["injection"]["mw"][0].prompt_middleware.injector
     hits, misses = injector.cache_hits - cache_before[0], injector.cache_misses - cache_before[1]
     batches = injector.embed_batches - cache_before[2]
     report["query_cache"] = {"texts": hits + misses, "hits": hits,

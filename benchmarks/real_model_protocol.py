@@ -95,10 +95,10 @@ def _tools_called(messages: list) -> list[str]:
 def _asked_again(messages: list) -> list[dict]:
     """Each answer reminder of a run (why, and the draft it asked again): the gate keeps no
     transcript, so its trial row says whether a reply was asked again (from v13)."""
-    from skillbank.adapters.answer_reminders import answer_reminder_of
+    from skillbank.adapters.interventions import intervention_of
 
-    markers = [m for m in map(answer_reminder_of, messages) if m]
-    unique = dict.fromkeys((m["reason"], m["draft"]) for m in markers)  # the note and the reply carry one each
+    markers = [m for m in map(intervention_of, messages) if m is not None and m.kind == "answer_reminder"]
+    unique = dict.fromkeys((m.reason, m.draft or "") for m in markers)  # the note and the reply carry one each
     return [{"reason": reason, "draft": draft[:200]} for reason, draft in unique]
 
 

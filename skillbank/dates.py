@@ -1,10 +1,8 @@
 """Dates as people say them, counted from the run's today, and as tools take them.
 
-A user writes "the day after tomorrow" or "this Friday"; a tool takes ``2027-03-10``. A small
-model gets the count wrong in a way that repeats (the 1.5B passed ``2027-03-09`` for "the day
-after tomorrow" in 75 of the 159 failed runs of that request protocols v2-v17 kept, and
-``2027-03-19``, a week off, in 50), and a lesson that the date is the one the user said can only be checked if the
-said date is known. This module reads it: :func:`spoken_dates` finds the dates a text says with
+A user writes "the day after tomorrow" or "this Friday"; a tool takes ``2027-03-10``. A lesson
+that the date is the one the user said can only be checked if the said date is known. This
+module reads it (English only): :func:`spoken_dates` finds the dates a text says with
 their readings, given the day the run took as today; :func:`date_value` reads a tool argument
 as a date.
 

@@ -24,8 +24,8 @@ _MAX_DEPTH = 6
 
 def numeric_fields(result: str | None) -> list[tuple[str, float]]:
     """``(field, value)`` for every number in a JSON tool result, nested ones included (a list
-    of accounts: each ``balance_cents``); booleans are not numbers. Text after the JSON (a note
-    the middleware appended, ``adapters/answer_notes.py``) is not read. Not JSON: none."""
+    of accounts: each ``balance_cents``); booleans are not numbers. Text after the JSON is not
+    read. Not JSON: none."""
     try:
         data, _ = json.JSONDecoder().raw_decode((result or "").strip())
     except (TypeError, ValueError):

@@ -594,7 +594,7 @@ def test_a_retrieval_failure_does_not_break_the_agent(bank, skills, caplog):
             raise RuntimeError("index gone")
 
     mw = SkillBankMiddleware(bank)
-    mw.injection_middleware.injector = Broken()
+    mw.prompt_middleware.injector = Broken()
     model = ScriptedChatModel(["ok"])
     with warnings.catch_warnings():
         r = agent_with(model, [ping], mw).invoke({"messages": [("user", "go")]})

@@ -54,11 +54,11 @@ def test_every_part_works_only_inside_the_model_and_tool_calls(cls):
 def test_the_composite_is_its_parts(bank):
     mw = SkillBankMiddleware(bank, k=2, verifier=bool)
     assert mw.budget_middleware is None  # no budget set: no budget part
-    assert mw.injection_middleware.config is mw.injection and mw.recording_middleware.recording is mw.recording
+    assert mw.prompt_middleware.config is mw.injection and mw.recording_middleware.recording is mw.recording
     assert SkillBankMiddleware(bank, max_seconds_per_run=5).budget_middleware.max_seconds_per_run == 5
     create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping it")]})
     assert mw.recording_middleware.last_trajectory_id is not None
-    assert mw.injection_middleware.retrieval_seconds > 0
+    assert mw.prompt_middleware.retrieval_seconds > 0
     # no forwarding: what a part counts is read on the part
     assert not hasattr(mw, "last_trajectory_id") and not hasattr(mw, "retrieval_seconds")
     # the run's context was let go of when the run ended

@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from typer.testing import CliRunner
 
 from conftest import _lesson, check_first
-from skillbank.adapters.answer_reminders import ANSWER_REMINDER_METADATA_KEY
+from skillbank.adapters.interventions import INTERVENTION_KEY as ANSWER_REMINDER_METADATA_KEY
 from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
@@ -232,11 +232,12 @@ def _balance_run(bank, script, text="What is my current balance in euros?", tool
     return agent.invoke({"messages": [("user", text)]}), model
 
 
-def test_a_raw_number_is_asked_again_with_the_scaled_value(bank):
+def test_a_raw_number_is_asked_again_and_the_model_converts_it(bank):
     result, model = _balance_run(bank, [tool_call("get_accounts"), "Your balance is 24175.",
                                         "Your balance is 241.75 euros."])
     note = model.received[2][-1].text
-    assert "24175" in note and "241.75" in note and "divided by 100" in note
+    assert "24175" in note and "divided by 100" in note
+    assert "241.75" not in note  # the library never computes the answer
     assert result["messages"][-1].text == "Your balance is 241.75 euros."
 
 
@@ -252,8 +253,7 @@ def test_a_reply_in_the_users_unit_stands(bank, reply):
 
 
 def test_a_number_no_tool_returned_is_asked_again_with_the_tool_to_call(bank):
-    # Protocol v9's gate, 6 of 6 trials: with the lesson in its block the 1.5B skipped the call
-    # and answered with a number of its own ("750 km": the lesson's example).
+    # A model with the lesson in its block may skip the call and answer with a number of its own.
     result, model = _balance_run(bank, ["Your balance is 75 euros.", tool_call("get_accounts"),
                                         "Your balance is 241.75 euros."])
     note = model.received[1][-1].text

@@ -263,7 +263,7 @@ def test_short_form_and_config_objects_are_the_same(bank):
     full = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=500),
                                recording=RecordingConfig(verifier=bool))
     assert short.injection == full.injection and short.recording == full.recording
-    assert short.injection_middleware.injector.config is short.injection
+    assert short.prompt_middleware.injector.config is short.injection
     # keywords apply over a given config
     mixed = SkillBankMiddleware(bank, injection=InjectionConfig(k=3), k=4)
     assert mixed.injection.k == 4

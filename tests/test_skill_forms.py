@@ -456,10 +456,11 @@ def test_every_form_on_costs_the_agent_no_step(bank, mode):
 
 
 def test_each_reminder_names_the_next_step():
-    from skillbank.adapters.reminders import Reminder, reminder_text
+    from skillbank.adapters.reminders import CallHistory, Reminder, _Call, reminder_text
 
     def text(lesson, tool, args=None, params=None):
-        return reminder_text(tool, Reminder("sk", 1, lesson), args, params)
+        return reminder_text(Reminder("sk", 1, lesson), _Call(tool, args, None, {}, history=CallHistory(),
+                                                              params=params))
 
     check = check_first("list_events", "cancel_event")
     # The check's arguments: those of the held-back call that the check declares.

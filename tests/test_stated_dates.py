@@ -1,8 +1,9 @@
 """The date the user said, counted from the run's today: read from the request, learned where the
-successes passed it and the failures another, checked and fixed at the tool, and recorded with
-the today each run took. Shaped like the 1.5B's kept evidence (protocols v2-v17): "the day after
-tomorrow" on Monday 8 March 2027 passed as 2027-03-09 or 2027-03-19 when the run failed, as
-2027-03-10 when it succeeded."""
+successes passed it and the failures another (when the round is asked to: the reading is
+English), checked at the tool when delivered there (never fixed), and recorded with the today
+each run took. Shaped like a small model's kept evidence: "the day after tomorrow" on Monday
+8 March 2027 passed as 2027-03-09 or 2027-03-19 when the run failed, as 2027-03-10 when it
+succeeded."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from langchain_core.tools import tool
 from skillbank.adapters.config import InjectionConfig, RecordingConfig
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.reminders import CallHistory, ReminderRules
+from skillbank.evolution.config import EvolutionConfig
+from pydantic import ValidationError
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
-from skillbank.adapters.time_fixes import time_fix_of
 from skillbank.dates import date_value, spoken_dates
 from skillbank.evolution import evolve
 from skillbank.evolution.evidence import to_run
@@ -125,7 +127,7 @@ def test_a_round_writes_the_date_lesson_and_no_pitfall_about_the_literal_date(ba
     for t in [court(0, success=True), court(1, success=True), court(2, success=True),
               court(3, passed="2027-03-09", success=False), court(4, passed="2027-03-19", success=False)]:
         bank.trajectories.save(t)
-    evolve(bank, promote_policy="all")
+    evolve(bank, config=EvolutionConfig(learn_stated_values=True), promote_policy="all")
     lessons = [x for s in bank.list_skills() for x in s.content.lessons]
     assert [(x.tool, x.parameter) for x in lessons if x.kind == LessonKind.stated_date] == \
         [("reserve_court", "date")], lessons
@@ -135,7 +137,7 @@ def test_a_round_writes_the_date_lesson_and_no_pitfall_about_the_literal_date(ba
 def test_the_lesson_reads_as_one_sentence_and_needs_its_tool_and_parameter():
     lesson = Lesson(kind=LessonKind.stated_date, tool="reserve_court", parameter="date")
     assert sentence(lesson).startswith("Pass `date` to `reserve_court` as the date the user said, counted from")
-    with pytest.raises(ValueError, match="a stated_date lesson names its tool and the parameter that takes the date"):
+    with pytest.raises(ValidationError, match="parameter"):
         Lesson(kind=LessonKind.stated_date, tool="reserve_court")
 
 
@@ -178,7 +180,7 @@ def test_today_is_a_date_or_iso_text():
         InjectionConfig(today="Monday")
 
 
-# -- checked and fixed at the tool ----------------------------------------------------------------
+# -- checked at the tool ----------------------------------------------------------------
 
 def _date_skill(bank):
     return bank.add_skill(name="court-dates", description="reserve a squash court on the day the user said",
@@ -186,49 +188,36 @@ def _date_skill(bank):
                           lessons=(Lesson(kind=LessonKind.stated_date, tool="reserve_court", parameter="date"),))
 
 
-def test_a_call_with_another_date_is_answered_with_the_said_date_and_not_run(bank):
+def test_a_call_with_another_date_is_answered_and_not_run_when_delivered_at_the_tool(bank):
     _date_skill(bank)
     agent, _, _ = _agent(bank, [tool_call("reserve_court", date="2027-03-09", time="18:00"),
                                 tool_call("reserve_court", date="2027-03-10", time="18:00"), "Done."],
-                         today=MONDAY)
+                         today=MONDAY, deliver={"stated_date": "tool"})
     result = agent.invoke({"messages": [("user", COURT)]})
     assert RAN == [{"date": "2027-03-10", "time": "18:00"}]
     first = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert first.text == ('`reserve_court` was not run. The user said a date: "the day after tomorrow" is '
-                          '2027-03-10, counted from today (2027-03-08). Call `reserve_court` again with '
-                          '`date`="2027-03-10".')
+    assert first.text == ("`reserve_court` was not run. Pass `date` as the date, counted from today's date "
+                          "the user said, and call `reserve_court` again.")
 
 
-def test_at_the_tool_the_call_runs_with_the_said_date_and_says_so(bank):
-    skill = _date_skill(bank)
-    agent, model, _ = _agent(bank, [tool_call("reserve_court", date="2027-03-19", time="18:00"), "Done."],
-                             today=MONDAY, stated_times="tool")
-    result = agent.invoke({"messages": [("user", COURT)]})
-    assert RAN == [{"date": "2027-03-10", "time": "18:00"}]
-    (seen,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert seen.text.endswith('`reserve_court` ran with `date`="2027-03-10", the date the user said ("the day '
-                              'after tomorrow") counted from today (2027-03-08), instead of "2027-03-19". '
-                              'Tell the user 2027-03-10.')
-    assert time_fix_of(seen)[:2] == (skill.id, skill.version)
-    assert "counted from today" not in model.received[0][0].text  # the lesson left the prompt
-
-
-def test_a_date_with_two_readings_is_not_fixed_but_either_reading_runs(bank):
+def test_by_default_the_date_lesson_is_shown_and_every_call_runs_as_made(bank):
     _date_skill(bank)
-    said = "Reserve a squash court next Friday at 18:00."
-    for passed, ran in [("2027-03-19", "2027-03-19"), ("2027-03-12", "2027-03-12"), ("2027-03-13", None)]:
-        RAN.clear()
-        agent, _, _ = _agent(bank, [tool_call("reserve_court", date=passed, time="18:00"), "Done."],
-                             today=MONDAY, stated_times="tool")
-        agent.invoke({"messages": [("user", said)]})
-        assert RAN == ([{"date": ran, "time": "18:00"}] if ran else []), passed  # the third: held back
+    agent, model, _ = _agent(bank, [tool_call("reserve_court", date="2027-03-19", time="18:00"), "Done."],
+                             today=MONDAY)
+    agent.invoke({"messages": [("user", COURT)]})
+    assert RAN == [{"date": "2027-03-19", "time": "18:00"}]  # as the model made it
+    assert "counted from today" in model.received[0][0].text  # the lesson is in the prompt
+
+
+def _broken(rules, tool, args, messages, today):
+    return rules.broken(tool, args, object(), CallHistory(), messages, today)
 
 
 def test_the_check_counts_from_the_agents_today_not_the_machines(bank):
     rules = ReminderRules.from_hits([SkillHit(_date_skill(bank), 1.0)])
     said = [HumanMessage(COURT)]
     call = {"date": "2027-03-10", "time": "18:00"}
-    assert rules.broken("reserve_court", call, object(), CallHistory(), said, MONDAY) is None
-    assert rules.broken("reserve_court", call, object(), CallHistory(), said, dt.date(2027, 3, 9)) is not None
-    assert rules.broken("reserve_court", {"date": "2027-03-10"}, object(), CallHistory(),
-                        [HumanMessage("Reserve a court, please.")], MONDAY) is None  # no date said
+    assert _broken(rules, "reserve_court", call, said, MONDAY) is None
+    assert _broken(rules, "reserve_court", call, said, dt.date(2027, 3, 9)) is not None
+    assert _broken(rules, "reserve_court", {"date": "2027-03-10"},
+                   [HumanMessage("Reserve a court, please.")], MONDAY) is None  # no date said

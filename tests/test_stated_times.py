@@ -1,7 +1,9 @@
-"""The clock time the user said (issue 29, items 3 and 4): learned where the successes passed it
-and the failures another, checked at the tool, and given back on the 24-hour clock. Shaped like
-the 1.5B's kept evidence (protocols v14-v16): "a quarter to six this evening" passed as 18:30 or
-19:30, "a quarter past two" as 14:00, the same request passed as 16:30 when it succeeded."""
+"""The clock time the user said: learned where the successes passed it and the failures another
+(when the round is asked to: the reading is English), and checked at the tool when delivered
+there, with a reminder that asks the model to pass the time the user said (the library names no
+time for it). Shaped like a small model's kept evidence: "a quarter to six this evening" passed
+as 18:30 or 19:30, "a quarter past two" as 14:00, the same request passed as 16:30 when it
+succeeded."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from skillbank.adapters.langchain import SkillBankMiddleware
+from pydantic import ValidationError
+
 from skillbank.adapters.reminders import CallHistory, ReminderRules
+from skillbank.evolution.config import EvolutionConfig
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.clock import clock_value, spoken_times
 from skillbank.evolution import evolve
@@ -120,7 +125,7 @@ def test_a_round_writes_the_time_lesson_and_no_pitfall_about_the_literal_time(ba
     for t in [pickup(0, success=True), pickup(0, success=True), pickup(0, success=True),
               pickup(0, passed="14:30", success=False), pickup(0, passed="18:30", success=False)]:
         bank.trajectories.save(t)
-    evolve(bank, promote_policy="all")
+    evolve(bank, config=EvolutionConfig(learn_stated_values=True), promote_policy="all")
     lessons = [x for s in bank.list_skills() for x in s.content.lessons]
     assert [(x.tool, x.parameter) for x in lessons if x.kind == LessonKind.stated_time] == \
         [("set_pickup_time", "time")], lessons
@@ -132,7 +137,7 @@ def test_a_round_writes_the_time_lesson_and_no_pitfall_about_the_literal_time(ba
 def test_the_lesson_reads_as_one_sentence_and_needs_its_tool_and_parameter():
     lesson = Lesson(kind=LessonKind.stated_time, tool="set_pickup_time", parameter="time")
     assert sentence(lesson).startswith("Pass `time` to `set_pickup_time` as the clock time the user said")
-    with pytest.raises(ValueError, match="names its tool and the parameter"):
+    with pytest.raises(ValidationError, match="parameter"):
         Lesson(kind=LessonKind.stated_time, tool="set_pickup_time")
 
 
@@ -160,35 +165,30 @@ def _time_skill(bank):
                                           parameter="time"),))
 
 
-def _run(bank, script, request):
+def _run(bank, script, request, deliver=None):
     model = ScriptedChatModel(script)
     agent = create_agent(model, [set_pickup_time], system_prompt="Be brief.",
-                         middleware=[SkillBankMiddleware(bank, k=3)])
+                         middleware=[SkillBankMiddleware(bank, k=3, deliver=deliver or {"stated_time": "tool"})])
     return agent.invoke({"messages": [("user", request)]}), model
 
 
-def test_a_call_with_another_time_is_answered_with_the_said_time_and_not_run(bank):
+def test_a_call_with_another_time_is_answered_and_not_run(bank):
     _time_skill(bank)
     script = [tool_call("set_pickup_time", order_id="PO-24638", time="18:30"),
               tool_call("set_pickup_time", order_id="PO-24638", time="17:45"), "Noted for 17:45."]
     result, model = _run(bank, script, "Please note that I'll pick up PO-24638 at a quarter to six this evening.")
     assert RAN == [{"order_id": "PO-24638", "time": "17:45"}]  # the wrong time never ran
     first = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert first.text == ('`set_pickup_time` was not run. The user said a time: "a quarter to six this '
-                          'evening" is 17:45, on the 24-hour clock. Call `set_pickup_time` again with '
-                          '`time`="17:45".')
-    assert any(isinstance(m, ToolMessage) and "17:45" in m.text for m in model.received[1])
+    assert first.text == ("`set_pickup_time` was not run. Pass `time` as the clock time, on the 24-hour clock "
+                          "the user said, and call `set_pickup_time` again.")
 
 
-def test_a_time_said_without_a_part_of_the_day_gives_both_readings(bank):
+def test_delivered_in_the_prompt_the_time_lesson_is_shown_and_the_call_runs_as_made(bank):
     _time_skill(bank)
-    script = [tool_call("set_pickup_time", order_id="PO-1", time="14:00"),
-              tool_call("set_pickup_time", order_id="PO-1", time="14:15"), "Noted."]
-    result, _ = _run(bank, script, "I'll collect PO-1 at a quarter past two.")
-    first = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert '"a quarter past two" is 14:15 (or 02:15)' in first.text
-    assert '`time`="14:15" (or "02:15" if that is what the user meant)' in first.text
-    assert RAN == [{"order_id": "PO-1", "time": "14:15"}]
+    script = [tool_call("set_pickup_time", order_id="PO-1", time="14:00"), "Noted."]
+    _, model = _run(bank, script, "I'll collect PO-1 at a quarter past two.", deliver={"stated_time": "prompt"})
+    assert RAN == [{"order_id": "PO-1", "time": "14:00"}]
+    assert "24-hour clock" in model.received[0][0].text
 
 
 @pytest.mark.parametrize("request_text, passed", [
@@ -207,9 +207,11 @@ def test_a_call_with_the_said_time_or_with_no_time_said_runs(bank, request_text,
 def test_the_check_is_about_its_own_tool_and_parameter(bank):
     rules = ReminderRules.from_hits([SkillHit(_time_skill(bank), 1.0)])
     said = [HumanMessage("I'll come at half past four this afternoon and book the 18:00 class.")]
-    history = CallHistory()
-    assert rules.broken("set_pickup_time", {"order_id": "PO-1", "time": "19:00"}, object(), history, said)
-    assert rules.broken("set_pickup_time", {"order_id": "PO-1", "time": "18:00"}, object(), history, said) is None
-    assert rules.broken("book_class", {"time": "19:00"}, object(), history, said) is None
-    assert rules.broken("set_pickup_time", {"order_id": "PO-1"}, object(), history, said) is None
+    def broken(tool, args):
+        return rules.broken(tool, args, object(), CallHistory(), said)
+
+    assert broken("set_pickup_time", {"order_id": "PO-1", "time": "19:00"})
+    assert broken("set_pickup_time", {"order_id": "PO-1", "time": "18:00"}) is None
+    assert broken("book_class", {"time": "19:00"}) is None
+    assert broken("set_pickup_time", {"order_id": "PO-1"}) is None
 

@@ -1,12 +1,14 @@
 """Adapters that connect skillbank to agents.
 
-- :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``: the three
+- :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``: the four
   middlewares below in one.
-- :mod:`skillbank.adapters.injection_middleware`, :mod:`~skillbank.adapters.recording_middleware`,
-  :mod:`~skillbank.adapters.budget_middleware` -- ``SkillInjectionMiddleware`` (skills into each
-  model call), ``SkillRecordingMiddleware`` (the run as a trajectory), ``RunBudgetMiddleware``
-  (token and time budgets per run): in any order in a middleware list, through
-  :mod:`skillbank.adapters.run_context` (one context per run, found once per call).
+- :mod:`skillbank.adapters.prompt_middleware`, :mod:`~skillbank.adapters.guidance_middleware`,
+  :mod:`~skillbank.adapters.recording_middleware`, :mod:`~skillbank.adapters.budget_middleware`
+  -- ``SkillPromptMiddleware`` (skills into each model call), ``SkillGuidanceMiddleware``
+  (reminders at the tool and the answer), ``SkillRecordingMiddleware`` (the run as a
+  trajectory), ``RunBudgetMiddleware`` (token and time budgets per run): in any order in a
+  middleware list, through :mod:`skillbank.adapters.run_context` (one context per run, found
+  once per call). ``SkillInjectionMiddleware`` is the prompt and guidance parts in one.
 - :mod:`skillbank.adapters.langgraph` -- ``skillbank_prompt`` for ``create_react_agent`` and
   ``inject_skills`` for a custom graph's model node.
 - :mod:`skillbank.adapters.config` -- ``InjectionConfig``, ``RecordingConfig`` and ``BudgetConfig``,
@@ -28,6 +30,9 @@ _EXPORTS = {
     "SkillBankMiddleware": "skillbank.adapters.langchain",
     "SkillBankState": "skillbank.adapters.langchain",
     "SkillInjectionMiddleware": "skillbank.adapters.injection_middleware",
+    "SkillPromptMiddleware": "skillbank.adapters.prompt_middleware",
+    "SkillGuidanceMiddleware": "skillbank.adapters.guidance_middleware",
+    "Intervention": "skillbank.adapters.interventions",
     "SkillRecordingMiddleware": "skillbank.adapters.recording_middleware",
     "RunBudgetMiddleware": "skillbank.adapters.budget_middleware",
     "skillbank_prompt": "skillbank.adapters.langgraph",

@@ -1,37 +1,26 @@
 """Reminders at the answer: a final reply that an injected lesson contradicts gets one more turn.
 
-A small model often *describes* a call instead of making it ("you can call the `find_trains`
-function with ...", or a function call written out as text) and ends the run there; or it
-answers with the skills block it was shown. Both are visible in the reply itself, so where a
-lesson of the run's block says a tool is part of the method, the reply is checked before it
-stands (``InjectionConfig.reminders``, the same switch as the reminders at the tool):
+With ``InjectionConfig.reminders`` a final reply (no tool calls) is checked against the lessons
+the run was shown before it stands:
 
-- **described, not called**: the reply names, as a word of its own, a tool that an injected
-  lesson says to call (a procedure's step, a step not to skip, a check or the action it guards),
-  that the agent was offered and that has not been called in this run;
-- **the block repeated**: the reply contains a skill tag of the injected block; where the block
-  holds a ``no_tool`` lesson (the request read as small talk), the note asks for a reply in the
-  model's own words and no longer to "call the tools it needs" (protocol v21: 4 small-talk
-  replies were the block, again after that note);
-- **an empty reply**: the reply has no text and no call (protocol v21: all 3 runs whose
-  late-checkout time was fixed at the tool repeated the call and then ended with an empty reply,
-  the model's end-of-turn as its first token; the user was told nothing);
-- **guidance repeated**: most of the reply's words (at least two) come in pairs that the injected
-  skills' words hold (a skill's name, description or lesson sentence) and the user's messages do
-  not: "No tool: reply in one or two sentences." for a no-tool lesson (protocol v6's reading: the
-  1.5B answered small talk with the lesson's sentence, its name or the request its description
-  quotes). Words the user said do not count, so a reply that echoes the user stands;
+- **described, not called**: the reply names, as a word of its own, a tool that a shown lesson
+  says to call (:attr:`~skillbank.lessons.KindSpec.tools_to_call`), that the agent was offered
+  and that has not been called in this run;
+- **the block repeated**: the reply contains a skill tag of the injected block (where the
+  block holds a ``no_tool`` lesson, the note asks for a reply in the model's own words rather
+  than for the tools it needs);
+- **an empty reply**: the reply has no text and no call;
+- **guidance repeated**: most of the reply's words (at least two) come in pairs that the shown
+  skills' words hold (a name, a description, a lesson's sentence) and the user's messages do not;
 - **a raw number**: an ``answer_unit`` lesson's field came back from its tool in this run and
-  the reply states it raw, not divided by the lesson's scale (the note gives the scaled value);
+  the reply states it raw; the note asks the model to give it as the lesson says (the library
+  never computes the value for it);
 - **a number no tool returned**: an ``answer_unit`` lesson's tool was offered and not called,
-  and the reply states a number that neither the user nor any result of the run gave, nor one
-  converted from theirs (protocol v9's gate: with "when `current_conditions` returns
-  `visibility_m` ..." in its block, the 1.5B skipped the call and answered "750 km", the
-  lesson's own example, in 6 of 6 trials).
+  and the reply states a number that neither the user nor any result of the run gave.
 
 Then the model is asked once more, in the same model call (no extra graph step), with its draft
-and one short note; at most once per run. A lesson that does not apply does not fire: a reply
-that names no such tool (small talk, a question back, a tool already called) stands as it is.
+and one short note; at most once per run. The reply that stands carries an
+:class:`~skillbank.adapters.interventions.Intervention` saying why it was asked again.
 """
 
 from __future__ import annotations
@@ -42,18 +31,15 @@ from typing import Iterable, Literal, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from skillbank.lessons import Lesson, LessonKind, sentence
+from skillbank.adapters.interventions import Intervention
+from skillbank.lessons import Lesson, LessonKind, sentence, spec_of
 from skillbank.adapters.injection import calls_no_tool
 from skillbank.adapters.reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank.toolnames import names_tool
-from skillbank.units import converts, numbers_in, numeric_fields, scaled, states
+from skillbank.units import converts, numbers_in, numeric_fields, states
 
-__all__ = ["AnswerReminder", "answer_reminder", "answer_reminder_of", "ANSWER_REMINDER_METADATA_KEY"]
-
-# Where the final reply records that it was asked again (the draft and the lesson), for whoever
-# records the run: ``response_metadata`` is never sent to a provider.
-ANSWER_REMINDER_METADATA_KEY = "skillbank_answer_reminder"
+__all__ = ["AnswerReminder", "answer_reminder"]
 
 _SKILL_TAG = re.compile(r"</?skill\b", re.I)
 # Share of a reply's words that, in pairs taken from the skills and not from the user, make it a
@@ -108,29 +94,10 @@ class AnswerReminder:
     version: int | None = None
     tool: str | None = None
 
-    def as_metadata(self, draft: str) -> dict:
-        return {"reason": self.reason, "note": self.note, "skill_id": self.skill_id,
-                "version": self.version, "tool": self.tool, "draft": draft[:500]}
-
-
-def answer_reminder_of(message: object) -> dict | None:
-    """What :meth:`AnswerReminder.as_metadata` put on ``message`` (the note asking a reply
-    again, or the reply that replaced a draft), or ``None``."""
-    marker = (getattr(message, "response_metadata", None) or {}).get(ANSWER_REMINDER_METADATA_KEY)
-    return marker if isinstance(marker, dict) else None
-
-
-def _tools_to_call(lesson: Lesson) -> list[str]:
-    """The tools ``lesson`` says are part of the method (called, not avoided)."""
-    if lesson.kind == LessonKind.procedure:
-        return list(dict.fromkeys(s.tool for s in lesson.steps))
-    if lesson.kind == LessonKind.check_first and lesson.tool and lesson.check:
-        return [lesson.check, lesson.tool]
-    if lesson.kind == LessonKind.pitfall and lesson.avoid == "skip" and lesson.tool:
-        return [lesson.tool]
-    if lesson.kind == LessonKind.answer_unit and lesson.tool:  # the number comes from its result
-        return [lesson.tool]
-    return []
+    def record(self, draft: str) -> Intervention:
+        """The intervention record of this reminder, with the draft reply it asks again."""
+        return Intervention(kind="answer_reminder", reason=self.reason, note=self.note, skill_id=self.skill_id,
+                            version=self.version, tool=self.tool, draft=draft[:500])
 
 
 def _called(messages: Iterable[BaseMessage]) -> set[str]:
@@ -144,10 +111,9 @@ def _raw_number(lesson: Lesson, said: set[float], messages: Sequence[BaseMessage
             continue
         for name, value in numeric_fields(str(m.text)):
             if name == lesson.field and states(said, value) and not states(said, value / (lesson.scale or 1)):
-                shown = scaled(value, lesson.scale or 1)
                 return (f"Your reply gives `{name}` as {value:g}, the number `{lesson.tool}` returned. "
-                        f"The skill says: {sentence(lesson)} So it is {shown}: answer the user again "
-                        "with that.")
+                        f"The skill says: {sentence(lesson)} Answer the user again with the number as "
+                        "the skill says.")
     return None
 
 
@@ -199,7 +165,7 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
                     if note is not None:
                         return AnswerReminder("unsourced number", note, hit.skill.id, hit.skill.version,
                                               lesson.tool)
-            for tool in _tools_to_call(lesson):
+            for tool in spec_of(lesson.kind).tools_to_call(lesson):
                 if tool in offered and tool not in called and names_tool(text, tool):
                     return AnswerReminder("described", (
                         f"Your reply describes calling `{tool}` but does not call it. Do not write the "

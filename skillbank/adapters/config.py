@@ -18,10 +18,11 @@ import dataclasses
 import datetime as dt
 import time
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Literal, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
-from skillbank.lessons import LessonKind
+from skillbank.lessons import Delivery, LessonKind, spec_of
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
@@ -66,38 +67,22 @@ class InjectionConfig:
     smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
     to measure another cap, set those two instead.
 
-    ``reminders`` (``SkillBankMiddleware`` and ``SkillInjectionMiddleware``, which the gate uses): a tool
-    call that breaks a lesson of the run's block where it can be checked at the call (a check
-    that has not run, a call shape a pitfall warns about, an argument the schema does not
-    declare, a repeated call under a budget) is answered with the lesson's sentence instead of
-    being run, at most once per lesson per run, and recorded as a ``reminder`` step with the
-    skill injected at it (see :mod:`skillbank.adapters.reminders`). A check's own call is
-    never held back. On by default: on the real 1.5B model it was the one form that moved the
-    evolution set (pass^1 21% -> 33% over the plain block; benchmarks/RESULTS.md, "Real model:
-    the loop"); ``reminders=False`` leaves every tool call to run.
+    ``reminders`` (read by :class:`~skillbank.adapters.guidance_middleware.SkillGuidanceMiddleware`,
+    part of ``SkillBankMiddleware``): a tool call that breaks a lesson of the run's block where it
+    can be checked at the call is answered with a reminder that asks the model to act (the call
+    is not run), at most once per lesson per run, and recorded as a ``reminder`` step; a final
+    reply the block contradicts is asked again once. The model's own call is never rewritten and
+    no answer is computed for it. ``reminders=False`` leaves every tool call to run.
+
+    ``deliver``: where each lesson kind reaches the model, ``{kind: "prompt" | "tool"}``;
+    ``"tool"`` (with ``reminders``) also checks its tool calls. A kind left out takes its
+    registered default (:class:`~skillbank.lessons.KindSpec`, ``delivery``): at the tool for the
+    kinds a call can break without reading the user's words in one language, the prompt only
+    for the rest (``stated_time``, ``stated_date``, whose check reads English times and dates).
 
     ``examples``: a skill whose lessons carry worked examples (written by a round with
     ``EvolutionConfig.examples_per_lesson``) is shown with the one whose request is most like
     the run's, inside its block and counted in the token budget.
-
-    ``answer_units``: where an ``answer_unit`` lesson (give a field of a tool's result divided by
-    a scale) is given. ``"prompt"`` (the default): in the block, like every lesson. ``"tool"``:
-    left out of the block and appended to the result of its tool that carries the field, the
-    division done (:mod:`skillbank.adapters.answer_notes`); a skill with nothing else to say is
-    not shown, but stays the run's. Only the middleware sees tool results, so the prompt-only
-    adapters (``skillbank_prompt``, ``skillbank_hook``, ``inject_skills``) refuse it. Why it
-    exists: in the prompt, the 1.5B skipped the tool and answered with the lesson (RESULTS.md,
-    protocols v6 to v13).
-
-    ``stated_times``: where a ``stated_time`` lesson (pass a tool's parameter as the clock time
-    the user said) is given. ``"prompt"`` (the default): in the block, and, with ``reminders``,
-    a call that passes another time is held back with the said time. ``"tool"``: left out of the
-    block; a call of its tool that passes another time, when the user said one time, runs with
-    that time, and its result says what changed (:mod:`skillbank.adapters.time_fixes`). Why it
-    exists: held back, the 1.5B described the call instead of making it (RESULTS.md, protocol
-    v17). Like ``answer_units="tool"``, only the middleware can do it. The same holds for a
-    ``stated_date`` lesson (the date the user said, counted from ``today``), except that a date
-    is fixed only when the user said one with one reading ("next Friday" has two).
 
     ``today``: the date the agent takes as today (a ``date`` or ISO text), what "tomorrow" in a
     request means to the checks of ``stated_date`` lessons; ``None`` (the default) is the
@@ -119,9 +104,8 @@ class InjectionConfig:
     match_toolset: bool = True
     lean: bool = False
     reminders: bool = True
+    deliver: Mapping[str, Delivery] = field(default_factory=dict)
     examples: bool = False
-    answer_units: Literal["prompt", "tool"] = "prompt"
-    stated_times: Literal["prompt", "tool"] = "prompt"
     today: dt.date | None = None
 
     @property
@@ -129,30 +113,17 @@ class InjectionConfig:
         """General skills injected on every turn: none in a lean block."""
         return 0 if self.lean else self.general_k
 
-    @property
-    def acts_at_tool(self) -> bool:
-        """Whether the injection has anything to do at a tool call (reminders, answer notes)."""
-        return self.reminders or bool(self.kinds_at_tool)
-
-    @property
-    def kinds_at_tool(self) -> frozenset[LessonKind]:
-        """The lesson kinds left out of the block and given at their tool instead."""
-        return frozenset(kind for kind, where in ((LessonKind.answer_unit, self.answer_units),
-                                                  (LessonKind.stated_time, self.stated_times),
-                                                  (LessonKind.stated_date, self.stated_times)) if where == "tool")
+    def checked_at_tool(self, kind: LessonKind | str) -> bool:
+        """Whether a tool call that breaks a lesson of ``kind`` is answered with a reminder."""
+        spec = spec_of(kind)
+        if not self.reminders or spec.call_check is None:
+            return False
+        return self.deliver.get(spec.name, spec.delivery) == "tool"
 
     @property
     def run_today(self) -> dt.date:
         """The date the agent takes as today, now."""
         return self.today or dt.date.today()
-
-    def refuse_tool_side(self, owner: str) -> None:
-        """Raise for an adapter that sees no tool call (``owner``) if this config needs one."""
-        for option in ("answer_units", "stated_times"):
-            if getattr(self, option) == "tool":
-                raise ValueError(f"{owner} cannot give a lesson at its tool: it never sees a tool call. Use "
-                                 f"SkillBankMiddleware or SkillInjectionMiddleware for {option}='tool', "
-                                 f"or {option}='prompt' here")
 
     @property
     def block_token_budget(self) -> int | None:
@@ -162,9 +133,16 @@ class InjectionConfig:
         return LEAN_TOKEN_BUDGET if self.token_budget is None else min(self.token_budget, LEAN_TOKEN_BUDGET)
 
     def __post_init__(self) -> None:
-        for option in ("answer_units", "stated_times"):
-            if getattr(self, option) not in ("prompt", "tool"):
-                raise ValueError(f"{option} must be 'prompt' or 'tool', not {getattr(self, option)!r}")
+        deliver = {}
+        for kind, where in dict(self.deliver or {}).items():
+            name = spec_of(kind).name  # an unknown kind raises, naming the known ones
+            if where not in ("prompt", "tool"):
+                raise ValueError(f"deliver[{name!r}] must be 'prompt' or 'tool', not {where!r}")
+            if where == "tool" and spec_of(kind).call_check is None:
+                raise ValueError(f"a {name} lesson cannot be checked at the tool (no call breaks it); "
+                                 "deliver it in the prompt")
+            deliver[name] = where
+        object.__setattr__(self, "deliver", MappingProxyType(deliver))
         object.__setattr__(self, "today", a_date(self.today, "InjectionConfig.today"))
         # Any iterable is accepted; stored as tuples so a config is hashable and never shared mutably.
         for name in ("kinds", "tags", "tools"):

@@ -20,7 +20,6 @@ import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.agent_runs import AgentRuns
-from skillbank.adapters.answer_notes import at_prompt
 from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
@@ -322,9 +321,8 @@ class SkillInjector:
 
         A retrieved skill that only says to call no tool fits every toolset, so it is scoped by
         the request instead (:meth:`_asks_no_tool`): it goes in only when the query's nearest
-        neighbour is on its side. Without that, the one small-talk lesson of a small bank rides
-        on every request, and a small model skips the calls its task needs (protocol v4's
-        reading in RESULTS.md).
+        neighbour is on its side, so a small-talk lesson does not ride on every request
+        (docs/decisions/0101-no-tool-lessons-scoped-by-request.md).
         """
         cfg = self.config
         pinned, general = self.standing()
@@ -375,7 +373,7 @@ class SkillInjector:
 
         Why both sides hold requests: the embedder's similarity follows the subject, so small
         talk that names a tool's subject ("thanks for the forecast") is nearer that tool's
-        purpose than the lesson's description (protocol v5's reading), and a request for the tool
+        purpose than the lesson's description, and a request for the tool
         ("when is high tide?") is nearer a learned "thanks for the tide times" than the tool's
         purpose. Against requests of both kinds, each is nearest its own kind.
         """
@@ -417,10 +415,6 @@ class SkillInjector:
         t1 = time.perf_counter()
         chooser = self.example_chooser(parts[0] if task_first else None, vector) if self.config.examples else None
         hits = self.select(vector, block=block, tools=tools, purposes=purposes, examples=chooser)
-        # Given at the tool instead (answer_notes.py, time_fixes.py); select() budgeted them whole:
-        # a cap kept, never overrun.
-        if self.config.kinds_at_tool:
-            hits = at_prompt(hits, self.config.kinds_at_tool)
         if not hits:
             text = ""
         else:
@@ -527,6 +521,5 @@ def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMess
     records which skill versions were injected.
     """
     injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, injection, **options)
-    injector.config.refuse_tool_side("inject_skills")
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt, block=block)
 

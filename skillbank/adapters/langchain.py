@@ -5,13 +5,15 @@
     result = agent.invoke({"messages": [("user", "turn on the AC")]})
     bank.trajectories.get(result["skillbank_trajectory_id"])
 
-It is three middlewares of one concern each, composed into one:
+It is four middlewares of one concern each, composed into one:
 
 - :class:`~skillbank.adapters.budget_middleware.RunBudgetMiddleware` (when a
   :class:`~skillbank.adapters.config.BudgetConfig` budget is set) ends a run that has used its
   budget, with a final message saying so;
-- :class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware` (unless
-  ``inject=False``) puts the skills into each model call, and reminds at the tool;
+- :class:`~skillbank.adapters.prompt_middleware.SkillPromptMiddleware` (unless ``inject=False``)
+  puts the skills into each model call;
+- :class:`~skillbank.adapters.guidance_middleware.SkillGuidanceMiddleware` (unless
+  ``inject=False`` or ``reminders=False``) holds the run to them at the tool and at the answer;
 - :class:`~skillbank.adapters.recording_middleware.SkillRecordingMiddleware` records the run.
 
 They keep what they need per run in the run's
@@ -35,7 +37,6 @@ graph nodes, each node run a superstep counted against ``recursion_limit``, and 
 from __future__ import annotations
 
 import dataclasses
-from functools import partial
 from typing import Any, Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse, ToolCallRequest
@@ -44,7 +45,9 @@ from langgraph.types import Command
 
 from skillbank.adapters.budget_middleware import RunBudgetMiddleware
 from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig, split_budget, split_options
-from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+from skillbank.adapters._compose import through
+from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
+from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
 from skillbank.adapters.recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
 from skillbank.protocols import AgentBank
 
@@ -60,8 +63,9 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
     and :class:`~skillbank.adapters.config.BudgetConfig` (when a run has had enough);
     ``injection=`` / ``recording=`` / ``budget=`` take whole configs. ``inject=False`` only
     records. The parts are :attr:`budget_middleware` (``None`` without a budget),
-    :attr:`injection_middleware` and :attr:`recording_middleware`: what they count (the
-    recording's ``last_trajectory_id``, the injection's ``retrieval_seconds``, ...) is read there.
+    :attr:`prompt_middleware`, :attr:`guidance_middleware` and :attr:`recording_middleware`: what
+    they count (the recording's ``last_trajectory_id``, the prompt's ``retrieval_seconds``, ...)
+    is read there.
     """
 
     state_schema = SkillBankState
@@ -80,14 +84,15 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
             budget = dataclasses.replace(budget, clock=self.recording.clock)
         self.budget = budget
         self.budget_middleware = RunBudgetMiddleware(budget) if budget.enabled else None
-        self.injection_middleware = SkillInjectionMiddleware(bank, self.injection)
+        self.prompt_middleware = SkillPromptMiddleware(bank, self.injection)
+        self.guidance_middleware = SkillGuidanceMiddleware(self.prompt_middleware)
         self.recording_middleware = SkillRecordingMiddleware(bank, self.recording)
         # Each hook's layers, outermost first (see the module docstring for why in this order).
         budgeting = [self.budget_middleware] if self.budget_middleware is not None else []
-        injecting = [self.injection_middleware] if inject else []
-        reminding = injecting if self.injection.acts_at_tool else []  # else its tool hook only passes through
-        model_layers: list[Any] = [*budgeting, *injecting, self.recording_middleware]
-        tool_layers: list[Any] = [self.recording_middleware, *reminding]
+        prompting = [self.prompt_middleware] if inject else []
+        guiding = [self.guidance_middleware] if inject and self.injection.reminders else []
+        model_layers: list[Any] = [*budgeting, *prompting, *guiding, self.recording_middleware]
+        tool_layers: list[Any] = [self.recording_middleware, *guiding]
         self._model_calls = [m.wrap_model_call for m in model_layers]
         self._amodel_calls = [m.awrap_model_call for m in model_layers]
         self._tool_calls = [m.wrap_tool_call for m in tool_layers]
@@ -97,27 +102,17 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        return _through(self._model_calls, handler)(request)
+        return through(self._model_calls, handler)(request)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        return await _through(self._amodel_calls, handler)(request)
+        return await through(self._amodel_calls, handler)(request)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
-        return _through(self._tool_calls, handler)(request)
+        return through(self._tool_calls, handler)(request)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
-        return await _through(self._atool_calls, handler)(request)
-
-
-def _through(layers: list[Callable[..., Any]], handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``handler`` wrapped by each of ``layers`` (``layer(request, handler)``), the first outermost:
-    the order ``create_agent`` composes a middleware list in. A layer's result reaches the one
-    around it as it is (only the recording answers with an ``ExtendedModelResponse``, and it is
-    innermost), so the composite answers what its innermost part did."""
-    for layer in reversed(layers):
-        handler = partial(layer, handler=handler)
-    return handler
+        return await through(self._atool_calls, handler)(request)

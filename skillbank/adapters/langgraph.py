@@ -49,7 +49,6 @@ def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
     The injected block stays the same through a run unless a new skill becomes relevant.
     """
     injector = SkillInjector(bank, injection, **options)
-    injector.config.refuse_tool_side("skillbank_prompt")
     blocks = RunBlocks(_AGENT_NODE)
 
     def skillbank_react_prompt(state: Any) -> list[BaseMessage]:
@@ -72,7 +71,6 @@ def skillbank_hook(bank: SkillSource, *, system_prompt: str | None = None,
     pass your prompt here as ``system_prompt``. The options are ``InjectionConfig``'s.
     """
     injector = SkillInjector(bank, injection, **options)
-    injector.config.refuse_tool_side("skillbank_hook")
     blocks = RunBlocks(_HOOK_NODE)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ One concern, the record. It works entirely inside ``wrap_model_call`` and ``wrap
   injection part may sit inside or around it; else the record on the system message,
   :func:`~skillbank.adapters.injection.injections_from_messages`), and every tool call, a call
   answered with a lesson as a ``reminder`` step with that skill injected at it
-  (:func:`~skillbank.adapters.reminders.reminded_by`; when the injection part sits around it
-  and answers first, it is told, :meth:`record_answer`); a model call a run budget stops is
+  (read from the message's :class:`~skillbank.adapters.interventions.Intervention`; when the
+  guidance part sits around it and answers first, it is told, :meth:`record_answer`); a model call a run budget stops is
   not a model call (the budget's final message is read with the run's messages);
 - it records every limit the run runs into from the real signal: the exception, the error
   ``ToolMessage`` LangGraph wrote, the message a limit middleware or a run budget appended;
@@ -35,7 +35,7 @@ import json
 import logging
 import threading
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from langchain.agents.middleware import (AgentMiddleware, AgentState, ExtendedModelResponse, ModelCallResult,
@@ -45,16 +45,13 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from skillbank.adapters.agent_runs import AgentRuns, run_config
-from skillbank.adapters.answer_notes import answer_note_of
-from skillbank.adapters.time_fixes import time_fix_of
-from skillbank.adapters.answer_reminders import answer_reminder_of
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig, split_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import LimitSignal, limit_from_message, unknown_parameters
 from skillbank.adapters.recorder import ModelTurn, ToolTurn, TrajectoryRecorder, model_name_of
-from skillbank.adapters.reminders import reminded_by
+from skillbank.adapters.interventions import Intervention, intervention_of
 from skillbank.adapters.tools import tool_names
 from skillbank.messages import (first_human_text, last_message, message_text, response_message, state_messages,
                                 tool_result_message)
@@ -274,8 +271,8 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         run.state, run.tail = dict(request.state or {}), []
         self._scan(run, request.messages)
         recorder = run.recorder
-        if request.messages and (asked := answer_reminder_of(request.messages[-1])) is not None:
-            # The injection part (around this one) asks the reply again: the draft is this
+        if request.messages and (asked := _answer_reminder(request.messages[-1])) is not None:
+            # The guidance part (around this one) asks the reply again: the draft is this
             # recorder's previous model step; the note and why go between it and the reply.
             _record_answer_reminder(recorder, asked, draft=None)
         recorder.set_model(model_name_of(request.model))
@@ -303,10 +300,10 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         update that puts the trajectory id into the graph state (no node of its own needed)."""
         message = response_message(response)
         run.recorder.end_model(turn, message)
-        if (asked := answer_reminder_of(message)) is not None:
-            # The injection part sits inside this one: the call held a draft this recorder never
+        if (asked := _answer_reminder(message)) is not None:
+            # The guidance part sits inside this one: the call held a draft this recorder never
             # saw, then the reply that replaced it; the draft is kept with the note.
-            _record_answer_reminder(run.recorder, asked, draft=asked.get("draft"))
+            _record_answer_reminder(run.recorder, asked, draft=asked.draft)
         if message is not None:
             run.tail.append(message)
         if run.keyed:
@@ -329,19 +326,14 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         if isinstance(message, ToolMessage):
             run.tail.append(message)
         recorder = run.recorder
-        if (lesson := reminded_by(message)) is not None:
-            recorder.end_reminder(turn, message_text(message), *lesson)
+        given = intervention_of(message)
+        if given is not None and given.kind == "reminder" and given.skill_id is not None:
+            recorder.end_reminder(turn, message_text(message), given.skill_id, int(given.version or 0))
         elif request.tool is None:
             # ToolNode had no tool by that name: whatever answered, the tool is not in the toolset.
             recorder.end_tool(turn, result=message, status="error", limit=LimitType.missing_tool)
         else:
-            fixed = time_fix_of(message)
-            if fixed is not None:  # the tool ran with the time the user said: recorded as it ran
-                turn = replace(turn, args=fixed[2])
             recorder.end_tool(turn, result=message)
-            for given in (answer_note_of(message), fixed and fixed[:2]):  # lessons given at this call
-                if given:
-                    recorder.add_injections(turn.index, [(*given, 1.0)])
             for signal in unknown_parameters(request.tool_call.get("args"), request.tool):
                 recorder.add_limit(signal, turn.index)
 
@@ -422,10 +414,14 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             leave_call(token)
 
 
-def _record_answer_reminder(recorder: TrajectoryRecorder, asked: dict, *, draft: str | None) -> None:
-    recorder.add_answer_reminder(note=str(asked.get("note") or ""), reason=str(asked.get("reason") or ""),
-                                 skill_id=asked.get("skill_id"), version=asked.get("version"),
-                                 tool=asked.get("tool"), draft=draft)
+def _answer_reminder(message: object) -> Intervention | None:
+    given = intervention_of(message)
+    return given if given is not None and given.kind == "answer_reminder" else None
+
+
+def _record_answer_reminder(recorder: TrajectoryRecorder, asked: Intervention, *, draft: str | None) -> None:
+    recorder.add_answer_reminder(note=asked.note or "", reason=asked.reason or "", skill_id=asked.skill_id,
+                                 version=asked.version, tool=asked.tool, draft=draft)
 
 
 class _Step:

@@ -1,40 +1,16 @@
-"""Reminders at the tool boundary: a call that breaks an injected lesson gets the lesson back.
+"""Reminders at the tool boundary: a call that breaks a shown lesson is answered, not run.
 
-A small model reads "Always call `get_order` before `refund`" in its system prompt and still
-calls ``refund`` first. Where the lesson can be checked at the call itself, the middleware
-(``InjectionConfig.reminders``) answers that call with the lesson's sentence instead of
-running it, at most once per lesson per run, so the rule arrives where the mistake is made:
+Where a lesson can be checked at the call itself (its kind registers a
+:class:`~skillbank.lessons.CallCheck`, and ``InjectionConfig`` delivers it at the tool), the
+guidance middleware answers a call that breaks it with a reminder that asks the model to act
+(the next call to make, the question to ask) instead of running it, at most once per lesson per
+run. The call the model made is never changed and never run in another form; a second call runs.
 
-- ``check_first``: the action is called and its check has not run in this run;
-- ``pitfall`` ``call``: a call of the shape the lesson warns about (its step's literal values);
-- ``missing_parameter``: an argument the tool's schema does not declare (the lesson's own
-  parameter, or any for the general form);
-- ``budget`` and ``pitfall`` ``repeat``: a call identical to one already run (its answer is
-  above; a new call, even past the budget, runs);
-- ``ask_for``: a call of the lesson's tool passes a value (for the lesson's parameter, or any
-  value but a yes/no when it names none) of which neither the user's messages nor the run's
-  tool results hold one word or number, and that is no unit conversion of a number the user
-  said: a guess;
-- ``stated_time``: a call of the lesson's tool passes the lesson's parameter a value that is
-  no 24-hour reading of a clock time the user said ("14:00" for "a quarter past two"); the
-  reminder gives the said time back on the 24-hour clock (:mod:`skillbank.clock`);
-  ``stated_date`` the same for a date the user said, counted from the run's today
-  ("2027-03-09" for "the day after tomorrow" on 8 March; :mod:`skillbank.dates`);
-- ``missing_tool``: a call to a tool the agent does not have (the lesson's tool, or any for the
-  general form); ``wrong_tool_name``: a call to a name the agent does not have that the
-  lesson's tool fits (``add_event`` for ``create_event``: :func:`skillbank.toolnames.fits`);
-- ``no_tool``: any call. The lesson is in the block only when the request was read as asking
-  for nothing a tool does (:meth:`SkillInjector.select` scopes it by the request's nearest
-  neighbours), and in protocol v20 the 1.5B still called a tool on small talk in 5 of the 27
-  runs it was shown in (booking a table on "Thanks for a lovely evening"). Once per run, as
-  every reminder: a second call runs, so a lesson shown by mistake costs a turn, not the call.
-  "A call" is the model's turn: every call of the turn the reminder answers is answered with it
-  (protocol v22: the 1.5B asked for two tools at once on "thanks"; the reminder answered the
-  first and the second, a refill with a made-up prescription id, ran).
-
-A check itself is never held back (it is read-only, and holding it back would break the very
-lesson that names it). Everything here is data already at hand: the per-call cost is a dict
-lookup for the tool and a few set lookups.
+Which calls a lesson is checked on comes from its kind (``CallCheck.scope``): calls of the tool
+it names, every call, or calls of a tool the agent lacks. A check a lesson asks for is never held
+back (``CallCheck.never_held``). A kind whose reminder holds the model's whole turn
+(``CallCheck.holds_turn``) answers every call of that turn with it. Everything here is data at
+hand: the per-call cost is a dict lookup for the tool and a few set lookups.
 """
 
 from __future__ import annotations
@@ -46,18 +22,17 @@ import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.adapters.limits import unknown_parameters
 from skillbank.adapters.tools import DeclaredParameters
 from skillbank.hashing import canonical_json
-from skillbank.lessons import Lesson, LessonKind, MethodStep, sentence
+from skillbank.adapters.interventions import Intervention
+from skillbank.lessons import Lesson, LessonKind, sentence, spec_of
 from skillbank.messages import state_messages
 from skillbank.queries import SkillHit
-from skillbank.said import WHAT_IS_SAID, read_as, said_values, value_reading
-from skillbank.toolnames import fits
 from skillbank.units import converts, numbers_in
 
 if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to import; the CLI's search needs neither
@@ -66,14 +41,9 @@ if TYPE_CHECKING:  # langchain.agents and langchain_core.tools are slow to impor
 
     from skillbank.adapters.tools import OfferedTool
 
-__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "reminded_by",
-           "REMINDER_METADATA_KEY", "words", "call_key"]
+__all__ = ["Reminder", "ReminderRules", "CallHistory", "ToolReminders", "reminder_text", "words", "call_key",
+           "user_words"]
 
-# Where a call's answer says which lesson answered it (its skill id and version), for whoever
-# records the run: ``response_metadata`` is never sent to a provider.
-REMINDER_METADATA_KEY = "skillbank_reminder"
-
-_PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_]*>")
 _WORD = re.compile(r"[^\W_]+")  # words and numbers: what a value and a request are compared by
 _NAME = re.compile(r"[^\W\d_]+(?:[ '’.-][^\W\d_]+)*")  # letters only: a place, a person, a thing
 # A word the user capitalised inside a sentence (not its first word), or written in a script
@@ -119,68 +89,13 @@ class Reminder:
         return sentence(self.lesson)
 
 
-def reminder_text(tool: str, reminder: Reminder, args: Any = None,
-                  params: Mapping[str, frozenset[str]] | None = None, said: str = "",
-                  today: dt.date | None = None) -> str:
+def reminder_text(reminder: Reminder, call: "_Call") -> str:
     """What the model reads in place of the tool's result: that the call did not run, and the
-    next step, concretely.
-
-    A small model reads a rule as something to tell the user ("you should first call X"); told
-    the next call to make, with its arguments, it makes it. So the reminder names the next step
-    (the check to call, and with what; the question to ask; the answer to give) rather than
-    restating the rule. ``args`` are the held-back call's arguments; ``params``, the parameters
-    each of the agent's tools declares (to fill the check's arguments from the call's);
-    ``said``, what the user said in the run (the time a ``stated_time`` lesson gives back, the
-    date a ``stated_date`` one does, counted from ``today``).
-    """
-    lesson = reminder.lesson
-    kind = lesson.kind
-    head = f"`{tool}` was not run."
-    if kind == LessonKind.check_first and lesson.check:
-        given = args if isinstance(args, dict) else {}
-        takes = (params or {}).get(lesson.check)
-        shared = {k: v for k, v in given.items() if takes is not None and k in takes}
-        with_args = f" with {canonical_json(shared)}" if shared else ""
-        return f"{head} Call `{lesson.check}` now{with_args}; then call `{tool}` again."
-    if kind == LessonKind.ask_for:
-        what = f"`{lesson.parameter}`" if lesson.parameter else "the values it needs"
-        return (f"{head} The user has not said {what}. Ask the user for it now, and call "
-                f"`{tool}` after they answer.")
-    if kind in WHAT_IS_SAID:
-        return f"{head} {_said_value(kind, tool, lesson.parameter or '', said, today)}"
-    if kind == LessonKind.missing_tool:
-        return (f"{head} You have no tool named `{tool}`. Do the rest of the request, and tell "
-                "the user you cannot do that part.")
-    if kind == LessonKind.wrong_tool_name:
-        return f"{head} There is no tool by that name. Call `{lesson.tool}` instead."
-    if kind == LessonKind.missing_parameter:
-        extra = lesson.parameter or "that argument"
-        return (f"{head} It has no `{extra}` parameter. Call `{tool}` again without it if the "
-                f"rest is still needed, and tell the user `{extra}` cannot be set.")
-    if kind == LessonKind.no_tool:
-        return (f"{head} The user's message asks for nothing a tool does. Reply to it yourself now, "
-                "in one or two sentences, without calling a tool.")
-    if kind in (LessonKind.budget, LessonKind.pitfall) and lesson.avoid != "call":
-        return (f"{head} You already have what this call would give (its result is above). "
-                "Answer the user now with what you know.")
-    return f"{head} {reminder.text}"
-
-
-def _said_value(kind: LessonKind, tool: str, parameter: str, said: str, today: dt.date | None) -> str:
-    """The time (or date) the user said, as the tool takes it, and the call to make with it. A
-    phrase with two readings gives both, the likelier first."""
-    found = said_values(kind, said, today)
-    what = WHAT_IS_SAID[kind]
-    said_as = "; ".join(f'"{s.phrase}" is {s.readings[0]}'
-                        + (f" (or {', '.join(s.readings[1:])})" if len(s.readings) > 1 else "")
-                        for s in found)
-    if len(found) == 1:
-        call = f'Call `{tool}` again with `{parameter}`="{found[0].readings[0]}"'
-        if len(found[0].readings) > 1:
-            call += f' (or "{found[0].readings[1]}" if that is what the user meant)'
-    else:
-        call = f"Call `{tool}` again with `{parameter}` set to the {what} the user meant"
-    return f"The user said a {what}: {said_as}, {read_as(kind, today)}. {call}."
+    next step, concretely (the check to call and with what, the question to ask)."""
+    check = spec_of(reminder.lesson.kind).call_check
+    if check is None:
+        return f"`{call.tool}` was not run. {reminder.text}"
+    return check.reminder(reminder.lesson, call)
 
 
 @dataclass
@@ -204,31 +119,6 @@ def call_key(tool: str, args: Any) -> tuple[str, str]:
         return tool, repr(args)
 
 
-def _shape_matches(step: MethodStep, args: Any) -> bool:
-    """Whether a call's arguments have ``step``'s shape: every literal value equal (placeholders
-    match any value, a template matches its literal words around them)."""
-    if not isinstance(args, dict):
-        return not step.args
-    for param, shape in step.args.items():
-        if param not in args:
-            return False
-        value = str(args[param]).lower()
-        if not _PLACEHOLDER.search(shape):
-            if value != shape.lower():
-                return False
-            continue
-        pattern = "".join(".+" if _PLACEHOLDER.fullmatch(part) else re.escape(part.lower())
-                          for part in re.split(r"(<[a-z][a-z0-9_]*>)", shape) if part)
-        if not re.fullmatch(pattern, value, re.S):
-            return False
-    return True
-
-
-# Lessons about calls of the one tool they name, checked when that name is called.
-_ABOUT_ITS_TOOL = frozenset({LessonKind.missing_parameter, LessonKind.ask_for, LessonKind.missing_tool,
-                             LessonKind.stated_time, LessonKind.stated_date})
-
-
 @dataclass
 class ReminderRules:
     """The checkable lessons of a run's block, indexed by the tool a call names."""
@@ -241,7 +131,9 @@ class ReminderRules:
     _declared: dict = field(default_factory=dict)  # (tool, argument names) -> undeclared ones
 
     @classmethod
-    def from_hits(cls, hits: Sequence[SkillHit]) -> "ReminderRules":
+    def from_hits(cls, hits: Sequence[SkillHit], at_tool: Callable[[LessonKind], bool] = lambda kind: True
+                  ) -> "ReminderRules":
+        """The rules of ``hits``' lessons whose kind ``at_tool`` says is checked at the tool."""
         by_tool: dict[str, list[Reminder]] = {}
         any_tool: list[Reminder] = []
         unknown_tool: list[Reminder] = []
@@ -249,18 +141,17 @@ class ReminderRules:
         for hit in hits:
             skill = hit.skill
             for lesson in skill.content.lessons:
+                check = spec_of(lesson.kind).call_check
+                if check is None or not at_tool(lesson.kind):
+                    continue
+                scope = check.scope(lesson)
                 reminder = Reminder(skill.id, skill.version, lesson)
-                kind = lesson.kind
-                if kind == LessonKind.check_first and lesson.tool and lesson.check:
-                    checks.add(lesson.check)
+                checks.update(check.never_held(lesson))
+                if scope == "its_tool":
                     by_tool.setdefault(lesson.tool, []).append(reminder)
-                elif lesson.tool and (kind in _ABOUT_ITS_TOOL or
-                                      (kind == LessonKind.pitfall and lesson.avoid == "call")):
-                    by_tool.setdefault(lesson.tool, []).append(reminder)
-                elif kind in (LessonKind.missing_tool, LessonKind.wrong_tool_name):
-                    unknown_tool.append(reminder)  # the general missing_tool; every wrong name
-                elif kind in (LessonKind.missing_parameter, LessonKind.budget, LessonKind.no_tool) or \
-                        (kind == LessonKind.pitfall and lesson.avoid == "repeat"):
+                elif scope == "unknown_tool":
+                    unknown_tool.append(reminder)
+                elif scope == "any_tool":
                     any_tool.append(reminder)
         return cls(len(hits), by_tool, any_tool, unknown_tool, frozenset(checks))
 
@@ -270,25 +161,46 @@ class ReminderRules:
         ``tool_obj`` is the agent's tool of that name (``None``: the agent has none);
         ``messages``, the run's conversation so far (what the user said); ``today``, the date
         the agent takes as today (for the dates the user said)."""
-        if tool in self.checks:
+        return self.first_broken(_Call(tool, args, tool_obj, self._declared, messages, today, history), history)
+
+    def first_broken(self, call: "_Call", history: CallHistory) -> Reminder | None:
+        """The first lesson ``call`` breaks that has not been reminded of in this run."""
+        if call.tool in self.checks:
             return None  # a check is read-only: never held back
-        call = _Call(tool, args, tool_obj, self._declared, messages, today)
-        unknown = self.unknown_tool if tool_obj is None else ()
-        for reminder in (*self.by_tool.get(tool, ()), *unknown, *self.any_tool):
-            if reminder.key not in history.reminded and _breaks(reminder.lesson, call, history):
+        unknown = self.unknown_tool if not call.offered else ()
+        for reminder in (*self.by_tool.get(call.tool, ()), *unknown, *self.any_tool):
+            check = spec_of(reminder.lesson.kind).call_check
+            if reminder.key not in history.reminded and check is not None and check.breaks(reminder.lesson, call):
                 return reminder
         return None
 
 
 class _Call:
-    """One call, with what the checks derive from it computed at most once."""
+    """One call as the kinds' call checks see it (:class:`~skillbank.lessons.CallView`), with
+    what they derive from it computed at most once."""
 
     def __init__(self, tool: str, args: Any, tool_obj: BaseTool | None, declared: dict,
-                 messages: Sequence[BaseMessage] = (), today: dt.date | None = None):
+                 messages: Sequence[BaseMessage] = (), today: dt.date | None = None,
+                 history: CallHistory | None = None, params: DeclaredParameters | None = None):
         self.tool, self.args, self.tool_obj, self._declared = tool, args, tool_obj, declared
-        self._messages, self.today = messages, today
+        self._messages, self.today = messages, today or dt.date.today()
+        self._history = history or CallHistory()
+        self._params = params
         self._key: tuple[str, str] | None = None
         self._said: str | None = None
+
+    @property
+    def offered(self) -> bool:
+        return self.tool_obj is not None
+
+    def tool_ran(self, name: str) -> bool:
+        return name in self._history.tools
+
+    def ran_before(self) -> bool:
+        return self._history.calls[self.key] > 0
+
+    def declared(self, name: str) -> frozenset[str] | None:
+        return (self._params or {}).get(name)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -322,14 +234,6 @@ class _Call:
         known = set(words(f"{self.said} {self.results}"))
         return any(not (set(words(str(v))) & known) and not self._converted(v)
                    and not self._renders_a_name(v) for v in values)
-
-    def other_said(self, kind: LessonKind, parameter: str | None) -> bool:
-        """Whether the call passes ``parameter`` a value that is no reading of a time (or date,
-        by ``kind``) the user said (nothing to judge when the user said none)."""
-        if not isinstance(self.args, dict) or parameter is None or self.args.get(parameter) is None:
-            return False
-        said = {r for s in said_values(kind, self.said, self.today) for r in s.readings}
-        return bool(said) and value_reading(kind, self.args[parameter]) not in said
 
     def _renders_a_name(self, value: Any) -> bool:
         """Whether ``value`` is a name that renders one the user said in other words (Vienna for
@@ -369,36 +273,6 @@ def user_words(messages: Sequence[Any]) -> str:
     return " ".join(m.text for m in messages if isinstance(m, BaseMessage) and m.type == "human")
 
 
-def _breaks(lesson: Lesson, call: _Call, history: CallHistory) -> bool:
-    kind = lesson.kind
-    if kind == LessonKind.no_tool:
-        return True
-    if kind == LessonKind.check_first:
-        return lesson.check not in history.tools
-    if kind == LessonKind.missing_tool:  # by name (the specific form) or any (general): the agent lacks it
-        return call.tool_obj is None
-    if kind == LessonKind.wrong_tool_name:
-        # The round's own test of which tool a wrong name meant (skillbank.toolnames).
-        return call.tool_obj is None and fits(call.tool, lesson.tool or "", call.said)
-    if kind == LessonKind.ask_for:
-        return call.guessed(lesson.parameter)
-    if kind in WHAT_IS_SAID:
-        return call.other_said(kind, lesson.parameter)
-    if kind == LessonKind.pitfall and lesson.avoid == "call":
-        return not lesson.steps or _shape_matches(lesson.steps[0], call.args)
-    if kind == LessonKind.missing_parameter:
-        if lesson.parameter is not None and not (isinstance(call.args, dict) and lesson.parameter in call.args):
-            return False
-        extra = call.undeclared()  # a tool the agent lacks has none: ToolNode answers that call
-        return bool(extra) if lesson.parameter is None else lesson.parameter in extra
-    if kind in (LessonKind.pitfall, LessonKind.budget):  # pitfall: avoid == "repeat"
-        # Only a call identical to one already run: its answer is truly at hand. A new call past
-        # a budget is not held back: it may be the very action the user asked for, and a general
-        # budget lesson rides on tasks that have no budget of their own.
-        return history.calls[call.key] > 0
-    return False
-
-
 class ToolReminders:
     """One run's reminders: its calls so far and the checkable lessons of its block. Every
     middleware that answers tool calls with lessons keeps one per run (on the run's ``Block``)."""
@@ -416,33 +290,34 @@ class ToolReminders:
         can fill a check's arguments from the parameters the check declares."""
         self.params.offer(tools)
 
-    def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest,
-                  today: dt.date | None = None) -> tuple[Reminder, ToolMessage] | None:
+    def intercept(self, hits: Sequence[SkillHit], request: ToolCallRequest, today: dt.date | None = None,
+                  at_tool: Callable[[LessonKind], bool] = lambda kind: True) -> tuple[Reminder, ToolMessage] | None:
         """For a call that breaks a lesson of ``hits`` (the run's block): the lesson, and the
-        message to answer the call with instead of running it (see :func:`reminded_by`).
-        ``today``: the date the agent takes as today (the machine's when ``None``)."""
-        today = today or dt.date.today()
+        message to answer the call with instead of running it, marked with its
+        :class:`~skillbank.adapters.interventions.Intervention`. ``today``: the date the agent
+        takes as today (the machine's when ``None``); ``at_tool``: which kinds are checked."""
         if not hits:
             return None
         if self.rules.size != len(hits):  # the block grew: index its lessons again
-            self.rules = ReminderRules.from_hits(hits)
-        call = request.tool_call
-        name = call.get("name") or "?"
+            self.rules = ReminderRules.from_hits(hits, at_tool)
+        tool_call = request.tool_call
+        name = tool_call.get("name") or "?"
         messages = state_messages(request.state)
+        call = _Call(name, tool_call.get("args"), request.tool, self.rules._declared, messages, today,
+                     self.calls, self.params)
         with self._lock:
-            reminder = self._turn_held.pop(call.get("id") or "", None)
+            reminder = self._turn_held.pop(tool_call.get("id") or "", None)
             if reminder is None:  # not a call of a turn already answered: does it break a lesson?
-                reminder = self.rules.broken(name, call.get("args"), request.tool, self.calls, messages, today)
+                reminder = self.rules.first_broken(call, self.calls)
                 if reminder is None:
                     return None
                 self.calls.reminded.add(reminder.key)
-                if reminder.lesson.kind == LessonKind.no_tool:
-                    self._turn_held.update(dict.fromkeys(_turn_of(call.get("id"), messages), reminder))
-        said = user_words(messages) if reminder.lesson.kind in WHAT_IS_SAID else ""  # only these quote the user
-        text = reminder_text(name, reminder, call.get("args"), self.params, said, today)
-        marker = {"skill_id": reminder.skill_id, "version": reminder.version}
-        return reminder, ToolMessage(content=text, tool_call_id=call.get("id") or "", name=name,
-                                     response_metadata={REMINDER_METADATA_KEY: marker})
+                check = spec_of(reminder.lesson.kind).call_check
+                if check is not None and check.holds_turn:
+                    self._turn_held.update(dict.fromkeys(_turn_of(tool_call.get("id"), messages), reminder))
+        record = Intervention(kind="reminder", skill_id=reminder.skill_id, version=reminder.version, tool=name)
+        return reminder, ToolMessage(content=reminder_text(reminder, call), tool_call_id=tool_call.get("id") or "",
+                                     name=name, response_metadata=record.metadata())
 
     def ran(self, request: ToolCallRequest) -> None:
         """The request's call ran (whatever its outcome)."""
@@ -456,12 +331,3 @@ def _turn_of(call_id: str | None, messages: Sequence[Any]) -> list[str]:
         if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
             return [c["id"] for c in message.tool_calls if c.get("id") and c.get("id") != call_id]
     return []
-
-
-def reminded_by(message: object) -> tuple[str, int] | None:
-    """``(skill_id, version)`` of the lesson a tool call was answered with instead of being run,
-    or ``None`` for any other answer."""
-    marker = (getattr(message, "response_metadata", None) or {}).get(REMINDER_METADATA_KEY)
-    if not isinstance(marker, dict):
-        return None
-    return str(marker["skill_id"]), int(marker["version"])

@@ -90,10 +90,8 @@ def _join_by_method(by_template: dict[str, list[Run]], min_support: int) -> dict
     to use the same tools would mix their failures (a missing tool, an ambiguous value) into
     its contrast and blur the lesson its own failures hold. What small talk teaches is the
     no-tool lesson, which needs failures that called a tool as well as successes (rule.py), so
-    a no-call group teaches alone only with both. The trace (protocol v10 on the real 1.5B):
-    "thank you, that helps a lot." succeeded 2 of 2 without a call, while "thank you so much,
-    that's all i needed." failed 3 of 4 calling `set_pickup_time` or `list_prescriptions`;
-    apart, neither could teach, and no no-tool lesson was proposed.
+    a no-call group teaches alone only with both (two wordings of thanks, one that always
+    succeeded without a call and one that failed calling a tool, teach together).
     """
     joined: dict[str, list[Run]] = {}
     first_with: dict[tuple, str] = {}

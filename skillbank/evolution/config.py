@@ -54,6 +54,9 @@ class EvolutionConfig:
     # Step 3: a body longer than this, or successes that fall into two distinct methods, split.
     split_chars: int = 3000
     max_bullets: int = 8
+    # Learn stated_time / stated_date lessons: a tool parameter successes passed as the time or
+    # date the user said. Off by default: the reading of the user's words is an English grammar.
+    learn_stated_values: bool = False
     # Exploit detection: comparable successes needed before a short success looks suspicious.
     exploit_min_peers: int = 3
     # Step 5: worked examples (examples.py) kept on each procedure or check_first lesson the rule

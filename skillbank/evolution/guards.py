@@ -178,11 +178,9 @@ def _made_up(run: Run, hit) -> bool:
     """Whether the call ``hit`` failed on was given values and none of them came from anywhere:
     no token of any value is in the request or in a result an earlier call returned.
 
-    The trace (protocol v8 on the real 1.5B, RESULTS.md): on "Thanks, have a nice day!" the
-    model called ``set_pickup_time(order_id="12345", time="19:00")``, on "Great, thanks for the
-    forecast!" ``get_forecast(city="London")``; the errors became guards ("if `set_pickup_time`
-    returns an error, retry at most once ..."), one was promoted, and it cost the pickup
-    requests their call. Those failures are calling at all, which the no-tool lesson teaches.
+    A call with made-up values on small talk (``set_pickup_time(order_id="12345")`` on "Thanks,
+    have a nice day!") fails for calling at all, which the no-tool lesson teaches; a guard
+    ("if `set_pickup_time` returns an error, retry ...") would cost real requests their call.
     A value converted from the request's words ("half past six" as ``06:30``) also shares no
     token with it: a call made only of such values teaches no guard either.
     """

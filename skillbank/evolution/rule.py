@@ -11,8 +11,9 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
-- **Stated times and dates**: a tool parameter the successes passed as the clock time (or the
-  date, counted from the run's today) the user said and failures passed as another teaches
+- **Stated times and dates** (``EvolutionConfig.learn_stated_values``, off by default: the reading
+  of the user's words is English): a tool parameter the successes passed as the clock time (or
+  the date, counted from the run's today) the user said and failures passed as another teaches
   ``stated_time`` (``stated_date``) (``stated_times.py``); a pitfall about a call whose only
   telling value is such a time or date is that same mistake seen as a correlation, and is not
   proposed beside it.
@@ -92,12 +93,13 @@ def existing_tools(runs: Sequence[Run]) -> set[str]:
 
 
 def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
-             limit: int = 4, min_support: int = 2) -> list[tuple[Lesson, str]]:
+             limit: int = 4, min_support: int = 2, stated_values: bool = False) -> list[tuple[Lesson, str]]:
     """``[(lesson, why)]`` contrasting failures with the successes that followed ``skel``.
 
     Only tools that exist are compared (a call to an invented name is a different mistake, see
     ``toolnames``), and a check is learned only from runs whose every call was to a real tool,
-    with at least ``min_support`` successes that checked first.
+    with at least ``min_support`` successes that checked first. ``stated_values``: also learn
+    ``stated_time`` and ``stated_date`` lessons (their reading of the user's words is English).
     """
     out: list[tuple[Lesson, str]] = []
     if not bad:
@@ -141,7 +143,7 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
             break
     # The time or date the user said, passed or not (stated_times.py): the cause a pitfall about
     # the same call's literal time or date would only correlate with.
-    times = stated_times(ok, bad, min_support)
+    times = stated_times(ok, bad, min_support) if stated_values else []
     out += times
     timed = {(lesson.tool, lesson.parameter) for lesson, _ in times}
     # A step every success took and most failures left out; a step only failures took. By tool
@@ -276,7 +278,7 @@ class RuleDistiller(Distiller):
             return None, [], ""
         tools = _tools_of(skel)
         contrast = mistakes(support, bad, skel, limit=config.max_bullets,
-                             min_support=config.min_support)
+                             min_support=config.min_support, stated_values=config.learn_stated_values)
         templates = [r.template for r in support]
         content = SkillContent(
             name=name or name_for(templates, tools, steps=lesson.steps),
@@ -298,15 +300,15 @@ class RuleDistiller(Distiller):
         if not skel or len(support) < config.min_support or not bad:
             return None, [], ""
         contrast = mistakes(support, bad, skel, limit=config.max_bullets,
-                             min_support=config.min_support)
+                             min_support=config.min_support, stated_values=config.learn_stated_values)
         if not contrast:
             return None, [], ""
         tools = _tools_of(skel)
         templates = [r.template for r in support]
         content = SkillContent(
             name=name_for(templates, tools, suffix="pitfalls"),
-            # "mistakes to avoid `x`" read as "avoid `x`": in protocol v20's gate the 1.5B then
-            # described the call instead of making it. The tool is the one to call, with care.
+            # Worded so the tool reads as one to call with care, not one to avoid
+            # (docs/decisions/0102-pitfall-descriptions.md).
             description=_description(templates, tools, "mistakes to avoid when calling")[: config.max_description_chars],
             kind=SkillKind.pitfall, tools=tools, tags=("learned",),
             lessons=tuple(x for x, _ in contrast), toolset=toolset_of(support + list(bad)))
@@ -383,7 +385,7 @@ class RuleDistiller(Distiller):
         # Common mistakes and limit lessons: only those about this skill's own tools.
         own = set(skill.tools)
         contrast = mistakes(main_ok, bad, skel or consensus(main_ok)[0], limit=config.max_bullets,
-                             min_support=config.min_support)
+                             min_support=config.min_support, stated_values=config.learn_stated_values)
         added = merge_lessons(lessons, [x for x, _ in contrast if relevant(x, own)])
         if len(added) > len(lessons):
             lessons = added

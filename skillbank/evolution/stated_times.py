@@ -1,14 +1,12 @@
 """Time and date lessons: the successes passed the time (or date) the user said, the failures another.
 
-"Please note that I'll pick up PO-24638 at a quarter to six this evening": the 1.5B passed
-``time="17:45"`` in some runs and ``"18:30"`` or ``"19:30"`` in others, the same request. Where
-at least ``min_support`` successes passed, for one parameter of one tool, a time that is a
+A model may pass ``time="17:45"`` for "a quarter to six this evening" in some runs and
+``"18:30"`` in others, the same request. Where at least ``min_support`` successes passed, for one parameter of one tool, a time that is a
 reading of a clock time their request said (:func:`skillbank.clock.spoken_times`), no success
 passed one that is not, and a failure passed one that is not, the value is the cause of the
 failure (the call shape is otherwise the same), not a correlation: the lesson is
-``stated_time`` (that tool, that parameter), checked again at the tool
-(``adapters/reminders.py``), where the said time is read from the user's words and given back
-on the 24-hour clock.
+``stated_time`` (that tool, that parameter). The round learns it only with
+``EvolutionConfig.learn_stated_values``: the reading of the user's words is English.
 
 Dates the same way (``stated_date``): "the day after tomorrow" read from the date the run took
 as today (:func:`skillbank.dates.spoken_dates`; ``Run.today``), so a run recorded without one

@@ -15,8 +15,7 @@ _URL = re.compile(r"https?://\S+|www\.\S+")
 EMAIL_PATTERN = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 UUID_PATTERN = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 # A single quote opens and closes only outside a word: an apostrophe ("I'd like a late check-out
-# at one o'clock") is no quote (protocol v19: that read "'d like a late check-out at one o'" as a
-# quoted value, so the request's wordings fell into different templates).
+# at one o'clock") is no quote, so one request's wordings fall into one template.
 _QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|(?<!\w)'[^'\n]{1,80}'(?!\w)|“[^”\n]{1,80}”")
 _NUMBER = re.compile(r"(?<![\w<])[-+]?\$?\d[\d,.:/-]*\b")
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{2,}\b")
