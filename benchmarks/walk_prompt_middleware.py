@@ -1,0 +1,66 @@
+"""Which of skillbank's files one model request enters on its way through the prompt middleware.
+
+Prints the files in the order a request first enters them, how many times it came back into a
+file it had left, and the same for the recording middleware's imports. Run:
+
+    HF_HUB_OFFLINE=1 python benchmarks/walk_prompt_middleware.py
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from langchain.agents.middleware import ModelRequest
+from langchain_core.messages import AIMessage, HumanMessage
+
+import skillbank
+from skillbank import SkillBank
+from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
+from skillbank.lessons import Lesson
+
+ROOT = Path(skillbank.__file__).parent
+
+
+def walk(call) -> list[str]:
+    files: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            path = Path(frame.f_code.co_filename)
+            if path.is_relative_to(ROOT):
+                name = str(path.relative_to(ROOT))
+                if not files or files[-1] != name:
+                    files.append(name)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return files
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp, SkillBank.open(tmp) as bank:
+        bank.add_skill("refunds", "When refunding an order.", lessons=[Lesson(kind="check_first", check="get_order", tool="refund")])
+        middleware = SkillPromptMiddleware(bank)
+        request = ModelRequest(model=None, messages=[HumanMessage("refund order A1")], system_message=None,  # type: ignore[arg-type]
+                               tools=[], state={"messages": []}, runtime=None)  # type: ignore[arg-type]
+        middleware.wrap_model_call(request, lambda r: AIMessage("ok"))  # warm: caches, lazy imports
+        sequence = walk(lambda: middleware.wrap_model_call(request, lambda r: AIMessage("ok")))
+    distinct = list(dict.fromkeys(sequence))
+    returns = len(sequence) - len(distinct)
+    print(f"files entered by one model request: {len(distinct)}; came back into a file it had left: {returns} times")
+    for name in distinct:
+        print("  ", name)
+    adapters = [n for n in distinct if n.startswith("adapters/")]
+    print(f"of them in skillbank/adapters: {len(adapters)} ({', '.join(adapters)})")
+    recording = (ROOT / "adapters" / "recording_middleware.py").read_text()
+    imported = sorted({line.split()[1] for line in recording.splitlines() if line.startswith("from skillbank.")})
+    print("the recording middleware imports:", ", ".join(imported))
+
+
+if __name__ == "__main__":
+    main()
