@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.lessons import LessonKind
+from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
@@ -103,6 +104,11 @@ class InjectionConfig:
     request means to the checks of ``stated_date`` lessons; ``None`` (the default) is the
     machine's date when the call is checked. Set it where the agent's today is not the
     machine's (a replay, a test world, a user in another time zone).
+
+    ``live``: randomized exposure (:class:`~skillbank.live.config.LiveConfig`): each run shows or
+    holds back every eligible canary (and, with a holdout, every eligible active skill) by a
+    draw of its own, recorded for the live monitor. ``None`` (the default): canaries only, at the
+    default exposure; active skills are always shown.
     """
 
     k: int = 5
@@ -123,6 +129,7 @@ class InjectionConfig:
     answer_units: Literal["prompt", "tool"] = "prompt"
     stated_times: Literal["prompt", "tool"] = "prompt"
     today: dt.date | None = None
+    live: LiveConfig | None = None
 
     @property
     def standing_general_k(self) -> int:

@@ -134,6 +134,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
         if result is None:
             return request
         self._reach(run, *(h.skill.id for h in result.hits))
+        call.exposures = result.exposures
         if not result:
             call.injected = ()
             return request

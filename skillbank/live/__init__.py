@@ -1,0 +1,14 @@
+"""Evidence from live traffic: randomized exposure of skills, its record, the live effect of each
+skill with an anytime-valid confidence sequence, and the monitor that decides on it.
+
+- :mod:`.config`: :class:`LiveConfig`, the exposures and the monitor's thresholds;
+- :mod:`.exposure`: the per-run draw that shows or holds back an eligible skill;
+- :mod:`.confseq`: the confidence sequence for a Bernoulli mean and a difference of two;
+- :mod:`.effect`: each skill's success counts shown vs held back, overall and per kind;
+- :mod:`.monitor`: promote, reject, retire, narrow or flag stale, as new versions.
+"""
+
+from skillbank.live.config import LiveConfig
+from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw, is_canary
+
+__all__ = ["LiveConfig", "Arm", "Exposure", "ExposureDraw", "draw", "is_canary"]
