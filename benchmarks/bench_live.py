@@ -41,7 +41,7 @@ from skillbank.models import Skill, SkillContent, SkillStatus, utcnow  # noqa: E
 
 BASE = 0.5
 CHECK_EVERY = 25
-TURN_AT = 2000
+TURN_AT = 1000
 KINDS = ("a", "b")
 EXPECTED = {"helps": Action.promote, "hurts": Action.reject, "mixed": Action.narrow, "neutral": None,
             "turns": Action.retire}
