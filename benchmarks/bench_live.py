@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillbank.live.canary import with_canary, without_canary  # noqa: E402
-from skillbank.live.config import LiveConfig  # noqa: E402
-from skillbank.live.effect import Tally  # noqa: E402
-from skillbank.live.exposure import ExposureDraw  # noqa: E402
-from skillbank.live.monitor import Action, decide  # noqa: E402
-from skillbank.models import Skill, SkillContent, SkillStatus, utcnow  # noqa: E402
+from skillbank.live.canary import with_canary, without_canary
+from skillbank.live.config import LiveConfig
+from skillbank.live.effect import Tally
+from skillbank.live.exposure import ExposureDraw
+from skillbank.live.monitor import Action, decide
+from skillbank.models import Skill, SkillContent, SkillStatus, utcnow
 
 BASE = 0.5
 CHECK_EVERY = 25

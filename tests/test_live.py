@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from test_evolution_support import refund
 
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, SkillInjector
@@ -20,7 +21,6 @@ from skillbank.live.effect import Tally
 from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw
 from skillbank.live.monitor import Action, decide
 from skillbank.models import SkillStatus
-from test_evolution_support import refund
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_live.py"
 
@@ -246,3 +246,35 @@ def test_the_simulated_stream_gets_each_skill_s_decision():
     assert {n: bench.first(d)[0] for n, d in decided.items()} == bench.EXPECTED
     null = [bench.stream(100 + s, 1500, config, null=True) for s in range(3)]
     assert not any(any(d.values()) for d in null)
+
+
+# -- an agent: the run's exposure is recorded under its trajectory, with the arm it was shown ----------
+
+
+def test_an_agent_run_records_its_exposures_and_a_held_back_skill_is_not_in_its_prompt(bank):
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from skillbank.adapters.langchain import SkillBankMiddleware
+    from skillbank.adapters.testing import ScriptedChatModel
+
+    @tool
+    def ping() -> str:
+        """Ping the server."""
+        return "pong"
+
+    canary = start_canary(bank.skills, bank.add_skill(name="ping-politely", description="pinging a server",
+                                                      body="Ping once, then answer.").id)
+    arms = set()
+    for i in range(12):
+        model = ScriptedChatModel(["done"])
+        mw = SkillBankMiddleware(bank, k=2, verifier=lambda state: True)
+        create_agent(model, [ping], middleware=[mw]).invoke({"messages": [("user", f"ping the server {i}")]})
+        tid = mw.recording_middleware.last_trajectory_id
+        (exposure,) = bank.exposures.for_run(tid)
+        arms.add(exposure.arm)
+        injected = {x.skill_id for x in bank.trajectories.get(tid).injections}
+        assert (canary.id in injected) == (exposure.arm == "shown")
+    assert arms == {"shown", "held"}
+    (live,) = bank.monitor().skills
+    assert live.tally.overall.shown.labelled + live.tally.overall.held.labelled == 12

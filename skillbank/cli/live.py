@@ -13,7 +13,7 @@ from rich.table import Table
 from skillbank.cli._common import console, open_bank, print_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 
-__all__ = ["monitor", "canary", "register"]
+__all__ = ["canary", "monitor", "register"]
 
 
 def _kind(task: str | None, task_type: str | None) -> str | None:

@@ -11,4 +11,4 @@ skill with an anytime-valid confidence sequence, and the monitor that decides on
 from skillbank.live.config import LiveConfig
 from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw, is_canary
 
-__all__ = ["LiveConfig", "Arm", "Exposure", "ExposureDraw", "draw", "is_canary"]
+__all__ = ["Arm", "Exposure", "ExposureDraw", "LiveConfig", "draw", "is_canary"]

@@ -14,7 +14,7 @@ from skillbank.errors import SkillBankError
 from skillbank.live.config import CANARY_TAG
 from skillbank.models import Skill, SkillContent, SkillStatus
 
-__all__ = ["with_canary", "without_canary", "start_canary"]
+__all__ = ["start_canary", "with_canary", "without_canary"]
 
 
 def with_canary(content: SkillContent) -> SkillContent:

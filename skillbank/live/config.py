@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-__all__ = ["LiveConfig", "CANARY_TAG"]
+__all__ = ["CANARY_TAG", "LiveConfig"]
 
 #: The tag that marks a skill in canary: active (so retrieval finds it) but shown to only
 #: ``LiveConfig.canary_exposure`` of the runs it is eligible for, until the monitor decides.

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Interval", "bernoulli_cs", "difference_cs", "rho_for", "DEFAULT_RHO"]
+__all__ = ["DEFAULT_RHO", "Interval", "bernoulli_cs", "difference_cs", "rho_for"]
 
 
 def rho_for(n: int, alpha: float = 0.05) -> float:

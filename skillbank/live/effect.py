@@ -8,14 +8,15 @@ kind of request; cost (tokens) and steps per run are averaged beside it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from skillbank.live.confseq import DEFAULT_RHO, Interval, difference_cs
 from skillbank.live.exposure import Arm
 
-__all__ = ["ArmStats", "Effect", "Tally", "KindOf", "task_type_kind", "tally_runs"]
+__all__ = ["ArmStats", "Effect", "KindOf", "Tally", "tally_runs", "task_type_kind"]
 
 
 @dataclass

@@ -10,9 +10,9 @@ rests on). A pinned skill is always shown and never recorded: a person decided o
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Sequence
 
 from skillbank.live.config import CANARY_TAG, LiveConfig
 from skillbank.models import Skill, SkillStatus

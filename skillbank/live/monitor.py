@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any
 
 from skillbank.live.canary import without_canary
 from skillbank.live.config import CANARY_TAG, LiveConfig
@@ -32,7 +33,7 @@ from skillbank.live.effect import Effect, KindOf, Tally, tally_runs, task_type_k
 from skillbank.live.exposure import is_canary, shown_probability
 from skillbank.models import DESCRIPTION_MAX, Skill, SkillStatus, SkillVersion, utcnow
 
-__all__ = ["Action", "Decision", "SkillLive", "MonitorReport", "decide", "monitor", "MONITOR_AUTHOR"]
+__all__ = ["MONITOR_AUTHOR", "Action", "Decision", "MonitorReport", "SkillLive", "decide", "monitor"]
 
 MONITOR_AUTHOR = "monitor"
 # The evolution round's lock (skillbank.evolution.lock.LOCK_NAME): the monitor and a round never

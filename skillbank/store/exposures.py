@@ -8,14 +8,15 @@ trajectory's id, so the live effect joins the row with the run's outcome, record
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from skillbank.models import utcnow
 from skillbank.store.base import Store
 
-__all__ = ["ExposureRepo", "ExposureRow", "ExposedRun"]
+__all__ = ["ExposedRun", "ExposureRepo", "ExposureRow"]
 
 
 @dataclass(frozen=True)
