@@ -19,7 +19,7 @@ from skillbank.live.config import CANARY_TAG, LiveConfig
 from skillbank.live.confseq import bernoulli_cs, difference_cs
 from skillbank.live.effect import Tally
 from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw
-from skillbank.live.monitor import Action, decide
+from skillbank.live.monitor import Action, decide, monitor
 from skillbank.models import SkillStatus
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_live.py"
@@ -278,3 +278,26 @@ def test_an_agent_run_records_its_exposures_and_a_held_back_skill_is_not_in_its_
     assert arms == {"shown", "held"}
     (live,) = bank.monitor().skills
     assert live.tally.overall.shown.labelled + live.tally.overall.held.labelled == 12
+
+
+def test_monitor_narrows_by_kind_of_request_and_flags_a_canary_without_runs_stale(bank):
+    mixed = start_canary(bank.skills, _skill(bank, "refund-mixed").id)
+    rng = random.Random(3)
+    for i in range(800):
+        kind = ("refund", "track")[i % 2]
+        arm = Arm.shown if rng.random() < 0.5 else Arm.held
+        good = (arm == Arm.shown) == (kind == "refund")
+        tid = bank.trajectories.save(refund(i, success=rng.random() < (0.85 if good else 0.25), task_type=kind))
+        bank.exposures.record(tid, [Exposure(mixed.id, mixed.version, arm, 0.5)])
+    (decision,) = bank.monitor(apply=True).decisions
+    assert decision.action == Action.narrow and decision.hurts == ("track",)
+    skill = bank.get_skill(mixed.id)
+    assert skill.description.endswith('Not for requests like "track".') and CANARY_TAG in skill.tags
+    # Narrowed: the evidence starts again with the new content, so nothing more is decided now.
+    assert bank.monitor(apply=True).decisions == []
+    quiet = start_canary(bank.skills, _skill(bank, "refund-quiet").id)
+    later = quiet.updated_at + timedelta(days=20)
+    flags = [d for d in monitor(bank, now=later).decisions if d.skill_id == quiet.id]
+    assert [d.action for d in flags] == [Action.stale]
+    monitor(bank, now=later, apply=True)  # a flag: nothing is written
+    assert bank.get_skill(quiet.id).version == quiet.version

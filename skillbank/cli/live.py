@@ -31,6 +31,12 @@ def _arm(a: dict[str, Any]) -> str:
     return f"{a['successes']}/{a['labelled']}"
 
 
+def _pair(effect: dict[str, Any], key: str) -> str:
+    """Shown | held of one per-run average."""
+    return " | ".join("-" if effect[arm][key] is None else f"{effect[arm][key]:.0f}" if key.startswith("tokens")
+                      else f"{effect[arm][key]:.1f}" for arm in ("shown", "held"))
+
+
 def monitor(
     apply: Annotated[bool, typer.Option("--apply", help="Write the decisions as new versions by 'monitor'.")] = False,
     holdout: Annotated[float, typer.Option(help="The standing holdout of active skills (0 ignores them).")] = 0.05,
@@ -55,7 +61,7 @@ def monitor(
         print_json(data)
         return
     table = Table(title=f"Live effect (anytime-valid, alpha {alpha:g})")
-    for col in ("skill", "status", "shown", "held", "effect", "interval", "decision"):
+    for col in ("skill", "status", "shown", "held", "effect", "interval", "tokens/run", "steps/run", "decision"):
         table.add_column(col)
     for s in data["skills"]:
         e = s["effect"]
@@ -65,7 +71,8 @@ def monitor(
         status = "canary" if s["canary"] else s["status"]
         status += " (pinned)" if s["pinned"] else " (person)" if s["held_by_person"] else ""
         table.add_row(escape(s["name"]), status, _arm(e["shown"]), _arm(e["held"]), _pct(d["estimate"]),
-                      f"[{d['low']:+.2f}, {d['high']:+.2f}]", escape(said))
+                      f"[{d['low']:+.2f}, {d['high']:+.2f}]", _pair(e, "tokens_per_run"), _pair(e, "steps_per_run"),
+                      escape(said))
     console().print(table)
     if not data["skills"]:
         console().print("No randomized skill yet: put one into canary (skillbank canary NAME) or set a holdout.")

@@ -10,6 +10,9 @@ the anytime-valid interval for ``success(shown) - success(held)`` and decides:
 - an active skill whose upper bound is below zero: **retire**;
 - a skill with no eligible run for ``stale_after``: flagged **stale** (reported, nothing written).
 
+The skills read are the canaries and the active skills with exposures on record (an active skill
+never randomized has no evidence).
+
 A pinned skill, and a skill a person last activated, are reported and never decided on. Each
 decision applied is one new version by author ``monitor`` whose reason holds the evidence (arms,
 counts, interval) as JSON, so it is on the hash-chained history. Decisions are applied under the
@@ -217,7 +220,9 @@ def monitor(bank: Any, config: LiveConfig | None = None, *, apply: bool = False,
         report = MonitorReport(alpha=config.alpha)
         for s in skills:
             person = held_by_person(histories[s.id])
-            if shown_probability(s, config) is None and s.id not in tallies:
+            # An active skill without exposures was never randomized (the agents run without a
+            # holdout): there is no evidence to read, and its silence does not make it stale.
+            if not is_canary(s) and s.id not in tallies:
                 continue
             tally = tallies.get(s.id, Tally())
             report.skills.append(SkillLive(s, tally, decide(s, tally, config, now=now, held_by_person=person), person))
