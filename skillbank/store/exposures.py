@@ -83,17 +83,21 @@ class ExposureRepo:
         return [_row(r) for r in rows]
 
     def runs(self, skill_ids: Sequence[str] | None = None) -> list[ExposedRun]:
-        """Every exposure (of ``skill_ids`` only, when given) with its run's outcome, oldest first."""
+        """Every exposure (of ``skill_ids`` only, when given) with its run's outcome, oldest first
+        (per 500 ids: SQLite's variable limit)."""
         sql = ("SELECT e.run_id, e.skill_id, e.version, e.arm, e.p_shown, e.at, t.success, t.task, t.task_type,"
                " t.input_tokens, t.output_tokens, t.n_steps"
                " FROM exposures e LEFT JOIN trajectories t ON t.id = e.run_id")
-        params: list[Any] = []
-        if skill_ids is not None:
-            if not skill_ids:
-                return []
-            sql += f" WHERE e.skill_id IN ({', '.join('?' * len(skill_ids))})"
-            params = list(skill_ids)
-        rows = self.store.query(sql + " ORDER BY e.at, e.run_id, e.skill_id", params)
+        order = " ORDER BY e.at, e.run_id, e.skill_id"
+        if skill_ids is None:
+            rows = self.store.query(sql + order)
+        else:
+            ids = list(dict.fromkeys(skill_ids))
+            rows = []
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows += self.store.query(f"{sql} WHERE e.skill_id IN ({', '.join('?' * len(chunk))}){order}", chunk)
+            rows.sort(key=lambda r: (str(r["at"]), r["run_id"], r["skill_id"]))
         return [ExposedRun(_row(r), None if r["success"] is None else bool(r["success"]), r["task"],
                            r["task_type"], int(r["input_tokens"] or 0) + int(r["output_tokens"] or 0),
                            int(r["n_steps"] or 0)) for r in rows]
