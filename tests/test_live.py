@@ -301,3 +301,19 @@ def test_monitor_narrows_by_kind_of_request_and_flags_a_canary_without_runs_stal
     assert [d.action for d in flags] == [Action.stale]
     monitor(bank, now=later, apply=True)  # a flag: nothing is written
     assert bank.get_skill(quiet.id).version == quiet.version
+
+
+def test_evolve_with_the_canary_policy_puts_every_new_skill_into_canary(bank):
+    from skillbank.evolution import evolve
+    from skillbank.evolution.review import list_candidates
+    from test_evolution_support import window
+
+    for i in range(3):
+        bank.trajectories.save(refund(i))
+        bank.trajectories.save(window(i))
+    report = evolve(bank, promote_policy="canary")
+    added = [bank.get_skill(c.skill) for c in report.changes]
+    assert added and all(CANARY_TAG in s.tags and s.status == SkillStatus.active for s in added)
+    assert all(bank.history(s.id)[-1].author == "policy" for s in added)
+    assert list_candidates(bank) == []
+    assert {s.skill.id for s in bank.monitor().skills} == {s.id for s in added}
