@@ -317,3 +317,15 @@ def test_evolve_with_the_canary_policy_puts_every_new_skill_into_canary(bank):
     assert all(bank.history(s.id)[-1].author == "policy" for s in added)
     assert list_candidates(bank) == []
     assert {s.skill.id for s in bank.monitor().skills} == {s.id for s in added}
+
+
+def test_a_person_s_promotion_of_a_canary_wins_over_later_evidence(bank):
+    from skillbank.live.canary import without_canary
+
+    canary = start_canary(bank.skills, _skill(bank, "refund-kept").id)
+    bank.skills.new_version(canary.id, content=without_canary(canary.content), reason="I want it", author="human")
+    kept = bank.get_skill(canary.id)
+    _runs(bank, kept, 300, 0.2, 0.9, seed=4, p_exposure=0.8)
+    (live,) = bank.monitor(LiveConfig(holdout=0.2)).skills
+    assert live.held_by_person and live.decision is None
+    assert live.tally.overall.interval(0.05).high < 0  # the evidence says harmful; the person decided

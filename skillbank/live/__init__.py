@@ -3,6 +3,8 @@ skill with an anytime-valid confidence sequence, and the monitor that decides on
 
 - :mod:`.config`: :class:`LiveConfig`, the exposures and the monitor's thresholds;
 - :mod:`.exposure`: the per-run draw that shows or holds back an eligible skill;
+- :mod:`.canary`: a skill into canary (the ``canary`` tag on an active skill) and out of it;
+- :mod:`.recording`: a run's exposures kept with the bank its recording writes to;
 - :mod:`.confseq`: the confidence sequence for a Bernoulli mean and a difference of two;
 - :mod:`.effect`: each skill's success counts shown vs held back, overall and per kind;
 - :mod:`.monitor`: promote, reject, retire, narrow or flag stale, as new versions.
