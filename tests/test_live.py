@@ -329,3 +329,13 @@ def test_a_person_s_promotion_of_a_canary_wins_over_later_evidence(bank):
     (live,) = bank.monitor(LiveConfig(holdout=0.2)).skills
     assert live.held_by_person and live.decision is None
     assert live.tally.overall.interval(0.05).high < 0  # the evidence says harmful; the person decided
+
+
+def test_the_monitor_command_on_a_bank_without_randomized_skills_says_how_to_start(bank, cli_env):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    _skill(bank, "refund-plain")
+    out = CliRunner().invoke(app, ["monitor", "--dir", str(bank.path)])
+    assert out.exit_code == 0 and "No randomized skill yet" in out.output and "refund-plain" not in out.output

@@ -23,8 +23,8 @@ def _kind(task: str | None, task_type: str | None) -> str | None:
     return task_type or (task_template(task) if task else None)
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:+.0%}" if x < 0 or x > 0 else "0%"
+def _diff(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.2f}"
 
 
 def _arm(a: dict[str, Any]) -> str:
@@ -47,8 +47,8 @@ def monitor(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show every randomized skill's live effect (success shown vs held back) and what the monitor
-    decides; with --apply, write the decisions."""
+    """Show every randomized skill's live effect (success shown vs held back, overall and per kind
+    of request) and what the monitor decides; with --apply, write the decisions."""
     from datetime import timedelta
 
     from skillbank.live.config import LiveConfig
@@ -70,12 +70,19 @@ def monitor(
         said = "-" if decision is None else decision["action"] + (" (applied)" if s["applied"] else "")
         status = "canary" if s["canary"] else s["status"]
         status += " (pinned)" if s["pinned"] else " (person)" if s["held_by_person"] else ""
-        table.add_row(escape(s["name"]), status, _arm(e["shown"]), _arm(e["held"]), _pct(d["estimate"]),
+        table.add_row(escape(s["name"]), status, _arm(e["shown"]), _arm(e["held"]), _diff(d["estimate"]),
                       f"[{d['low']:+.2f}, {d['high']:+.2f}]", _pair(e, "tokens_per_run"), _pair(e, "steps_per_run"),
                       escape(said))
-    console().print(table)
+        for kind, k in s["by_kind"].items():  # per kind of request (each at the skill's alpha)
+            kd = k["difference"]
+            table.add_row(f"  {escape(kind)}", "", _arm(k["shown"]), _arm(k["held"]), _diff(kd["estimate"]),
+                          f"[{kd['low']:+.2f}, {kd['high']:+.2f}]", _pair(k, "tokens_per_run"),
+                          _pair(k, "steps_per_run"), "")
     if not data["skills"]:
-        console().print("No randomized skill yet: put one into canary (skillbank canary NAME) or set a holdout.")
+        console().print("No randomized skill yet: put one into canary (skillbank canary NAME), or run the agents "
+                        "with a holdout (InjectionConfig.live).")
+        return
+    console().print(table)
 
 
 def canary(
