@@ -24,6 +24,9 @@ from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError
 from skillbank.intake import build_content, import_skill_files, screen_status, updated_content, with_source
+from skillbank.live.config import LiveConfig
+from skillbank.live.effect import KindOf, task_type_kind
+from skillbank.live.monitor import MonitorReport, monitor
 from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersion, utcnow
 from skillbank.protocols import Screen, VectorIndex
 from skillbank.provenance import Source
@@ -37,6 +40,7 @@ from skillbank.store.base import Store
 from skillbank.store.drafts import DraftRepo
 from skillbank.store.embeddings import EmbeddingCache
 from skillbank.store.evidence import EvidenceRepo
+from skillbank.store.exposures import ExposureRepo
 from skillbank.store.gate_records import GateRecordRepo
 from skillbank.store.history import VerifyReport, diff_versions, verify_history
 from skillbank.store.location import open_store
@@ -67,6 +71,7 @@ class SkillBank(Searchable):
         self.drafts = DraftRepo(store)
         self.rounds = RoundRepo(store)
         self.gate_records = GateRecordRepo(store)
+        self.exposures = ExposureRepo(store)
         self.scrubber: Callable[[str], str] = resolve_scrubber(scrubber)
         self.screen: Screen = screen if screen is not None else lint_incoming
         self._embedder_spec = embedder
@@ -346,6 +351,12 @@ class SkillBank(Searchable):
         self.trajectories.record_outcome(
             trajectory_id, Outcome(success=success, score=score, note=note, source=source)
         )
+
+    def monitor(self, config: LiveConfig | None = None, *, apply: bool = False,
+                kind_of: KindOf = task_type_kind, lock_timeout: float | None = 10.0) -> MonitorReport:
+        """Every randomized skill's live effect and the live monitor's decision on it; ``apply``
+        writes the decisions as versions by ``monitor`` (see :mod:`skillbank.live.monitor`)."""
+        return monitor(self, config, apply=apply, kind_of=kind_of, lock_timeout=lock_timeout)
 
     # -- interop -----------------------------------------------------------------------------
 

@@ -324,6 +324,26 @@ def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
     assert totals == {"total": 2, "labelled": 2, "successes": 2, "incomplete": 0}
 
 
+def test_exposures_join_outcomes_and_the_monitor_decides_once(any_bank):
+    from skillbank.live.canary import start_canary
+    from skillbank.live.exposure import Arm, Exposure
+
+    skill = start_canary(any_bank.skills, _add(any_bank, "refund-orders", "Refund an order").id)
+    expected = {}
+    for i in range(240):
+        arm = Arm.shown if i % 2 else Arm.held
+        tid = any_bank.trajectories.save(refund(i, success=arm == Arm.shown or i % 6 == 0))
+        expected[tid] = arm == Arm.shown or i % 6 == 0
+        any_bank.exposures.record(tid, [Exposure(skill.id, skill.version, arm, 0.5)])
+        any_bank.exposures.record(tid, [Exposure(skill.id, skill.version, Arm.shown, 0.5)])  # the first arm stays
+    runs = any_bank.exposures.runs([skill.id])
+    assert len(runs) == 240 and sum(r.exposure.arm == "held" for r in runs) == 120
+    assert {r.exposure.run_id: r.success for r in runs} == expected
+    assert [(s.action.value, s.skill_id) for s in any_bank.monitor(apply=True).decisions] == [("promote", skill.id)]
+    assert any_bank.history(skill.id)[-1].author == "monitor" and "canary" not in any_bank.get_skill(skill.id).tags
+    assert any_bank.monitor(apply=True).decisions == [] and any_bank.verify(check_index=False).ok
+
+
 def test_a_run_keeps_the_today_it_took_and_a_round_reads_it(any_bank):
     """What "tomorrow" meant to a run (a stated_date lesson is learned from it), on both backends."""
     dated = any_bank.trajectories.save(refund(0).model_copy(update={"today": datetime.date(2027, 3, 8)}))

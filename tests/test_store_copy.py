@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
+from skillbank.live.exposure import Arm, Exposure
 from skillbank.store.compat import READERS_MUST_KNOW
 import skillbank.store.transfer as transfer
 from skillbank.store.transfer import TABLES
@@ -29,9 +30,12 @@ def test_copy_sqlite_to_sqlite(tmp_path, monkeypatch):
         _filled(bank)
         with bank.store.transaction():
             for i in range(10, 30):
-                bank.trajectories.save(refund(i))
+                tid = bank.trajectories.save(refund(i))
+                skill = bank.list_skills()[0]
+                bank.exposures.record(tid, [Exposure(skill.id, skill.version, Arm(("shown", "held")[i % 2]), 0.5)])
         original, rows = _snapshot(bank), _rows(bank)
-    assert rows["steps"] > 3 * 16 and rows["trajectories"] > 16
+        exposures = [(e.run_id, e.skill_id, e.arm) for r in bank.exposures.runs() for e in [r.exposure]]
+    assert rows["steps"] > 3 * 16 and rows["trajectories"] > 16 and rows["exposures"] > 16
     before = (src / "bank.db").read_bytes()
 
     result = runner.invoke(app, ["copy", str(src), str(dst)])
@@ -42,6 +46,7 @@ def test_copy_sqlite_to_sqlite(tmp_path, monkeypatch):
         copied = _rows(bank)
         # every row but the source's own lock and index bookkeeping in meta
         assert {t: n for t, n in copied.items() if t != "meta"} == {t: n for t, n in rows.items() if t != "meta"}
+        assert [(e.run_id, e.skill_id, e.arm) for r in bank.exposures.runs() for e in [r.exposure]] == exposures
         assert bank.verify().ok  # index built from the copied embedding cache
         assert bank.search("battery climate", k=1)[0].skill.name == "battery-first"
     assert (src / "bank.db").read_bytes() == before  # the source is only read

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.lessons import Delivery, LessonKind, spec_of
+from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
@@ -88,6 +89,11 @@ class InjectionConfig:
     request means to the checks of ``stated_date`` lessons; ``None`` (the default) is the
     machine's date when the call is checked. Set it where the agent's today is not the
     machine's (a replay, a test world, a user in another time zone).
+
+    ``live``: randomized exposure (:class:`~skillbank.live.config.LiveConfig`): each run shows or
+    holds back every eligible canary (and, with a holdout, every eligible active skill) by a
+    draw of its own, recorded for the live monitor. ``None`` (the default): canaries only, at the
+    default exposure; active skills are always shown.
     """
 
     k: int = 5
@@ -107,6 +113,7 @@ class InjectionConfig:
     deliver: Mapping[str, Delivery] = field(default_factory=dict)
     examples: bool = False
     today: dt.date | None = None
+    live: LiveConfig | None = None
 
     @property
     def standing_general_k(self) -> int:

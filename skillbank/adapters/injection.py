@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import uuid
 from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -24,6 +25,8 @@ from skillbank.adapters.config import InjectionConfig, split_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind, sentence
+from skillbank.live.config import LiveConfig
+from skillbank.live.exposure import Exposure, ExposureDraw
 from skillbank.lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
@@ -62,6 +65,9 @@ class InjectionResult:
     query: str = ""
     seconds: float = 0.0  # all of retrieval: embedding, search, rendering
     embed_seconds: float = 0.0  # the part spent embedding query texts
+    # Randomized eligible skills first drawn this turn, shown or held back (skillbank.live), for
+    # the recording to keep with the run.
+    exposures: tuple[Exposure, ...] = ()
 
     @property
     def records(self) -> list[tuple[str, int, float]]:
@@ -148,6 +154,11 @@ class Block:
     # The run's tool calls and the block's checkable lessons, for reminders at the tool
     # (InjectionConfig.reminders): they live as long as the block does.
     reminders: ToolReminders = field(default_factory=ToolReminders)
+    # The run's own id for the exposure draw, and each randomized eligible skill's arm, drawn on
+    # the first turn it was eligible (skillbank.live); held-back skills never enter ``hits``.
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    exposures: dict[str, Exposure] = field(default_factory=dict)
+    unrecorded: list[Exposure] = field(default_factory=list)
 
     def ids(self) -> set[str]:
         return {h.skill.id for h in self.hits}
@@ -189,6 +200,8 @@ class SkillInjector:
         self.config, _ = split_options(options, injection=config, accept=("injection",),
                                        owner="SkillInjector")
         self._standing_cache: tuple[int, tuple[list[Skill], list[Skill]]] | None = None
+        # Canaries are drawn whatever the config; the standing holdout only when it asks.
+        self._exposure = ExposureDraw(self.config.live or LiveConfig(holdout=0.0))
         self._lock = threading.Lock()
         self._vectors: LRU[str, np.ndarray] = LRU(_VECTOR_CACHE)  # text -> embedding
         self.cache_hits = 0
@@ -356,10 +369,35 @@ class SkillInjector:
                     continue
                 if budget.take(hit.skill, shown(hit.skill)):
                     chosen.append(hit)
+        chosen = self._exposed(chosen, block, {s.id for s in pinned})
         if block is not None:
             block.hits.extend(chosen)
             return list(block.hits)
         return chosen
+
+    def _exposed(self, chosen: list[SkillHit], block: Block | None, exempt: set[str]) -> list[SkillHit]:
+        """``chosen`` without the randomized skills the run's draw holds back (skillbank.live).
+
+        A skill's arm is drawn the first turn it is eligible and kept on the block, so a run
+        sees one arm for its whole life; the draws new this turn wait in ``block.unrecorded``
+        for :meth:`inject` to hand to the recording. Held-back skills never enter the block, so
+        nothing that reads it (reminders, notes at the tool, examples) reaches them. ``exempt``
+        (the config's pinned skills) are always shown; so is a skill the bank pins.
+        """
+        drawn = self._exposure.assign(block.run_id if block is not None else None,
+                                      [h.skill for h in chosen if h.skill.id not in exempt])
+        if not drawn:
+            return chosen
+        arms = {}
+        for exposure in drawn:
+            if block is not None:
+                known = block.exposures.get(exposure.skill_id)
+                if known is None:
+                    block.exposures[exposure.skill_id] = known = exposure
+                    block.unrecorded.append(exposure)
+                exposure = known
+            arms[exposure.skill_id] = exposure.arm
+        return [h for h in chosen if arms.get(h.skill.id, "shown") == "shown"]
 
     def _asks_no_tool(self, query: str | np.ndarray, skill: Skill, purposes: Sequence[str]) -> bool:
         """Whether ``query``'s nearest neighbour is on the no-tool side: labelled texts on both.
@@ -419,8 +457,11 @@ class SkillInjector:
             text = ""
         else:
             text = render(hits, examples=chooser) if chooser is not None else self.bank.render(hits)
+        exposures: tuple[Exposure, ...] = ()
+        if block is not None and block.unrecorded:
+            exposures, block.unrecorded[:] = tuple(block.unrecorded), []
         return InjectionResult(text=text, hits=hits if text else [], query="\n".join(parts),
-                               seconds=time.perf_counter() - t0, embed_seconds=t1 - t0)
+                               seconds=time.perf_counter() - t0, embed_seconds=t1 - t0, exposures=exposures)
 
     def example_chooser(self, task: str | None, query: np.ndarray | None = None) -> ExampleChooser:
         """For each skill, the worked example whose request is most like ``task`` (cosine of

@@ -114,6 +114,7 @@ class SkillPromptMiddleware(AgentMiddleware):
         if result is None:
             return request
         self.reach(run, *(h.skill.id for h in result.hits))
+        call.exposures = result.exposures
         if not result:
             call.injected = ()
             return request

@@ -49,6 +49,7 @@ from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig, split_options
 from skillbank.adapters.injection import injections_from_messages
+from skillbank.live.recording import keep_exposures
 from skillbank.adapters.limits import LimitSignal, limit_from_message, unknown_parameters
 from skillbank.adapters.recorder import ModelTurn, ToolTurn, TrajectoryRecorder, model_name_of
 from skillbank.adapters.interventions import Intervention, intervention_of
@@ -294,6 +295,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         else:
             injected = injections_from_messages([system]) if system is not None else ()
         run.recorder.add_injections(turn.index, injected)
+        keep_exposures(self.bank, run.recorder.id, call.exposures)
 
     def _model_done(self, run: RecordedRun, turn: ModelTurn, response: ModelCallResult) -> ModelCallResult:
         """The wrapper's answer: the model's response, and on the run's first answer the state

@@ -94,12 +94,13 @@ class CallContext:
     ``run`` is ``None`` when the run cannot be seen (outside ``create_agent``'s nodes, or without
     LangChain callbacks): each part then does what it can without one."""
 
-    __slots__ = ("run", "state", "injected", "system_added", "recording", "_stop", "_stop_known")
+    __slots__ = ("run", "state", "injected", "exposures", "system_added", "recording", "_stop", "_stop_known")
 
     def __init__(self, run: RunContext | None, state: Any):
         self.run = run
         self.state = state  # the request's state: tells this call from a nested agent's
         self.injected: tuple[tuple[str, int, float], ...] | None = None  # (skill id, version, score)
+        self.exposures: tuple[Any, ...] = ()  # skillbank.live Exposures first drawn in this call
         self.system_added = False  # the injection made the system message (the agent had none)
         self.recording: list[RecordingPart] = []  # recording parts around this call
         self._stop: AIMessage | None = None

@@ -118,6 +118,7 @@ app.command("eval")(eval_cli.eval_)
 from skillbank.cli import model as model_cli  # noqa: E402
 
 app.add_typer(model_cli.app, name="model")
+from skillbank.cli import live as live_cli; live_cli.register(app)  # noqa: E402,E702  (monitor + canary)
 # Commands of other installed packages (the harness's `skillbank demo`): their entry points.
 from skillbank.cli.plugins import register_commands  # noqa: E402
 

@@ -39,6 +39,7 @@ CandidateId = Annotated[str, typer.Argument(help="Candidate skill id (sk_...) or
 class PromotePolicy(str, Enum):
     all = "all"
     guards = "guards"
+    canary = "canary"
 
 
 def register(app: typer.Typer) -> None:
@@ -106,7 +107,8 @@ def evolve(
         "--validate", help="Validation function module:function, called as f(candidate, task_ids) "
                            "-> GateResult.")] = None,
     promote_policy: Annotated[Optional[PromotePolicy], typer.Option(
-        "--promote-policy", help="Promote without validation: all candidates, or template guards only.")] = None,
+        "--promote-policy", help="Promote without validation: all candidates, template guards only, "
+                                  "or every new skill into canary (the live monitor decides).")] = None,
     eval_budget: Annotated[Optional[float], typer.Option(
         "--eval-budget", help="Stop validating after this much evaluation cost (1 per call by default).")] = None,
     min_support: Annotated[int, typer.Option(

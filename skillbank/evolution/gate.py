@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution.review import Pending, promote, reject
 from skillbank.evolution.seam import EvolutionBank
+from skillbank.live.canary import start_canary
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
 from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
@@ -94,9 +95,11 @@ def resolve_policy(policy: Any) -> Callable[[Pending], bool] | None:
         return lambda p: True
     if policy == "guards":
         return lambda p: p.skill.kind == SkillKind.guard and p.kind == "add"
+    if policy == "canary":  # every new skill goes live in canary (skillbank.live): the monitor decides
+        return lambda p: not p.is_draft
     if callable(policy):
         return policy
-    raise ValueError(f"unknown promote policy {policy!r}: use 'all', 'guards' or a callable")
+    raise ValueError(f"unknown promote policy {policy!r}: use 'all', 'guards', 'canary' or a callable")
 
 
 def _model_written(bank: EvolutionBank, pending: Pending) -> bool:
@@ -122,7 +125,8 @@ class GateConfig:
         validate: ``validate(candidate, task_ids)``, for ``auto_promote`` (see
             :func:`as_gate_result` for what it may return).
         auto_promote: Promote a candidate whose validation shows a gain.
-        promote_policy: Promote without validation: ``"all"``, ``"guards"`` or a callable.
+        promote_policy: Promote without validation: ``"all"``, ``"guards"`` or a callable; or
+            ``"canary"``: every new skill goes live in canary and the live monitor decides.
         eval_budget: Stop validating once this much :attr:`GateResult.cost` is spent.
         min_gain: The smallest gain that counts as a gain (strictly more is needed).
         holdout: Other tasks of the round added to a candidate's own for validation.
@@ -185,6 +189,12 @@ class Gate:
                 self.decisions.append(GateDecision(
                     p.skill.id, GateVerdict.waiting, "written by an LLM distiller: only the gate's measured gain or a "
                     "person promotes it, never a policy alone"))
+            elif policy is not None and policy(p) and self.config.promote_policy == "canary":
+                with bank.transaction():
+                    live = start_canary(bank.skills, p.skill.id, author="policy",
+                                        reason="canary by policy: the live monitor promotes or rejects it")
+                    bank.drafts.drop_pending(p.skill.id)
+                self.decisions.append(GateDecision(p.skill.id, GateVerdict.promoted, "into canary", None, live.id))
             elif policy is not None and policy(p):
                 active = promote(bank, p.skill.id, author="policy",
                                  reason=f"promoted by policy {self.config.promote_policy!r}")

@@ -298,12 +298,37 @@ def _trajectory_today(db: Database) -> None:
     db.executescript(TRAJECTORY_TODAY)
 
 
+# The live experiment's record (:mod:`skillbank.store.exposures`): per run, each randomized
+# eligible skill, its version, whether it was shown or held back, and its chance of being shown.
+# No foreign keys: a run's exposure is written while it runs, before its trajectory row may be.
+EXPOSURES = """
+        CREATE TABLE IF NOT EXISTS exposures (
+            run_id TEXT NOT NULL,
+            skill_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            arm TEXT NOT NULL,
+            p_shown {real} NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (run_id, skill_id)
+        );
+        CREATE INDEX IF NOT EXISTS exposures_skill ON exposures(skill_id, at);
+"""
+
+
+# Older code can use it: a new table that older code never reads or writes (an older ``skillbank
+# copy`` leaves the exposures out of a copy).
+@migration("0006_exposures", older_code_can_use=True)
+def _exposures(db: Database) -> None:
+    db.executescript(EXPOSURES.format(**SQLITE_TYPES))
+
+
 POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", INITIAL.format(**POSTGRES_TYPES)),
     ("0002_lessons_and_toolset", LESSONS_AND_TOOLSET),
     ("0003_drafts_and_rounds", DRAFTS_AND_ROUNDS.format(**POSTGRES_LAST_RUN)),
     ("0004_gate_records", GATE_RECORDS.format(**POSTGRES_TYPES)),
     ("0005_trajectory_today", TRAJECTORY_TODAY),
+    ("0006_exposures", EXPOSURES.format(**POSTGRES_TYPES)),
 ]
 
 

@@ -3,7 +3,7 @@
 Every table of the schema is copied verbatim, in one transaction on the destination: skills,
 every version, the change log with its hashes (so ``verify`` passes on the copy), the embedding
 cache, rejected edits, candidates waiting for review with their drafts, the finished rounds, the
-gate's records, meta, and trajectories with their steps, limit events and injections. The search
+gate's records, meta, and trajectories with their steps, limit events and injections, and the live experiment's exposures. The search
 index is not copied: it is derived, and the destination builds its own on first search (from the
 copied embedding cache, without the model).
 """
@@ -43,6 +43,7 @@ TABLES: list[tuple[str, tuple[str, ...], str]] = [
     ("limit_events", ("trajectory_id", "type", "category", "step", "detail", "tool", "data"), "rowid"),
     ("injections", ("trajectory_id", "step", "skill_id", "version", "rank", "score"),
      "trajectory_id, step, rank"),
+    ("exposures", ("run_id", "skill_id", "version", "arm", "p_shown", "at"), "run_id, skill_id"),
 ]
 _PAGE = 2000
 # Bookkeeping of the source's own locks, index and schema record (compat.READERS_MUST_KNOW, which
