@@ -37,7 +37,7 @@ def stats(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show counts of skills, runs, labels and limit events."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         data = bank.stats()
     if as_json:
         print_json(data)
