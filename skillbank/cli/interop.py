@@ -58,9 +58,14 @@ def import_(
         return
     new, changed = report.of(ImportChange.new), report.of(ImportChange.changed)
     proposed, unchanged = report.of(ImportChange.proposed), report.of(ImportChange.unchanged)
-    out.print(f"{len(report.items)} skill file{'s' if len(report.items) != 1 else ''} in "
-              f"{escape(str(directory))}: {len(unchanged)} unchanged, {len(changed) + len(proposed)} "
-              f"changed, {len(new)} new.", soft_wrap=True)
+    total = len(report.items)
+    counts = f"{len(new)} new, {len(changed) + len(proposed)} changed, {len(unchanged)} unchanged"
+    if not report.written:
+        out.print(f"Nothing changed: the {total} skill file{'s' if total != 1 else ''} in "
+                  f"{escape(str(directory))} match the bank ({counts}).", soft_wrap=True)
+        return
+    out.print(f"Imported {len(report.written)} of {total} skill file{'s' if total != 1 else ''} from "
+              f"{escape(str(directory))}: {counts}.", soft_wrap=True)
     for i in new + changed:
         what = "new" if i.change == ImportChange.new else "new version"
         out.print(f"  {escape(i.skill.name)}: {what} v{i.skill.version}, {i.skill.status.value}", soft_wrap=True)
