@@ -24,7 +24,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -58,15 +57,13 @@ class _RootGroup(TyperGroup):
         return super().parse_args(ctx, hoist_bank_option(self, list(args)))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        try:
-            return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
+        # A verb of a noun typed at the top (`skillbank pin`): name the full command.
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
             paths = [f"skillbank {group} {args[0]}" for group, sub in self.commands.items()
-                     if args and args[0] in getattr(sub, "commands", {})]
+                     if args[0] in getattr(sub, "commands", {})]
             if paths:
-                raise click.UsageError(f"No such command {args[0]!r}. Did you mean "
-                                       f"`{'` or `'.join(paths)}`?", ctx) from None
-            raise
+                ctx.fail(f"No such command {args[0]!r}. Did you mean `{'` or `'.join(paths)}`?")
+        return super().resolve_command(ctx, args)
 
 
 _DIR_FLAGS = ("-d", "--dir")

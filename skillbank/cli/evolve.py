@@ -13,7 +13,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
-import click
 import typer
 from rich.console import Group
 from rich.markdown import Markdown
@@ -315,7 +314,8 @@ def promote(
 
     with open_bank(dir, embedder) as bank:
         p = get_pending(bank, get_skill(bank, candidate).id)
-        if not yes and bank.gate_records.latest_for(p.skill.id, p.skill.version) is None:
+        held = p.skill.status.value == "quarantined" and not force  # refused below, whatever the answer
+        if not (yes or held) and bank.gate_records.latest_for(p.skill.id, p.skill.version) is None:
             _confirm_unmeasured(p.skill.name if not p.target else (p.name or p.skill.name))
         if force and p.skill.status.value == "quarantined":
             console().print(Text(f"promoting a quarantined candidate: {p.skill.note}", style="yellow"))
@@ -330,7 +330,7 @@ def _confirm_unmeasured(name: str) -> None:
                              "is injected into every matching prompt.", style="yellow"), soft_wrap=True)
     try:
         agreed = typer.confirm("Promote it anyway?", default=False, err=True)
-    except click.exceptions.Abort:
+    except typer.Abort:
         agreed = False
     if not agreed:
         fail(f"{name} was not promoted (no measurement, no confirmation); pass --yes to promote it "

@@ -55,7 +55,7 @@ def print_rows(out: Console, columns: Sequence[Column], rows: Sequence[Sequence[
         header = Text(columns[0].header + "\n") + header
     if inline and text_header:
         header.append(_GAP + text_header)
-    elif texts is not None and text_header:
+    elif texts is not None and text_header and header.cell_len + len(text_header) + 10 <= out.width:
         header.append(f"{_GAP}({text_header} below)")
     header.stylize("bold")
     header.rstrip()

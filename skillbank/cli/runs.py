@@ -80,15 +80,19 @@ def list_runs(
     rows = []
     for t in runs:
         status = Text(t.status, style="yellow" if t.status == "incomplete" else "")
-        rows.append([Text(t.id, style="dim"), short_time(t.started_at), status, str(len(t.steps)),
+        rows.append([Text(t.id, style="dim"), _started(t.started_at), status, str(len(t.steps)),
                      str(t.input_tokens), str(t.output_tokens),
                      Text(str(len(t.limit_events)), style="yellow" if t.limit_events else ""), _outcome_text(t)])
     print_rows(console(), [Column("id"), Column("started"), Column("status"), Column("steps", right=True),
-                           Column("tok in", right=True), Column("tok out", right=True),
+                           Column("in", right=True), Column("out", right=True),
                            Column("limits", right=True), Column("outcome")],
                rows, title=f"{len(runs)} most recent run{'s' if len(runs) != 1 else ''}",
                text_header="task", texts=[t.task for t in runs],
-               caption="tok in / tok out: the model's input and output tokens over the run")
+               caption="in, out: the model's input and output tokens over the run; started: UTC")
+
+
+def _started(value: Any) -> str:
+    return value.strftime("%m-%d %H:%M") if value is not None else "-"
 
 
 def _clip(text: str, full: bool) -> str:

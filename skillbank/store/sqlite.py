@@ -237,6 +237,30 @@ def _check_sqlite_header(path: Path) -> None:
             f"{path} is not a SQLite database (bad header); it may be truncated or overwritten. "
             "Restore it from a backup, or move it aside to start an empty bank."
         )
+    expected = _size_in_header(path)
+    size = path.stat().st_size
+    if expected is not None and size < expected:
+        raise CorruptBankError(
+            f"{path} is truncated: it holds {size} bytes of the {expected} its header records. Nothing "
+            "was written; restore it from a backup, or move it aside and run `skillbank init` to "
+            "start a new bank."
+        )
+
+
+def _size_in_header(path: Path) -> int | None:
+    """The file size a SQLite header records (page size times page count), or None when the
+    count is not to be trusted (written by a version that did not keep it; see SQLite's file
+    format, "in-header database size")."""
+    with open(path, "rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages == 0 or header[24:28] != header[92:96]:
+        return None
+    return page_size * pages
 
 
 def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
