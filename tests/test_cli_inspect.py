@@ -255,9 +255,20 @@ def test_importing_a_missing_folder_says_so(bank_dir: Path, tmp_path: Path):
     assert result.exit_code == 1 and "no such folder" in result.stderr and "invalid" not in result.stderr
 
 
-def test_candidates_help_lists_show_by_a_whole_sentence():
-    out = " ".join(cli("candidates", "--help").stdout.split())
-    assert "Show a candidate: why it was proposed, its evidence and its diff." in out
+def _commands(group, path=()):
+    for name, command in getattr(group, "commands", {}).items():
+        yield path + (name,), command
+        yield from _commands(command, path + (name,))
+
+
+def test_each_command_is_listed_in_help_with_a_whole_sentence():
+    from typer.main import get_command
+
+    for path, command in _commands(get_command(app)):
+        first = (command.help or "").strip().splitlines()[0]
+        assert first.rstrip().endswith((".", ")")), (path, first)  # the line a group's help lists
+    listing = " ".join(cli("candidates", "--help").stdout.split())
+    assert "Show a candidate: why it was proposed, its evidence and its diff." in listing
 
 
 # -- 12. search shows what would be injected -------------------------------------------------------------

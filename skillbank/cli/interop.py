@@ -42,8 +42,11 @@ def import_(
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Import SKILL.md folders: new skills and changes arrive as candidates, unchanged ones are
-    left alone; nothing is imported if any file is invalid."""
+    """Import SKILL.md folders; unchanged skills are left alone.
+
+    New skills and changed ones arrive as candidates (a change of an active skill as its proposed
+    edit); nothing is imported if any file is invalid.
+    """
     from skillbank.intake import ImportChange
     from skillbank.skillmd import SKILL_FILE
 

@@ -36,8 +36,11 @@ def search(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show what an adapter would inject for a query: pinned and general skills, then the top k
-    by similarity (--all: the other active skills too, marked not injected)."""
+    """Show what an adapter would inject for a query, in prompt order.
+
+    Pinned and general skills first, then the top k by similarity; --all lists the other active
+    skills too, each with why it is not injected.
+    """
     from skillbank.adapters.config import GENERAL_K
     from skillbank.adapters.injection import SkillInjector, fits_toolset
     from skillbank.models import SkillStatus

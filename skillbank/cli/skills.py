@@ -184,8 +184,7 @@ def diff(
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show a coloured unified diff between two versions of a skill (default: the previous
-    version against the current one)."""
+    """Show a coloured diff between two versions of a skill (default: previous and current)."""
     with open_bank(bank_dir, embedder, read_only=True) as bank:
         skill = get_skill(bank, skill_id)
         v2 = skill.version if v2 is None else v2
