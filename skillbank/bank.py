@@ -400,6 +400,9 @@ class SkillBank(Searchable):
         return {
             "path": self.location,
             "skills": {"total": sum(by_status.values()), **by_status},
+            # Rows of the total that hold proposed edits of another skill (``skills list`` shows
+            # them apart, labelled), so the two counts can be told apart and agree.
+            "proposed_edits": len(self.drafts.draft_ids()),
             "active_by_kind": self.skills.count_by("kind", status=SkillStatus.active),
             "trajectories": self.trajectories.totals(),
             "limit_events": self.trajectories.limit_counts(),

@@ -316,9 +316,11 @@ def test_skills_list_counts_every_row_stats_counts_and_labels_proposed_edits(ban
     skill_md = exported / "decline-missing-tool" / "SKILL.md"
     skill_md.write_text(skill_md.read_text().replace("name the missing tool.", "name it."))
     cli("import", exported, "-d", bank_dir)
-    total = json.loads(cli("stats", "--json", "-d", bank_dir).stdout)["skills"]["total"]
+    stats = json.loads(cli("stats", "--json", "-d", bank_dir).stdout)
+    total = stats["skills"]["total"]
     out = cli("skills", "list", "-d", bank_dir).stdout
-    assert out.startswith("4 skills and 1 proposed edit") and total == 5
+    assert out.startswith("4 skills and 1 proposed edit") and total == 5 and stats["proposed_edits"] == 1
+    assert "proposed edits  1" in cli("stats", "-d", bank_dir).stdout
     edit = next(line for line in out.splitlines() if line.startswith("decline-missing-tool-next"))
     assert "decline-missing-tool" in edit.split()[1:] and "candidate" in edit
     rows = json.loads(cli("skills", "list", "--json", "-d", bank_dir).stdout)

@@ -2,8 +2,8 @@
 
 A listing has short, fixed columns (names, statuses, numbers), printed in full however wide they
 are, and at most one long text column (a reason, a task), printed last. The long text wraps in
-its own column when at least :data:`MIN_TEXT` characters are left for it; otherwise it moves
-below its row, indented, wrapped to the terminal's width. When even the short columns do not fit
+its own column when at least :data:`MIN_TEXT` characters, and its longest word, fit there;
+otherwise it moves below its row, indented, wrapped to the terminal's width. When even the short columns do not fit
 on one line, the first (a name) takes a line of its own above the others. Piped output is the same plain text
 (rich prints no styles when stdout is not a terminal).
 """
@@ -59,15 +59,16 @@ def print_rows(out: Console, columns: Sequence[Column], rows: Sequence[Sequence[
         header.append(f"{_GAP}({text_header} below)")
     header.stylize("bold")
     header.rstrip()
-    out.print(header, soft_wrap=True, crop=False)
+    if header.plain.strip():  # a listing of labelled values has no header
+        out.print(header, soft_wrap=True, crop=False)
     for n, row in enumerate(cells):
         if stacked:
             out.print(row[0], soft_wrap=True, crop=False)
             row = row[1:]
         line = Text(lead) + Text(_GAP).join(_pad(cell, w, col.right) for cell, (col, w) in zip(row, shown))
         text = (texts[n] if texts is not None else "") or ""
-        if inline:
-            wrapped = textwrap.wrap(text, room) or [""]
+        if inline and max(map(len, text.split()), default=0) <= room:
+            wrapped = _wrap(text, room) or [""]
             line.append(_GAP + wrapped[0])
             line.rstrip()
             out.print(line, soft_wrap=True, crop=False)
@@ -76,10 +77,15 @@ def print_rows(out: Console, columns: Sequence[Column], rows: Sequence[Sequence[
         else:
             line.rstrip()
             out.print(line, soft_wrap=True, crop=False)
-            for more in textwrap.wrap(text, max(MIN_TEXT, out.width - len(_INDENT) * 2)):
+            for more in _wrap(text, max(MIN_TEXT, out.width - len(_INDENT) * 2)):
                 out.print(Text(_INDENT * 2 + more, style="dim"), soft_wrap=True, crop=False)
     if caption:
         out.print(Text(caption, style="dim"), soft_wrap=True)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    # Words (names, hashes, paths) are never split: one longer than the width gets a line of its own.
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
 
 
 def _width(widths: Sequence[int]) -> int:

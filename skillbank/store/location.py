@@ -57,14 +57,13 @@ def open_store(path: str | Path | None, *, create: bool, read_only: bool = False
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise NotABankError(f"cannot create a skill bank at {folder}: {exc.strerror}") from exc
-    if read_only:
-        return folder, SQLiteStore.open(db_path, read_only=True)
+    # Read-only too: SQLite's readers of a WAL database need to make its -shm file there.
     if not os.access(folder, os.W_OK):
         raise NotABankError(
             f"the skill bank folder {folder} is not writable; fix its permissions or "
             "choose another folder with -d / SKILLBANK_DIR"
         )
-    return folder, SQLiteStore.open(db_path)
+    return folder, SQLiteStore.open(db_path, read_only=read_only)
 
 
 def _refuse_emptied_database(folder: Path, db_path: Path, *, create: bool) -> None:
