@@ -23,14 +23,14 @@ import numpy as np
 from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError
-from skillbank.intake import build_content, import_skill_files, screen_status, updated_content, with_source
+from skillbank.intake import ImportReport, build_content, import_skill_files, screen_status, updated_content, with_source
 from skillbank.live.config import LiveConfig
 from skillbank.live.effect import KindOf, task_type_kind
 from skillbank.live.monitor import MonitorReport, monitor
 from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersion, utcnow
 from skillbank.protocols import Screen, VectorIndex
 from skillbank.provenance import Source
-from skillbank.prune import PruneAction, plan_prune
+from skillbank.prune import MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects, plan_prune
 from skillbank.queries import SearchFilters, SkillHit, SolvedRequest
 from skillbank.screen import lint_incoming
 from skillbank.scrub import resolve_scrubber
@@ -83,16 +83,17 @@ class SkillBank(Searchable):
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Any = None, create: bool = True,
-             scrubber: Any = None, screen: Screen | None = None) -> "SkillBank":
+             scrubber: Any = None, screen: Screen | None = None, read_only: bool = False) -> "SkillBank":
         """Open the bank in ``path`` (default ``$SKILLBANK_DIR`` or ``./.skillbank``).
 
         ``path`` is a folder (the embedded default: a SQLite file and a local index) or a
         PostgreSQL connection string, ``postgresql://user[:password]@host[:port]/dbname``, that
         every process of a fleet opens alike. ``create=False`` refuses to make a new bank. A
         non-empty folder without a bank database is refused either way, so a typo never
-        scatters files into an unrelated folder.
+        scatters files into an unrelated folder. ``read_only=True`` opens an existing bank so that
+        its database cannot be written (any write raises); it never creates or upgrades one.
         """
-        folder, store = open_store(path, create=create)
+        folder, store = open_store(path, create=create, read_only=read_only)
         return cls(folder, store, embedder=embedder, scrubber=scrubber, screen=screen)
 
     def close(self) -> None:
@@ -273,20 +274,40 @@ class SkillBank(Searchable):
         """Retire active, unpinned skills by rule; ``dry_run`` returns the plan and writes nothing.
 
         Rules: not used for ``unused_days`` (creation counts as a use); success rate below
-        ``min_success_rate`` over at least ``min_evidence`` labelled uses; and, over a cap of
+        ``min_success_rate`` over at least ``min_evidence`` labelled uses, unless the skill's
+        measured effect (:meth:`measured_effects`) says it helps; and, over a cap of
         ``max_active``, the least useful, in the order an evolution round's bank budget retires
-        them (:func:`skillbank.prune.least_useful_first`).
+        them (:func:`skillbank.prune.least_useful_first`), skills measured as helping last.
+        :meth:`prune_plan` also says which skills a rule matched but their effect kept.
         """
-        active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
-        actions = plan_prune(active, pinned=self.skills.count(SkillStatus.active) - len(active),
-                             now=now or utcnow(), unused_days=unused_days, min_success_rate=min_success_rate,
-                             min_evidence=min_evidence, max_active=max_active)
+        plan = self.prune_plan(unused_days=unused_days, min_success_rate=min_success_rate,
+                               min_evidence=min_evidence, max_active=max_active, now=now)
         if not dry_run:
-            with self.transaction():
-                for action in actions:
-                    self.retire(action.skill_id, reason=f"prune ({action.rule}): {action.detail}",
-                                author="prune")
-        return actions
+            self.apply_prune(plan)
+        return plan.retire
+
+    def prune_plan(self, *, unused_days: float | None = None, min_success_rate: float | None = None,
+                   min_evidence: int = 5, max_active: int | None = None,
+                   now: datetime | None = None) -> PrunePlan:
+        """What :meth:`prune` would retire and what it would spare, each with its measured effect;
+        reads only."""
+        active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
+        return plan_prune(active, pinned=self.skills.count(SkillStatus.active) - len(active),
+                          now=now or utcnow(), unused_days=unused_days, min_success_rate=min_success_rate,
+                          min_evidence=min_evidence, max_active=max_active,
+                          effects=self.measured_effects(active))
+
+    def apply_prune(self, plan: PrunePlan) -> None:
+        """Retire every skill ``plan`` retires, in one transaction, each with its rule as reason."""
+        with self.transaction():
+            for action in plan.retire:
+                self.retire(action.skill_id, reason=f"prune ({action.rule}): {action.detail}", author="prune")
+
+    def measured_effects(self, skills: Sequence[Skill]) -> dict[str, MeasuredEffect]:
+        """Each of ``skills``' measured effect on success, by skill id (skills never measured are
+        left out): today the gate's, from its records. A live effect (runs held out from an
+        active skill) goes first in the sources once the bank records one."""
+        return measured_effects(skills, [gate_effects(self.gate_records)])
 
     # -- retrieval ---------------------------------------------------------------------------
 
@@ -364,8 +385,14 @@ class SkillBank(Searchable):
         return export_skills(self.skills.list(status=status), Path(directory))
 
     def import_skills(self, directory: str | Path, *, author: str = "import",
-                      allow_unsafe: bool = False, trusted: bool = False) -> list[Skill]:
+                      allow_unsafe: bool = False, trusted: bool = False) -> ImportReport:
         """Import SKILL.md folders; every file is validated first and nothing is written if any fails.
+
+        Returns what each file did (:class:`~skillbank.intake.ImportReport`; iterating it yields
+        the skills written). A file whose skill the bank already holds with the same content
+        writes nothing, so an export imported back into a copy of its bank leaves it as it was.
+        A changed file of an active skill, not trusted, waits as that skill's pending next
+        version (``skillbank candidates list``) while the active version stays injected.
 
         Text from a file is not trusted: a skill its file marks ``active`` (or leaves unmarked)
         arrives as a ``candidate``, never injected until a person promotes it (``skillbank
@@ -384,6 +411,9 @@ class SkillBank(Searchable):
         return {
             "path": self.location,
             "skills": {"total": sum(by_status.values()), **by_status},
+            # Rows of the total that hold proposed edits of another skill (``skills list`` shows
+            # them apart, labelled), so the two counts can be told apart and agree.
+            "proposed_edits": len(self.drafts.draft_ids()),
             "active_by_kind": self.skills.count_by("kind", status=SkillStatus.active),
             "trajectories": self.trajectories.totals(),
             "limit_events": self.trajectories.limit_counts(),

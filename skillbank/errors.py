@@ -12,6 +12,7 @@ __all__ = [
     "NotABankError",
     "CorruptBankError",
     "SchemaTooNewError",
+    "SchemaTooOldError",
     "SkillNotFoundError",
     "TrajectoryNotFoundError",
     "VersionNotFoundError",
@@ -46,6 +47,10 @@ class NotABankError(SkillBankError):
 
 class CorruptBankError(SkillBankError):
     """The bank's database cannot be read (truncated, overwritten, not SQLite)."""
+
+
+class SchemaTooOldError(SkillBankError):
+    """A read-only open met a bank that needs a migration, which only a write may apply."""
 
 
 class SchemaTooNewError(SkillBankError):

@@ -84,17 +84,17 @@ def test_import_says_nothing_was_imported(tmp_path):
     assert "nothing was read" not in result.stderr
 
 
-def test_candidates_table_cuts_reasons_at_a_word(tmp_path):
+def test_candidates_table_shows_a_long_reason_whole(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     bank = tmp_path / "bank"
     words = " ".join(f"word{i}" for i in range(60))
     with SkillBank.open(bank, embedder="hash") as b:
         b.add_skill("long-note", "A candidate with a long note.", "Do the thing.", status="quarantined",
                     note="quarantined: " + words)
     out = cli("candidates", "list", "-d", bank).stdout
-    cell = " ".join(line.split("│")[-2].strip() for line in out.splitlines() if line.count("│") > 5)
-    assert cell.rstrip().endswith("…")
-    kept = cell.replace("…", "").split()
-    assert kept and all(re.fullmatch(r"quarantined:|word\d+", w) for w in kept), kept
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert words in " ".join(" ".join(lines).split())  # every word, in order, none cut
 
 
 def test_the_bank_folder_default_is_defined_once():

@@ -183,7 +183,7 @@ def test_cli_import_quarantines_and_only_promote_force_activates(cli_bank, tmp_p
     refused = cli("skills", "activate", "refund-fast-track")
     assert refused.exit_code == 1 and "candidates promote refund-fast-track --force" in refused.stderr
     assert cli("candidates", "promote", "refund-fast-track").exit_code == 1
-    promoted = cli("candidates", "promote", "refund-fast-track", "--force")
+    promoted = cli("candidates", "promote", "refund-fast-track", "--force", "--yes")
     assert promoted.exit_code == 0, promoted.output
     assert statuses()["refund-fast-track"] == "active"
 

@@ -62,7 +62,7 @@ def test_evolve_dry_run_then_review_flow(bank_dir):
     shown = run("candidates", "show", "refund-order-arrived-damaged")
     assert shown.exit_code == 0 and "recurring method" in shown.output and "Always call" in shown.output
 
-    promoted = run("candidates", "promote", "refund-order-arrived-damaged", "--reason", "reviewed")
+    promoted = run("candidates", "promote", "refund-order-arrived-damaged", "--reason", "reviewed", "--yes")
     assert promoted.exit_code == 0 and "is active" in promoted.output
     rejected = run("candidates", "reject", "when-open-window-is-unavailable", "--reason", "too broad")
     assert rejected.exit_code == 0 and "remembered" in rejected.output
@@ -98,7 +98,7 @@ def test_quarantined_candidate_needs_force_on_the_command_line(bank_dir):
                        status="quarantined", note="quarantined: injection")
     result = run("candidates", "promote", "suspicious")
     assert result.exit_code == 1 and "--force" in result.output
-    forced = run("candidates", "promote", "suspicious", "--force")
+    forced = run("candidates", "promote", "suspicious", "--force", "--yes")
     assert forced.exit_code == 0 and "injection" in forced.output
 
 
@@ -133,9 +133,10 @@ def test_show_an_edit_prints_its_diff(tmp_path, monkeypatch):
     assert "diff against the active version" in shown.output
     assert "+- Always call `check_refund_policy` before `issue_refund`." in shown.output
     listed = run("candidates", "list", "-d", str(path), "--embedder", "hash")
-    assert "refund-orders v2" in listed.output and "update (v1 → v2)" in listed.output
+    assert "refund-orders" in listed.output.split() and "update v1→v2" in listed.output
     # ... and it is a version of that skill, not a skill of its own.
-    assert "refund-orders-next" not in run("skills", "list", "-d", str(path), "--embedder", "hash").output
+    listing = run("skills", "list", "-d", str(path), "--embedder", "hash").output  # the draft: as an edit
+    assert "1 proposed edit" in listing and "refund-orders-next  refund-orders  candidate" in listing
 
 
 def test_with_rules_needs_an_llm(bank_dir):

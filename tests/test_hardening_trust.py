@@ -131,7 +131,7 @@ def test_cli_import_says_once_they_are_candidates_and_how_to_promote(cli_bank, t
     shown = json.loads(cli("skills", "show", "refund-orders", "--json").stdout)
     assert shown["status"] == "candidate" and shown["source"].startswith("skill-md (")
     assert "source" in cli("skills", "show", "refund-orders").stdout
-    assert cli("candidates", "promote", "refund-orders").exit_code == 0
+    assert cli("candidates", "promote", "refund-orders", "--yes").exit_code == 0
     assert json.loads(cli("skills", "show", "refund-orders", "--json").stdout)["status"] == "active"
 
 

@@ -46,3 +46,16 @@ def test_the_chain_verifies_and_a_new_version_chains_on(old_bank):
     edited = old_bank.update_skill(skill.id, reason="tightened", lessons=[Lesson(kind="budget", budget=2)])
     assert edited.version == skill.version + 1
     assert not old_bank.verify().problems
+
+
+def test_a_read_only_command_lists_an_older_bank_without_upgrading_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    shutil.copy(DATA / "bank.db", tmp_path / "bank.db")
+    before = (tmp_path / "bank.db").read_bytes()
+    result = CliRunner().invoke(app, ["skills", "list", "-d", str(tmp_path)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "check-first" in result.output and "stated-date" in result.output
+    assert (tmp_path / "bank.db").read_bytes() == before  # the exposures table waits for a write

@@ -53,6 +53,53 @@ class _RootGroup(TyperGroup):
             report_error(exc)
             raise typer.Exit(1) from None
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_bank_option(self, list(args)))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # A verb of a noun typed at the top (`skillbank pin`): name the full command.
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            paths = [f"skillbank {group} {args[0]}" for group, sub in self.commands.items()
+                     if args[0] in getattr(sub, "commands", {})]
+            if paths:
+                ctx.fail(f"No such command {args[0]!r}. Did you mean `{'` or `'.join(paths)}`?")
+        return super().resolve_command(ctx, args)
+
+
+_DIR_FLAGS = ("-d", "--dir")
+
+
+def hoist_bank_option(root: Any, args: list[str]) -> list[str]:
+    """``args`` with a bank option given before the command (``skillbank -d BANK skills list``,
+    ``skillbank skills -d BANK list``) moved after it, where the command reads it; one given
+    after the command, or in ``$SKILLBANK_DIR``, is left to the command as before.
+
+    Only the words up to the command are looked at; a command that takes no bank gets the option
+    anyway, and says so as for any option it does not know.
+    """
+    moved: list[str] = []
+    group, i = root, 0
+    while i < len(args):
+        word = args[i]
+        if word in _DIR_FLAGS and i + 1 < len(args):
+            moved = [word, args[i + 1]]
+            del args[i:i + 2]
+            continue
+        if word.startswith("--dir="):
+            moved = [word]
+            del args[i]
+            continue
+        sub = getattr(group, "commands", {}).get(word)
+        if sub is None:
+            break
+        group, i = sub, i + 1
+        if not hasattr(group, "commands"):  # the command itself: its own words follow
+            break
+    if not moved:
+        return args
+    end = args.index("--") if "--" in args else len(args)
+    return args[:end] + moved + args[end:]
+
 
 def _hide_flag_types(command: Any, help_names: list[str]) -> None:
     help_option = command.get_help_option(command.context_class(command, help_option_names=help_names))
@@ -90,7 +137,11 @@ def _root(
     show_version: Annotated[Optional[bool], typer.Option(
         "--version", help="Print the version and exit.", callback=_version, is_eager=True)] = None,
 ) -> None:
-    """A versioned skill bank for LangChain/LangGraph agents."""
+    """A versioned skill bank for LangChain/LangGraph agents.
+
+    Every command takes the bank folder as -d/--dir BANK (or $SKILLBANK_DIR), before or after
+    its name: `skillbank -d BANK skills list` is `skillbank skills list -d BANK`.
+    """
 
 
 # -- registration: one line per noun or command ---------------------------------------------------
@@ -112,6 +163,12 @@ from skillbank.cli import serve as serve_cli  # noqa: E402  (the web app loads o
 
 app.command("serve")(serve_cli.serve)
 from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
+# Shortcuts: the verbs people reach for at the top, the same commands as under their noun.
+_SHORTCUTS = "Shortcuts (the same as under skills / candidates)"
+app.command("prune", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills prune`.")(skills.prune)
+app.command("history", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills history`.")(skills.history)
+app.command("diff", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills diff`.")(skills.diff)
+app.command("promote", rich_help_panel=_SHORTCUTS, help="Same as `skillbank candidates promote`.")(evolve.promote)
 from skillbank.cli import eval as eval_cli  # noqa: E402
 
 app.command("eval")(eval_cli.eval_)

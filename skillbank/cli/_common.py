@@ -22,6 +22,8 @@ from rich.text import Text
 from skillbank.errors import CliError, SkillBankError, SkillFileError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
+
     from skillbank.bank import SkillBank
     from skillbank.models import Skill
 
@@ -73,10 +75,13 @@ HANDLED_ERRORS = (SkillBankError, FileNotFoundError, PermissionError, IsADirecto
 
 
 @contextmanager
-def open_bank(path: Path | None, embedder: str | None = None, *, create: bool = False) -> Iterator["SkillBank"]:
+def open_bank(path: Path | None, embedder: str | None = None, *, create: bool = False,
+              read_only: bool = False) -> Iterator["SkillBank"]:
+    """The bank at ``path`` (never created unless ``create``); ``read_only`` for commands that
+    only read, so that they cannot change a single byte of it."""
     from skillbank.bank import SkillBank
 
-    bank = SkillBank.open(path, embedder=embedder or None, create=create)
+    bank = SkillBank.open(path, embedder=embedder or None, create=create, read_only=read_only)
     try:
         yield bank
     finally:
@@ -136,6 +141,12 @@ def short_hash(value: str | None, n: int = 12) -> str:
     if not value:
         return "-"
     return value.split(":", 1)[-1][:n]
+
+
+def name_column(table: "Table", names: list[str], header: str = "name", style: str = "bold") -> None:
+    """Add a column for skill names that is never cut or wrapped: as wide as the longest name,
+    so each can be copied into another command; the other columns wrap to make room."""
+    table.add_column(header, style=style, no_wrap=True, min_width=max((len(n) for n in names), default=4))
 
 
 def rate(value: float | None) -> str:

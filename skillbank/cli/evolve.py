@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
-import textwrap
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
@@ -22,8 +21,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import console, fail, get_skill, open_bank, print_json, short_hash, skill_json
+from skillbank.cli._common import console, err_console, fail, get_skill, open_bank, print_json, short_hash, skill_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+from skillbank.cli.rows import Column, print_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.store.gate_records import GateRecord
@@ -173,7 +173,7 @@ def list_(
     """List candidate and quarantined skills waiting for review."""
     from skillbank.evolution import list_candidates
 
-    with open_bank(dir, embedder) as bank:
+    with open_bank(dir, embedder, read_only=True) as bank:
         pending = list_candidates(bank)
         targets = {p.target: bank.get_skill(p.target) for p in pending if p.target}
     if as_json:
@@ -182,23 +182,19 @@ def list_(
     if not pending:
         console().print("No candidates waiting; run `skillbank evolve` to propose some.")
         return
-    table = Table(title=f"{len(pending)} candidate{'s' if len(pending) != 1 else ''}")
-    table.add_column("id", no_wrap=True, style="dim")
-    table.add_column("name", style="bold")
-    table.add_column("change")
-    table.add_column("status")
-    table.add_column("evidence", justify="right")
-    table.add_column("reason")
+    rows, reasons = [], []
     for p in pending:
-        # A pending edit is shown as the next version of the skill it edits.
+        # A pending edit is shown under the name of the skill it edits (what `candidates show`,
+        # `promote` and `reject` take), as that skill's next version.
         target = targets.get(p.target)
-        name = f"{target.name} v{target.version + 1}" if target else p.skill.name
-        change = p.kind + (f" (v{target.version} → v{target.version + 1})" if target else "")
-        style = "red" if p.skill.status.value == "quarantined" else "cyan"
-        reason = p.skill.note if p.skill.status.value == "quarantined" else p.reason
-        table.add_row(p.skill.id, escape(name), escape(change), Text(p.skill.status.value, style=style),
-                      str(len(p.evidence)), escape(textwrap.shorten(reason or "", 120, placeholder=" …")))
-    console().print(table)
+        quarantined = p.skill.status.value == "quarantined"
+        change = p.kind + (f" v{target.version}→v{target.version + 1}" if target else "")
+        rows.append([Text(target.name if target else p.skill.name, style="bold"), change,
+                     Text(p.skill.status.value, style="red" if quarantined else "cyan"), str(len(p.evidence))])
+        reasons.append((p.skill.note if quarantined else p.reason) or "")
+    print_rows(console(), [Column("name"), Column("change"), Column("status"), Column("evidence", right=True)],
+               rows, title=f"{len(pending)} candidate{'s' if len(pending) != 1 else ''}",
+               text_header="reason", texts=reasons)
 
 
 @candidates_app.command("show")
@@ -208,11 +204,14 @@ def show(
     dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show a candidate, why it was proposed, its evidence, the diff for an edit, and the gate's
-    latest measurement of it (each task's trials with and without it) when there is one."""
+    """Show a candidate: why it was proposed, its evidence and its diff.
+
+    For an edit, the diff against the active version; when the gate measured it, its latest
+    measurement too (each task's trials with and without it).
+    """
     from skillbank.evolution.review import get_pending
 
-    with open_bank(dir, embedder) as bank:
+    with open_bank(dir, embedder, read_only=True) as bank:
         p = get_pending(bank, get_skill(bank, candidate).id)
         diff = None
         if p.target:
@@ -302,21 +301,42 @@ def promote(
     force: Annotated[bool, typer.Option(
         "--force", help="Promote a quarantined candidate, or an edit whose target changed since.")] = False,
     reason: Annotated[Optional[str], typer.Option("--reason", help="Why (kept in the history).")] = None,
+    yes: Annotated[bool, typer.Option(
+        "--yes", "-y", help="Promote without asking, even a candidate the gate never measured.")] = False,
     dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Make a candidate active (an edit becomes a new version of its skill)."""
+    """Make a candidate active (an edit becomes a new version of its skill).
+
+    A candidate the gate never measured asks for a confirmation first (--yes skips it).
+    """
     from skillbank.evolution import promote as do_promote
     from skillbank.evolution.lock import evolution_lock
     from skillbank.evolution.review import get_pending
 
     with open_bank(dir, embedder) as bank:
         p = get_pending(bank, get_skill(bank, candidate).id)
+        held = p.skill.status.value == "quarantined" and not force  # refused below, whatever the answer
+        if not (yes or held) and bank.gate_records.latest_for(p.skill.id, p.skill.version) is None:
+            _confirm_unmeasured(p.skill.name if not p.target else (p.name or p.skill.name))
         if force and p.skill.status.value == "quarantined":
             console().print(Text(f"promoting a quarantined candidate: {p.skill.note}", style="yellow"))
         with evolution_lock(bank, timeout=30, what="candidates promote"):
             skill = do_promote(bank, p.skill.id, force=force, reason=reason or "promoted by review")
     console().print(f"Promoted: {escape(skill.name)} is active at v{skill.version} ({skill.id}).")
+
+
+def _confirm_unmeasured(name: str) -> None:
+    """Ask before promoting a candidate with no gate measurement; no answer (no terminal) is no."""
+    err_console().print(Text(f"The gate never measured {name}: nothing shows it helps, and once active it "
+                             "is injected into every matching prompt.", style="yellow"), soft_wrap=True)
+    try:
+        agreed = typer.confirm("Promote it anyway?", default=False, err=True)
+    except typer.Abort:
+        agreed = False
+    if not agreed:
+        fail(f"{name} was not promoted (no measurement, no confirmation); pass --yes to promote it "
+             "without a measurement")
 
 
 @candidates_app.command("reject")

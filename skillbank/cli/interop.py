@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from skillbank.cli._common import console, open_bank
+from skillbank.cli._common import console, fail, open_bank
 from skillbank.cli.options import DirOption, EmbedderOption
 from skillbank.models import SkillStatus
 
@@ -22,7 +22,7 @@ def export(
     embedder: EmbedderOption = None,
 ) -> None:
     """Export skills as SKILL.md folders."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         paths = bank.export_skills(directory, status=status)
     out = console()
     out.print(f"Exported {len(paths)} {status.value} skill{'s' if len(paths) != 1 else ''} "
@@ -42,25 +42,48 @@ def import_(
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Import SKILL.md folders as candidates; nothing is imported if any file is invalid."""
+    """Import SKILL.md folders; unchanged skills are left alone.
+
+    New skills and changed ones arrive as candidates (a change of an active skill as its proposed
+    edit); nothing is imported if any file is invalid.
+    """
+    from skillbank.intake import ImportChange
     from skillbank.skillmd import SKILL_FILE
 
+    if not directory.exists():
+        fail(f"no such folder: {directory}; pass a folder of <name>/{SKILL_FILE} folders "
+             f"(as `skillbank export` writes) or one {SKILL_FILE}")
     with open_bank(bank_dir, embedder) as bank:
-        skills = bank.import_skills(directory, allow_unsafe=allow_unsafe, trusted=trust)
+        report = bank.import_skills(directory, allow_unsafe=allow_unsafe, trusted=trust)
     out = console()
-    if not skills:
+    if not report.items:
         out.print(f"Nothing was imported: no <name>/{SKILL_FILE} folders in {escape(str(directory))}.")
         return
-    out.print(f"Imported {len(skills)} skill{'s' if len(skills) != 1 else ''} from {escape(str(directory))}.")
-    for s in skills:
-        out.print(f"  {escape(s.name)} ({s.id}) v{s.version}, {s.status.value}", soft_wrap=True)
-    waiting = [s for s in skills if s.status == SkillStatus.candidate]
+    new, changed = report.of(ImportChange.new), report.of(ImportChange.changed)
+    proposed, unchanged = report.of(ImportChange.proposed), report.of(ImportChange.unchanged)
+    total = len(report.items)
+    counts = f"{len(new)} new, {len(changed) + len(proposed)} changed, {len(unchanged)} unchanged"
+    if not report.written:
+        out.print(f"Nothing changed: the {total} skill file{'s' if total != 1 else ''} in "
+                  f"{escape(str(directory))} match the bank ({counts}).", soft_wrap=True)
+        return
+    out.print(f"Imported {len(report.written)} of {total} skill file{'s' if total != 1 else ''} from "
+              f"{escape(str(directory))}: {counts}.", soft_wrap=True)
+    for i in new + changed:
+        what = "new" if i.change == ImportChange.new else "new version"
+        out.print(f"  {escape(i.skill.name)}: {what} v{i.skill.version}, {i.skill.status.value}", soft_wrap=True)
+    for i in proposed:
+        out.print(f"  {escape(i.target.name)}: proposed edit (v{i.target.version} stays active until "
+                  f"promoted), {i.skill.status.value}", soft_wrap=True)
+    waiting = [i for i in report.items if i.change != ImportChange.unchanged
+               and i.skill.status == SkillStatus.candidate]
     if waiting:
         out.print(f"{len(waiting)} arrived as candidate{'s' if len(waiting) != 1 else ''} (imported text is "
                   "never injected until promoted): read one with `skillbank candidates show NAME`, promote "
                   "it with `skillbank candidates promote NAME`, or import with --trust to keep the files' "
                   "status.", soft_wrap=True)
-    held = [s for s in skills if s.status == SkillStatus.quarantined]
+    held = [i.skill for i in report.items if i.change != ImportChange.unchanged
+            and i.skill.status == SkillStatus.quarantined]
     if held:
         out.print(Text(f"{len(held)} quarantined by the injection lint (never injected until "
                        "reviewed):", style="yellow"))

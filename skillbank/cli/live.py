@@ -47,8 +47,9 @@ def monitor(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show every randomized skill's live effect (success shown vs held back, overall and per kind
-    of request) and what the monitor decides; with --apply, write the decisions."""
+    """Show each randomized skill's live effect and what the monitor decides.
+
+    Success shown vs held back, overall and per kind of request; with --apply, write the decisions."""
     from datetime import timedelta
 
     from skillbank.live.config import LiveConfig
@@ -90,8 +91,9 @@ def canary(
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
-    """Put a skill into canary: active, shown to part of the runs it is eligible for, until the
-    monitor promotes or rejects it."""
+    """Put a skill into canary.
+
+    It stays active, shown to part of the runs it is eligible for, until the monitor promotes or rejects it."""
     from skillbank.live.canary import start_canary
 
     with open_bank(bank_dir, embedder) as bank:

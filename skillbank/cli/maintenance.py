@@ -12,6 +12,7 @@ from rich.text import Text
 
 from skillbank.cli._common import console, open_bank, print_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+from skillbank.cli.rows import Column, print_rows
 
 
 def init(
@@ -37,27 +38,21 @@ def stats(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show counts of skills, runs, labels and limit events."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         data = bank.stats()
     if as_json:
         print_json(data)
         return
-    table = Table(title=f"Skill bank {data.get('path', '')}", show_header=False)
-    table.add_column("", style="bold")
-    table.add_column("")
-
-    def add(label: str, value: Any) -> None:
-        if isinstance(value, dict):
-            shown = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
-        else:
-            shown = str(value)
-        table.add_row(label, escape(shown))
-
+    labels, values = [], []
     for key, value in data.items():
         if key == "path":
             continue
-        add(key.replace("_", " "), value)
-    console().print(table)
+        labels.append(key.replace("_", " "))
+        values.append(", ".join(f"{k} {v}" for k, v in value.items()) or "-" if isinstance(value, dict)
+                      else str(value))
+    # Plain lines, every value whole (a snapshot id is for copying).
+    print_rows(console(), [Column("")], [[Text(label, style="bold")] for label in labels], texts=values,
+               title=f"Skill bank {data.get('path', '')}")
 
 
 def reindex(

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from skillbank.cli._common import console, fail, open_bank, print_json, short_time
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+from skillbank.cli.rows import Column, print_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.models import LimitEvent, Step, Trajectory
@@ -68,7 +69,7 @@ def list_runs(
     embedder: EmbedderOption = None,
 ) -> None:
     """List recent runs with their status, size and outcome."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         runs = bank.trajectories.list(limit=limit, status=status.value if status else None, with_steps=True)
     if as_json:
         print_json([_run_json(t, full=False) for t in runs])
@@ -76,22 +77,22 @@ def list_runs(
     if not runs:
         console().print("No runs recorded" + (" with that status." if status else " yet."))
         return
-    table = Table(title=f"{len(runs)} most recent run{'s' if len(runs) != 1 else ''}")
-    table.add_column("id", no_wrap=True, style="dim")
-    table.add_column("started", no_wrap=True)
-    table.add_column("task", min_width=12, ratio=1)
-    table.add_column("status")
-    table.add_column("steps", justify="right")
-    table.add_column("tokens", justify="right")
-    table.add_column("limits", justify="right")
-    table.add_column("outcome")
+    rows = []
     for t in runs:
-        task = t.task if len(t.task) <= 60 else t.task[:57] + "..."
-        limits = Text(str(len(t.limit_events)), style="yellow" if t.limit_events else "")
-        table.add_row(t.id, short_time(t.started_at), escape(task),
-                      Text(t.status, style="yellow" if t.status == "incomplete" else ""),
-                      str(len(t.steps)), f"{t.input_tokens}/{t.output_tokens}", limits, _outcome_text(t))
-    console().print(table)
+        status = Text(t.status, style="yellow" if t.status == "incomplete" else "")
+        rows.append([Text(t.id, style="dim"), _started(t.started_at), status, str(len(t.steps)),
+                     str(t.input_tokens), str(t.output_tokens),
+                     Text(str(len(t.limit_events)), style="yellow" if t.limit_events else ""), _outcome_text(t)])
+    print_rows(console(), [Column("id"), Column("started"), Column("status"), Column("steps", right=True),
+                           Column("in", right=True), Column("out", right=True),
+                           Column("limits", right=True), Column("outcome")],
+               rows, title=f"{len(runs)} most recent run{'s' if len(runs) != 1 else ''}",
+               text_header="task", texts=[t.task for t in runs],
+               caption="in, out: the model's input and output tokens over the run; started: UTC")
+
+
+def _started(value: Any) -> str:
+    return value.strftime("%m-%d %H:%M") if value is not None else "-"
 
 
 def _clip(text: str, full: bool) -> str:
@@ -167,7 +168,7 @@ def show(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show a run as a readable transcript: steps, limits, injected skills, outcome."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         traj = bank.trajectories.get(run_id)
         skills = bank.skills.get_many({i.skill_id for i in traj.injections})
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -15,8 +16,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import console, fail, get_skill, held_for_review, iso, open_bank, print_json, rate, read_body, short_hash, short_time, skill_json
+from skillbank.cli._common import console, fail, get_skill, held_for_review, iso, name_column, open_bank, print_json, rate, read_body, short_hash, short_time, skill_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+from skillbank.cli.rows import Column, print_rows
+from skillbank.errors import SkillBankError
 from skillbank.models import SkillKind, SkillStatus
 from skillbank.provenance import text_source
 
@@ -42,27 +45,16 @@ def _status(value: str) -> Text:
 # -- reading -------------------------------------------------------------------------------------
 
 
-class _Shortened:
-    """A one-line cell that, when its column is narrower than the text, keeps both ends and puts
-    ``…`` in the middle: skill names that share a long prefix stay told apart."""
-
-    def __init__(self, text: str, style: str = "", min_width: int = 16) -> None:
-        self.text, self.style, self.min_width = text, style, min_width
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(min(len(self.text), self.min_width), len(self.text))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Text(_shorten_middle(self.text, options.max_width), style=self.style, no_wrap=True, overflow="crop")
-
-
-def _shorten_middle(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return "…"[:width]
-    tail = (width - 1) // 2
-    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
+def proposed_edits(bank: Any, skills: list[Any]) -> dict[str, Any]:
+    """Of ``skills``, the draft rows that hold proposed edits of another skill, each mapped to
+    the skill it edits (drafts whose target is gone are left out: they list as skills)."""
+    found = {}
+    ids = {s.id for s in skills}
+    for draft_id, target_id in bank.drafts.targets().items():
+        if draft_id in ids:
+            with contextlib.suppress(SkillBankError):
+                found[draft_id] = bank.get_skill(target_id)
+    return found
 
 
 @app.command("list")
@@ -71,55 +63,52 @@ def list_skills(
     kind: Annotated[Optional[SkillKind], typer.Option("--kind", help="Only this kind.")] = None,
     tag: Annotated[Optional[str], typer.Option("--tag", help="Only skills with this tag.")] = None,
     wide: Annotated[
-        bool, typer.Option("--wide", "-w", help="Also show ids, tags and tools, and names in full.")
+        bool, typer.Option("--wide", "-w", help="Also show ids, tags and tools.")
     ] = False,
     as_json: JsonOption = False,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
     """List skills with their status, version and success rate (--wide: ids, tags, tools too)."""
-    with open_bank(bank_dir, embedder) as bank:
-        skills = bank.list_skills(status=status, kind=kind.value if kind else None, tag=tag)
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
+        rows = bank.list_skills(status=status, kind=kind.value if kind else None, tag=tag, drafts=True)
+        edits = proposed_edits(bank, rows)
+    skills = [s for s in rows if s.id not in edits]
     if as_json:
-        print_json([skill_json(s, body=False) for s in skills])
+        print_json([{**skill_json(s, body=False),
+                     "proposed_edit_of": edits[s.id].name if s.id in edits else None} for s in rows])
         return
-    if not skills:
+    if not rows:
         console().print("No skills" + (" match those filters." if (status or kind or tag) else " yet; add one "
                         "with `skillbank skills add`."))
         return
-    # One line per skill. By default it fits an 80-column terminal: no borders, no ids, long
-    # names shortened in the middle (skills commands take a name or an id). --wide shows
-    # everything in full, as wide as it takes.
-    table = Table(title=f"{len(skills)} skill{'s' if len(skills) != 1 else ''}", box=box.SIMPLE_HEAD,
-                  show_edge=False, pad_edge=False, collapse_padding=True,
-                  caption=None if wide else "--wide for ids, tags and tools", caption_style="dim")
-    if wide:
-        table.add_column("id", no_wrap=True, style="dim")
-        table.add_column("name", style="bold", no_wrap=True)
-    else:
-        table.add_column("name", style="bold", ratio=1)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("ver", justify="right", no_wrap=True)
-    table.add_column("pin", justify="center", no_wrap=True)
-    table.add_column("uses", justify="right", no_wrap=True)
-    table.add_column("ok", justify="right", no_wrap=True)
-    if wide:
-        table.add_column("tags", no_wrap=True)
-        table.add_column("tools", no_wrap=True)
+    # One line per skill, names in full (they are what other commands take); --wide adds ids,
+    # tags and tools.
+    columns = [Column("name")] + ([Column("id")] if wide else []) + [
+        Column("kind"), Column("status"), Column("ver", right=True), Column("pin"),
+        Column("uses", right=True), Column("ok", right=True)]
+    table = []
     for s in skills:
-        cells: list[Any] = [s.id, escape(s.name)] if wide else [_Shortened(s.name)]
-        cells += [s.kind.value, _status(s.status.value), f"v{s.version}", "yes" if s.pinned else "",
-                  str(s.stats.uses), rate(s.stats.success_rate)]
-        if wide:
-            cells += [escape(", ".join(s.tags)), escape(", ".join(s.tools))]
-        table.add_row(*cells)
+        cells: list[Any] = [Text(s.name, style="bold")] + ([s.id] if wide else []) + [
+            s.kind.value, _status(s.status.value), f"v{s.version}",
+            "yes" if s.pinned else "", str(s.stats.uses), rate(s.stats.success_rate)]
+        table.append(cells)
+    texts = [", ".join(filter(None, [", ".join(s.tags) and f"tags: {', '.join(s.tags)}",
+                                     ", ".join(s.tools) and f"tools: {', '.join(s.tools)}"]))
+             for s in skills] if wide else None
+    title = f"{len(skills)} skill{'s' if len(skills) != 1 else ''}"
+    if edits:
+        title += f" and {len(edits)} proposed edit{'s' if len(edits) != 1 else ''} of them (below)"
     out = console()
-    if wide:
-        needed = Measurement.get(out, out.options.update(width=10**6), table).maximum
-        if needed > out.width:  # rich would drop the columns that do not fit
-            out = Console(highlight=False, width=needed)
-    out.print(table)
+    print_rows(out, columns, table, title=title, text_header="tags and tools", texts=texts, stack=not wide,
+               caption=None if wide else "--wide for ids, tags and tools")
+    if edits:
+        out.print()
+        print_rows(out, [Column("proposed edit"), Column("of skill"), Column("status"), Column("ver", right=True)],
+                   [[Text(s.name, style="bold"), edits[s.id].name, _status(s.status.value), f"v{s.version}"]
+                    for s in rows if s.id in edits],
+                   caption="An edit waits in a row of its own until promoted into its skill "
+                           "(`skillbank candidates list`).")
 
 
 @app.command("show")
@@ -130,7 +119,7 @@ def show(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show one skill's fields, statistics and body."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         s = get_skill(bank, skill_id)
         source = text_source(bank.history(s.id))
     if as_json:
@@ -168,7 +157,7 @@ def history(
     embedder: EmbedderOption = None,
 ) -> None:
     """Show every version of a skill: who changed it, why and when."""
-    with open_bank(bank_dir, embedder) as bank:
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
         skill = get_skill(bank, skill_id)
         versions = bank.history(skill.id)
     if as_json:
@@ -180,31 +169,29 @@ def history(
             for v in versions
         ])
         return
-    table = Table(title=f"{skill.name} ({skill.id})")
-    table.add_column("version", justify="right", no_wrap=True)
-    table.add_column("status")
-    table.add_column("author")
-    table.add_column("reason")
-    table.add_column("provenance", justify="right")
-    table.add_column("created", no_wrap=True)
-    table.add_column("hash", no_wrap=True, style="dim")
-    for v in versions:
-        table.add_row(f"v{v.version}", _status(v.status.value), escape(v.author), escape(v.reason),
-                      str(len(v.provenance)), short_time(v.created_at), short_hash(v.content_hash))
-    console().print(table)
+    print_rows(console(), [Column("ver", right=True), Column("status"), Column("author"),
+                           Column("created"), Column("hash"), Column("provenance", right=True)],
+               [[f"v{v.version}", _status(v.status.value), v.author, short_time(v.created_at),
+                 Text(short_hash(v.content_hash), style="dim"), str(len(v.provenance))] for v in versions],
+               title=f"{skill.name} ({skill.id})", text_header="reason", texts=[v.reason for v in versions])
 
 
 @app.command("diff")
 def diff(
     skill_id: SkillId,
-    v1: Annotated[int, typer.Argument(help="Older version number.")],
-    v2: Annotated[int, typer.Argument(help="Newer version number.")],
+    v1: Annotated[Optional[int], typer.Argument(help="Older version number (default: the one before V2).")] = None,
+    v2: Annotated[Optional[int], typer.Argument(help="Newer version number (default: the current one).")] = None,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
-    """Show a coloured unified diff between two versions of a skill."""
-    with open_bank(bank_dir, embedder) as bank:
-        text = bank.diff(get_skill(bank, skill_id).id, v1, v2)
+    """Show a coloured diff between two versions of a skill (default: previous and current)."""
+    with open_bank(bank_dir, embedder, read_only=True) as bank:
+        skill = get_skill(bank, skill_id)
+        v2 = skill.version if v2 is None else v2
+        v1 = v2 - 1 if v1 is None else v1
+        if v1 < 1:
+            fail(f"{skill.name} has only v{v2}: there is no earlier version to compare it with")
+        text = bank.diff(skill.id, v1, v2)
     out = console()
     if not text.strip():
         out.print(f"v{v1} and v{v2} are identical.")
@@ -381,25 +368,36 @@ def prune(
         fail("no prune rule given: pass at least one of --unused-days N, --min-success-rate X "
              "(with --min-evidence N) or --max-active N; add --dry-run to preview")
     with open_bank(bank_dir, embedder) as bank:
-        actions = bank.prune(unused_days=unused_days, min_success_rate=min_success_rate,
-                             min_evidence=min_evidence, max_active=max_active, dry_run=dry_run)
+        plan = bank.prune_plan(unused_days=unused_days, min_success_rate=min_success_rate,
+                               min_evidence=min_evidence, max_active=max_active)
+        if not dry_run:
+            bank.apply_prune(plan)
     if as_json:
-        print_json({"dry_run": dry_run, "actions": [
-            {"skill_id": a.skill_id, "name": a.name, "rule": a.rule, "detail": a.detail} for a in actions
-        ]})
+        def row(a: Any) -> dict[str, Any]:
+            effect = None if a.effect is None else {"kind": a.effect.kind.value, "gain": a.effect.gain,
+                                                   "version": a.effect.version, "round": a.effect.round}
+            return {"skill_id": a.skill_id, "name": a.name, "rule": a.rule, "detail": a.detail, "effect": effect}
+
+        print_json({"dry_run": dry_run, "actions": [row(a) for a in plan.retire],
+                    "spared": [row(a) for a in plan.spared]})
         return
     out = console()
-    if not actions:
+    if not plan.retire and not plan.spared:
         out.print("Nothing to prune: no active, unpinned skill matches those rules.")
         return
-    n = len(actions)
+    n = len(plan.retire)
     title = (f"Would retire {n} skill{'s' if n != 1 else ''} (dry run, nothing changed)" if dry_run
              else f"Retired {n} skill{'s' if n != 1 else ''}")
-    table = Table(title=title)
-    table.add_column("id", no_wrap=True, style="dim")
-    table.add_column("name", style="bold", overflow="fold")
-    table.add_column("rule")
-    table.add_column("detail")
-    for a in actions:
-        table.add_row(a.skill_id, escape(a.name), a.rule, escape(a.detail))
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  caption="effect: the measured change in success with the skill (gate: the evolution "
+                          "gate's trials); - never measured", caption_style="dim")
+    name_column(table, [a.name for a in plan.retire + plan.spared])
+    table.add_column("rule", no_wrap=True)
+    table.add_column("effect", no_wrap=True)
+    table.add_column("detail", ratio=1)
+    for a in plan.retire:
+        table.add_row(escape(a.name), a.rule, a.effect.label() if a.effect else "-", escape(a.detail))
+    for a in plan.spared:
+        table.add_row(escape(a.name), Text("kept", style="green"), a.effect.label() if a.effect else "-",
+                      escape(a.detail), style="dim")
     out.print(table)

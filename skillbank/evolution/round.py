@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping
 
-from skillbank.errors import DuplicateSkillError, SkillNotFoundError
+from skillbank.errors import SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
 from skillbank.evolution.batch import Batch, load_batch
 from skillbank.evolution.cluster import cluster_runs
@@ -54,6 +54,7 @@ from skillbank.evolution.review import Pending
 from skillbank.evolution.seam import EvolutionBank
 from skillbank.evolution.watermark import finish_round
 from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
+from skillbank.store.drafts import free_draft_name
 
 __all__ = ["Change", "EvolutionReport", "evolve", "resolve_distiller"]
 
@@ -462,19 +463,19 @@ class _Round:
                 return bank.skills.new_version(draft.id, content=content, status=item.status,
                                                author=author, reason=reason, provenance=prop.evidence,
                                                note=item.note, action=f"evolve:{change.kind}")
-        for n in range(1, 100):
-            suffix = "-next" if n == 1 else f"-next{n}"
-            name = target.name[: 64 - len(suffix)].rstrip("-") + suffix
-            try:
-                bank.get_skill(name)
-            except SkillNotFoundError:
-                break
-        else:
-            raise DuplicateSkillError(f"no free draft name for {target.name}")
+        name = free_draft_name(target.name, exists=lambda n: _named(bank, n))
         content = with_content(item.content, name=name)
         return bank.add_skill(**_fields(content), status=item.status, author=author, reason=reason,
                               provenance=prop.evidence, note=item.note)
 
+
+
+def _named(bank: Any, name: str) -> bool:
+    try:
+        bank.get_skill(name)
+    except SkillNotFoundError:
+        return False
+    return True
 
 
 def _fields(content: SkillContent) -> dict[str, Any]:

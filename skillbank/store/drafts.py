@@ -9,11 +9,25 @@ by later edits of that target even after it was retired.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from skillbank.errors import DuplicateSkillError
 from skillbank.store.base import Store
 
-__all__ = ["DraftRepo"]
+__all__ = ["DraftRepo", "free_draft_name"]
+
+_NAME_MAX = 64
+
+
+def free_draft_name(target_name: str, *, exists: Callable[[str], bool]) -> str:
+    """The name of a new draft row for edits of ``target_name``: ``<target>-next`` (then
+    ``-next2``, ...) cut to fit a skill name, the first that ``exists`` says is free."""
+    for n in range(1, 100):
+        suffix = "-next" if n == 1 else f"-next{n}"
+        name = target_name[: _NAME_MAX - len(suffix)].rstrip("-") + suffix
+        if not exists(name):
+            return name
+    raise DuplicateSkillError(f"no free draft name for {target_name}")
 
 
 class DraftRepo:
@@ -46,6 +60,10 @@ class DraftRepo:
         """The draft row used for edits of ``target_id``, if one was ever made."""
         row = self.store.query_one("SELECT draft_id FROM drafts WHERE target_id = ?", (target_id,))
         return row["draft_id"] if row else None
+
+    def targets(self) -> dict[str, str]:
+        """Every draft row ever made, mapped to the skill whose edits it holds."""
+        return {r["draft_id"]: r["target_id"] for r in self.store.query("SELECT draft_id, target_id FROM drafts")}
 
     def draft_ids(self) -> set[str]:
         """Every draft row ever made."""

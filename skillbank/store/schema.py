@@ -334,6 +334,10 @@ POSTGRES_MIGRATIONS: list[tuple[str, str]] = [
 
 # Every migration this release knows, read through the public API (all are pending on an empty db).
 KNOWN_MIGRATIONS = frozenset(m.name for m in migrations.pending(Database(memory=True)))
+
+# Migrations that only add a table no read-only command reads: a read-only open of a bank that
+# lacks only these reads it as it is, without upgrading it (a read-only command never writes).
+READ_ONLY_CAN_SKIP = frozenset({"0006_exposures"})
 #: The migration every bank starts with; it creates ``meta``.
 BASE_MIGRATION = "0001_initial"
 #: The migrations a reader must know to use a bank they were applied to.

@@ -19,11 +19,11 @@ from typing import Any, Iterator
 
 from sqlite_utils import Database
 
-from skillbank.errors import CorruptBankError, LockedError, StorageFullError
+from skillbank.errors import CorruptBankError, LockedError, NotABankError, SchemaTooOldError, StorageFullError
 from skillbank.store.base import Dialect, Store
 from skillbank.store.compat import READERS_MUST_KNOW, SchemaCheck, check_schema, parse_record
 from skillbank.store.locks import file_lock
-from skillbank.store.schema import BASE_MIGRATION, migrations
+from skillbank.store.schema import BASE_MIGRATION, MIGRATION_SET, READ_ONLY_CAN_SKIP, migrations
 
 __all__ = ["DB_FILENAME", "SQLiteStore"]
 
@@ -42,6 +42,7 @@ class SQLiteStore(Store):
 
     backend = "sqlite"
     sql = Dialect()
+    read_only = False
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None):
         self.conn = conn
@@ -52,17 +53,33 @@ class SQLiteStore(Store):
         self._named: dict[str, threading.Lock] = {}
 
     @classmethod
-    def open(cls, path: str | Path | None) -> "SQLiteStore":
-        """Open (creating if needed) the database at ``path``; ``None`` means in memory."""
+    def open(cls, path: str | Path | None, *, read_only: bool = False) -> "SQLiteStore":
+        """Open (creating if needed) the database at ``path``; ``None`` means in memory.
+
+        ``read_only=True`` opens an existing file through SQLite's ``mode=ro``, so nothing (no
+        migration, no journal mode, no checkpoint) can change its bytes; a bank that lacks only
+        migrations adding tables no read-only command reads (``READ_ONLY_CAN_SKIP``) is read as it
+        is, and one that needs any other migration is refused (:class:`~skillbank.errors.SchemaTooOldError`). A file that is
+        a SQLite database of something else is refused either way (:class:`NotABankError`).
+        """
+        if read_only and path is None:
+            raise ValueError("a read-only store needs a database file")
         target = ":memory:" if path is None else str(path)
         if path is not None and Path(path).exists():
             _check_sqlite_header(Path(path))
         try:
-            conn = sqlite3.connect(
-                target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
+            if read_only:
+                uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                       check_same_thread=False)
+            else:
+                conn = sqlite3.connect(
+                    target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+                )
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if path is not None:
+                _refuse_foreign(conn, Path(path))
+            if path is not None and not read_only:
                 conn.execute("PRAGMA journal_mode = WAL")
                 # NORMAL is durable across application crashes in WAL mode; only an OS crash
                 # can lose the last transactions, never corrupt the file.
@@ -71,6 +88,7 @@ class SQLiteStore(Store):
         except sqlite3.DatabaseError as exc:
             raise _corrupt(path, exc) from exc
         store = cls(conn, Path(path) if path is not None else None)
+        store.read_only = read_only
         try:
             store.setup()
         except sqlite3.DatabaseError as exc:
@@ -79,7 +97,7 @@ class SQLiteStore(Store):
         except BaseException:
             store.close()
             raise
-        if path is not None:
+        if path is not None and not read_only:
             # SQLite made -wal/-shm with the umask's mode before the chmod; later ones copy bank.db's.
             for name in (str(path), f"{path}-wal", f"{path}-shm"):
                 with contextlib.suppress(OSError):
@@ -93,6 +111,16 @@ class SQLiteStore(Store):
         code does not know; see :mod:`skillbank.store.compat`.
         """
         check = self._check_schema()
+        if not check.up_to_date and self.read_only and set(check.pending) <= READ_ONLY_CAN_SKIP:
+            return  # read as it is: the next command that writes upgrades it
+        if not check.up_to_date and self.read_only:
+            if BASE_MIGRATION in check.pending:
+                raise NotABankError(f"{self.location} holds no skill bank (an empty database); "
+                                    "create one with `skillbank init`")
+            raise SchemaTooOldError(
+                f"{self.location} was written by an older skillbank and needs upgrading "
+                f"({', '.join(sorted(check.pending))} not applied); a read-only command does not upgrade it. "
+                "Run any command that changes the bank (e.g. `skillbank reindex`) once, then retry.")
         if not check.up_to_date:
             with self._setup_lock():
                 check = self._check_schema()  # another process may have migrated it meanwhile
@@ -212,6 +240,49 @@ def _check_sqlite_header(path: Path) -> None:
             f"{path} is not a SQLite database (bad header); it may be truncated or overwritten. "
             "Restore it from a backup, or move it aside to start an empty bank."
         )
+    expected = _size_in_header(path)
+    size = path.stat().st_size
+    if expected is not None and size < expected:
+        raise CorruptBankError(
+            f"{path} is truncated: it holds {size} bytes of the {expected} its header records. Nothing "
+            "was written; restore it from a backup, or move it aside and run `skillbank init` to "
+            "start a new bank."
+        )
+
+
+def _size_in_header(path: Path) -> int | None:
+    """The file size a SQLite header records (page size times page count), or None when the
+    count is not to be trusted (written by a version that did not keep it; see SQLite's file
+    format, "in-header database size")."""
+    with open(path, "rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages == 0 or header[24:28] != header[92:96]:
+        return None
+    return page_size * pages
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """A SQLite file holding tables but no skillbank migrations belongs to something else:
+    migrating it would write skillbank's tables into another program's database."""
+    try:
+        tables = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        ours = "_sqlite_migrations" in tables and conn.execute(
+            "SELECT count(*) FROM _sqlite_migrations WHERE migration_set = ?", (MIGRATION_SET,)).fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise _corrupt(path, exc) from exc
+    if tables and not ours:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        conn.close()
+        raise NotABankError(
+            f"{path} is a SQLite database of something else (tables: {shown}), not a skill bank; "
+            "nothing was written. Point -d / SKILLBANK_DIR at a skill bank folder, or move the file "
+            "aside and run `skillbank init` to start a new bank there.")
 
 
 def _corrupt(path: str | Path | None, exc: BaseException) -> CorruptBankError:
