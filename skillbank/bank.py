@@ -30,7 +30,7 @@ from skillbank.live.monitor import MonitorReport, monitor
 from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersion, utcnow
 from skillbank.protocols import Screen, VectorIndex
 from skillbank.provenance import Source
-from skillbank.prune import MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects, plan_prune
+from skillbank.prune import EffectKind, MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects, plan_prune
 from skillbank.queries import SearchFilters, SkillHit, SolvedRequest
 from skillbank.screen import lint_incoming
 from skillbank.scrub import resolve_scrubber
@@ -305,9 +305,20 @@ class SkillBank(Searchable):
 
     def measured_effects(self, skills: Sequence[Skill]) -> dict[str, MeasuredEffect]:
         """Each of ``skills``' measured effect on success, by skill id (skills never measured are
-        left out): today the gate's, from its records. A live effect (runs held out from an
-        active skill) goes first in the sources once the bank records one."""
-        return measured_effects(skills, [gate_effects(self.gate_records)])
+        left out): the live effect first (its runs shown against its runs held back, when the
+        anytime-valid interval excludes zero), else the gate's, from its records."""
+        return measured_effects(skills, [self._live_effects, gate_effects(self.gate_records)])
+
+    def _live_effects(self, skills: Sequence[Skill]) -> dict[str, MeasuredEffect]:
+        """The live effect of each of ``skills`` whose interval excludes zero (its estimate)."""
+        wanted = {s.id for s in skills}
+        report = self.monitor()
+        found: dict[str, MeasuredEffect] = {}
+        for entry in report.skills:
+            interval = entry.tally.overall.interval(report.alpha)
+            if entry.skill.id in wanted and interval.estimate is not None and interval.excludes_zero():
+                found[entry.skill.id] = MeasuredEffect(EffectKind.live, interval.estimate, version=entry.skill.version)
+        return found
 
     # -- retrieval ---------------------------------------------------------------------------
 

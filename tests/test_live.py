@@ -339,3 +339,19 @@ def test_the_monitor_command_on_a_bank_without_randomized_skills_says_how_to_sta
     _skill(bank, "refund-plain")
     out = CliRunner().invoke(app, ["monitor", "--dir", str(bank.path)])
     assert out.exit_code == 0 and "No randomized skill yet" in out.output and "refund-plain" not in out.output
+
+
+def test_prune_keeps_a_skill_whose_live_effect_helps_though_its_runs_mostly_fail(bank):
+    # A skill shown where requests are hard: its runs succeed 40% of the time, the held-back runs
+    # 10%. Its raw success rate is below the rule's 0.7; the live effect says it helps.
+    skill = _skill(bank, "refund-hard")
+    rng = random.Random(3)
+    for i in range(300):
+        arm = Arm.shown if rng.random() < 0.5 else Arm.held
+        success = rng.random() < (0.4 if arm == Arm.shown else 0.1)
+        tid = bank.trajectories.save(refund(i, success=success, skill=skill if arm == Arm.shown else None))
+        bank.exposures.record(tid, [Exposure(skill.id, skill.version, arm, 0.05)])
+    plan = bank.prune_plan(min_success_rate=0.7)
+    assert plan.retire == []
+    (kept,) = plan.spared
+    assert kept.skill_id == skill.id and kept.effect.kind.value == "live" and kept.effect.gain > 0
