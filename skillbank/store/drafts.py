@@ -9,7 +9,7 @@ by later edits of that target even after it was retired.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from skillbank.store.base import Store
 
@@ -46,6 +46,15 @@ class DraftRepo:
         """The draft row used for edits of ``target_id``, if one was ever made."""
         row = self.store.query_one("SELECT draft_id FROM drafts WHERE target_id = ?", (target_id,))
         return row["draft_id"] if row else None
+
+    def targets_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """Of ``ids``, those that are draft rows, each with the skill it edits (one query)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = self.store.query(f"SELECT draft_id, target_id FROM drafts WHERE draft_id IN"
+                                f" ({','.join('?' * len(wanted))})", wanted)
+        return {r["draft_id"]: r["target_id"] for r in rows}
 
     def draft_ids(self) -> set[str]:
         """Every draft row ever made."""
