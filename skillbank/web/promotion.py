@@ -55,7 +55,7 @@ def confirmations(pending: review.Pending, target: Skill | None, measured: bool)
                                                 f"(now v{target.version}); I read the diff"))
     if not measured:
         out.append(Confirmation(UNMEASURED, "the gate never measured it (no trials with and without "
-                                            "it); promote it unmeasured"))
+                                            "it); I accept it unmeasured"))
     return out
 
 
