@@ -3,10 +3,10 @@
     skillbank demo -d /tmp/demo-bank          # about two minutes; once
     python docs/serve/screenshots.py /tmp/demo-bank
 
-Serves the bank read-only on a free loopback port (the same live server the browser tests
+Serves the bank on a free loopback port (the same live server the browser tests
 use), drives Debian's chromium through Playwright and writes skills.png, search.png, skill.png
 (the skill with the most gate records), candidates.png, runs.png and report.png (the newest
-stored measurement). The bank is not changed.
+stored measurement). Only pages are read (GET): the bank is not changed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         measured = max(active, key=lambda s: (len(bank.gate_records.for_skill(s.id)), s.stats.uses))
         reports = bank.trajectories.labelled_runs()
         task = bank.trajectories.list(limit=1)[0].task if bank.trajectories.count() else "refund an order"
-        with LiveServer(bank, read_only=True) as server, sync_playwright() as p:
+        with LiveServer(bank) as server, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_context(viewport=VIEWPORT).new_page()
             page.goto(f"{server.url}/?token={TOKEN}")

@@ -76,7 +76,7 @@ def read_filters(bank: SkillBank, params: Any) -> RunFilters:
 
 def why_failed(run: Any) -> list[str]:
     """Why a run did not succeed, as it recorded it: its error, the verifier's or judge's note
-    and each limit it hit (empty for a success)."""
+    and each limit it hit; a failure that recorded none of these says so. Empty for a success."""
     if run.success:
         return []
     out = []
@@ -85,6 +85,8 @@ def why_failed(run: Any) -> list[str]:
     if run.outcome is not None and run.outcome.note:
         out.append(f"{run.outcome.source}: {run.outcome.note}")
     out += [f"limit {e.type.value}: {e.detail}" for e in run.limit_events]
+    if not out and run.success is False:
+        out.append(f"no reason recorded (the {run.outcome.source} left no note)")
     return out
 
 
