@@ -193,6 +193,9 @@ def test_runs_filter_by_skill_name_shows_names_and_why_a_run_failed(bank, many_r
     assert unknown.status_code == 400 and "no skill has the name or id" in unknown.text
     silent = bank.trajectories.save(run_at(999, success=False))
     assert "no reason recorded (the verifier left no note)" in c.get(f"/runs/{silent}").text
+    unlabelled = bank.trajectories.save(run_at(998, success=None, limit=LimitEvent(
+        type=LimitType.missing_tool, step=0, detail="no refund tool")))
+    assert 'id="why-failed"' not in c.get(f"/runs/{unlabelled}").text  # not known to have failed
     one = c.get(f"/runs/{old_failures[3]}").text
     assert 'id="why-failed"' in one and "verifier: expected get_order before refund 3" in one
     page = c.get(f"/skills/{skill.id}").text

@@ -76,16 +76,19 @@ def read_filters(bank: SkillBank, params: Any) -> RunFilters:
 
 def why_failed(run: Any) -> list[str]:
     """Why a run did not succeed, as it recorded it: its error, the verifier's or judge's note
-    and each limit it hit; a failure that recorded none of these says so. Empty for a success."""
+    and each limit it hit; a failure that recorded none of these says so. Empty for a success,
+    and for an unlabelled run without an error."""
     if run.success:
         return []
+    if run.success is None:  # unlabelled: only an error says it did not succeed
+        return [f"error: {run.error}"] if run.error else []
     out = []
     if run.error:
         out.append(f"error: {run.error}")
     if run.outcome is not None and run.outcome.note:
         out.append(f"{run.outcome.source}: {run.outcome.note}")
     out += [f"limit {e.type.value}: {e.detail}" for e in run.limit_events]
-    if not out and run.success is False:
+    if not out:
         out.append(f"no reason recorded (the {run.outcome.source} left no note)")
     return out
 
