@@ -210,16 +210,19 @@ def test_search_marks_what_would_be_injected_top_k_and_the_toolset_and_the_rest(
         bank.add_skill(f"refund-step-{i}", f"Refund an order, step {i}.", f"Refund the order {i}.")
     bank.add_skill("refund-car-tool", "Refund an order with the car tool.", "Call car_refund.",
                    tools=["car_refund"])
+    bank.add_skill("ask-when-unsure", "Ask for what is missing instead of guessing.", "Ask.", tags=["general"])
     c = client(bank)
     html = c.get("/skills?q=refund+an+order&k=3&tools=get_order").text
     rows = re.findall(r'<tr class="(injected|left-out)">.*?<a [^>]*>([^<]+)</a>.*?<td class="injected-cell">([^<]*)</td>',
                       html, re.S)
     marks = [(cls, name, cell.strip()) for cls, name, cell in rows]
-    assert [m[2] for m in marks[:3]] == ["yes, #1", "yes, #2", "yes, #3"]
+    assert marks[0] == ("injected", "ask-when-unsure", "yes, #1 (general: every turn)")  # on every turn, first
+    marks = marks[1:]
+    assert [m[2] for m in marks[:3]] == ["yes, #2", "yes, #3", "yes, #4"]
     assert all(cls == "left-out" for cls, _, _ in marks[3:]) and len(marks) == 7
     assert ("left-out", "refund-car-tool", "no: learned with other tools than these") in marks
     assert sum("below the top 3" in m[2] for m in marks) == 3
-    assert "(3 would be injected)" in html and 'name="sort"' not in html
+    assert "(4 would be injected)" in html and 'name="sort"' not in html
     assert "In the order an agent would be given them" in html
     assert c.get("/skills?q=refund&k=0").status_code == 400
 

@@ -25,13 +25,14 @@ SHOWN = 50  # skills listed in all, injected or not
 @dataclass(frozen=True)
 class SearchRow:
     """A skill the search found: ``injected`` with its place in the prompt (``position``, from 1)
-    and whether it is a general skill (on every turn), or left out with ``left_out`` saying why."""
+    and whether it is a standing (general) skill, on every turn, or left out with
+    ``left_out`` saying why (the search breaks ties between equal scores)."""
 
     skill: Skill
     score: float | None  # similarity to the text; None for a standing (general) skill not retrieved
     injected: bool
     position: int | None = None
-    general: bool = False
+    standing: bool = False
     left_out: str = ""
 
 
@@ -42,19 +43,20 @@ def search_rows(bank: SkillBank, text: str, *, k: int = DEFAULT_K, tools: Sequen
     injector = SkillInjector(bank, k=k, kinds=[kind] if kind else None, tags=[tag] if tag else None,
                              general_k=GENERAL_K)
     chosen = injector.select(text, tools=list(tools) if tools else None)
-    general = {s.id for s in injector.standing()[1]}
+    pinned, general = injector.standing()
+    standing = {s.id for s in pinned} | {s.id for s in general}
     hits = bank.search(text, k=SHOWN, kinds=[kind] if kind else None, tags=[tag] if tag else None)
     scores = {h.skill.id: float(h.score) for h in hits}
-    rows = [SearchRow(h.skill, scores.get(h.skill.id), True, i + 1, h.skill.id in general)
+    rows = [SearchRow(h.skill, scores.get(h.skill.id), True, i + 1, h.skill.id in standing)
             for i, h in enumerate(chosen)]
     taken = {h.skill.id for h in chosen}
-    ranked = [h for h in hits if h.skill.id not in general]
-    for rank, hit in enumerate(ranked):
+    slots_full = sum(h.skill.id not in standing for h in chosen) >= k
+    for hit in hits:
         if hit.skill.id in taken:
             continue
         if tools and not fits_toolset(hit.skill, tools):
             why = "learned with other tools than these"
-        elif rank >= k:
+        elif slots_full:
             why = f"below the top {k}"
         else:
             why = "left out by the token budget or because the text asks for a tool it does not call"
