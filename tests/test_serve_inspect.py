@@ -170,7 +170,7 @@ def many_runs(bank):
 
 
 def test_runs_page_and_filter_in_sql_over_every_run(bank, many_runs):
-    skill, old_failures = many_runs
+    _, old_failures = many_runs
     c = client(bank)
     first = c.get("/runs").text
     assert "(230)" in first and "Page 1 of 5" in first

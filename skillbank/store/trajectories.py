@@ -426,9 +426,8 @@ def browse_clause(*, outcome: str | None, limit_type: str | None, skill_ids: Col
         params.append(limit_type)
     # IN (subquery), not a correlated EXISTS: SQLite would walk a skill's injections once per
     # run (seconds at 10,000 runs); this reads them once through injections_skill.
-    for values, test in ((skill_ids, "t.id IN (SELECT i.trajectory_id FROM injections i"
-                          " WHERE i.skill_id IN ({marks}))"),
-                         (ids, "t.id IN ({marks})")):
+    by_skill = "t.id IN (SELECT i.trajectory_id FROM injections i WHERE i.skill_id IN ({marks}))"
+    for values, test in ((skill_ids, by_skill), (ids, "t.id IN ({marks})")):
         if values is None:
             continue
         values = sorted(set(values))
