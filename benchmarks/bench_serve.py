@@ -2,12 +2,14 @@
 
     python benchmarks/bench_serve.py            # 1k and 10k skills, 50 versions, 200 candidates
     python benchmarks/bench_serve.py --quick    # smoke run (tiny sizes; numbers meaningless)
+    python benchmarks/bench_serve.py --runs-only  # the runs list at 10,000 runs alone
 
 Pages: the skills list at two bank sizes (page 1 by name, page 1 by success rate, which sorts
 every row, and the last page by name, the deepest OFFSET), one skill's page with 50 versions
 (history table and the diff of the first and last), the candidates queue with 200
 candidates, each a draft edit of an active skill (so each card renders a diff against its
-target), and rounds and reports: the list with 100 finished rounds (10 versions each, half of
+target), the runs list with 10,000 stored runs (page 1, the last page, and filtered by outcome,
+by a skill's name and by limit type, each paged and counted in SQL over every run), and rounds and reports: the list with 100 finished rounds (10 versions each, half of
 them gated) and 20 stored measurements, one round's page, and one measurement's report (its
 trials read back and its tables); its figures are separate requests, drawn once per state of
 the run's trials and then served from a cache: timed both ways. The app runs in process under Starlette's TestClient; "server" is the time from the
@@ -104,6 +106,38 @@ def fill_rounds(bank, rounds: int, runs: int) -> None:
                     run_id=f"run-{n}", progress=False)
 
 
+def fill_runs(bank, n: int) -> str:
+    """``n`` finished runs over ``n`` minutes, each with four steps, one of 20 skills injected,
+    a third failed with a verifier's note and every tenth with a limit event; returns the name
+    of the skill injected into the most runs' filter case."""
+    from datetime import datetime, timedelta, timezone
+
+    from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Step, Trajectory
+
+    skills = [bank.add_skill(f"runs-skill-{i}", "Look the order up first.", "Call get_order.") for i in range(20)]
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    with bank.store.transaction():
+        for i in range(n):
+            at = start + timedelta(minutes=i)
+            run = Trajectory(task=f"refund order {i}: it arrived damaged", status="complete", started_at=at,
+                             final_answer=f"Refunded order {i}.")
+            run.steps = [Step(index=0, kind="model", started_at=at, content="I will look the order up.",
+                              tool_calls=[{"name": "get_order", "args": {"id": str(i)}, "id": "c1"}]),
+                         Step(index=1, kind="tool", started_at=at, tool="get_order", args={"id": str(i)},
+                              result=f'{{"order": {i}, "status": "delivered"}}'),
+                         Step(index=2, kind="model", started_at=at, content="Refunding.",
+                              tool_calls=[{"name": "refund", "args": {"id": str(i)}, "id": "c2"}]),
+                         Step(index=3, kind="tool", started_at=at, tool="refund", args={"id": str(i)},
+                              result="refund issued")]
+            run.injections = [Injection(step=0, skill_id=skills[i % 20].id, version=1, rank=0, score=0.7)]
+            if i % 10 == 0:
+                run.limit_events = [LimitEvent(type=LimitType.missing_tool, step=1, detail="no refund tool")]
+            run.outcome = Outcome(success=i % 3 != 0, source="verifier",
+                                  note=None if i % 3 else "expected a policy check before the refund")
+            bank.trajectories.save(run)
+    return skills[7].name
+
+
 def measure(bank, path: str, repeat: int, expect: str) -> dict[str, dict[str, float]]:
     c, timer = client(bank)
     r = c.get(path)  # warm: templates compile, caches fill
@@ -142,9 +176,12 @@ def row(label: str, m: dict[str, dict[str, float]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = common.base_parser(__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=40, help="timed requests per page (after one warm-up)")
+    parser.add_argument("--runs-only", action="store_true",
+                        help="only the runs list (writes nothing to RESULTS.md: the table would be partial)")
     args = parser.parse_args(argv)
     from skillbank import SkillBank
     from skillbank.models import SkillStatus
+    from skillbank.web.runs import RUNS_PER_PAGE
     from skillbank.web.views import PAGE_SIZE
 
     sizes = [120, 250] if args.quick else [1_000, 10_000]
@@ -152,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 3 if args.quick else args.repeat
     rows, loads = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
+        for n in [] if args.runs_only else sizes:
             bank = SkillBank.open(Path(tmp) / f"list-{n}", embedder="hash")
             t0 = time.perf_counter()
             fill(bank, n)
@@ -165,6 +202,25 @@ def main(argv: list[str] | None = None) -> int:
                                 measure(bank, path, repeat, f"Page {1 if 'page=1' in path else last} of {last}")))
                 loads.append(os.getloadavg()[0])
             bank.close()
+
+        bank = SkillBank.open(Path(tmp) / "runs", embedder="hash")
+        t0 = time.perf_counter()
+        n_runs_stored = 300 if args.quick else 10_000
+        name = fill_runs(bank, n_runs_stored)
+        print(f"filled {n_runs_stored:,} runs in {time.perf_counter() - t0:.1f}s", flush=True)
+        last_runs = -(-n_runs_stored // RUNS_PER_PAGE)
+        for label, path, expect in [
+                ("page 1", "/runs", f"Page 1 of {last_runs}"),
+                (f"last page ({last_runs})", f"/runs?page={last_runs}", f"Page {last_runs} of {last_runs}"),
+                ("failures (a third)", "/runs?outcome=failure", "match"),
+                ("one skill's runs, by name (a 20th)", f"/runs?skill={name}", "match"),
+                ("a limit type and failures", "/runs?limit=missing_tool&outcome=failure", "match")]:
+            rows.append(row(f"runs list, {n_runs_stored:,} runs, {label}", measure(bank, path, repeat, expect)))
+            loads.append(os.getloadavg()[0])
+        bank.close()
+
+        if args.runs_only:
+            return report(rows, loads, repeat, args, argv, write=False)
 
         bank = SkillBank.open(Path(tmp) / "versions", embedder="hash")
         skill = bank.add_skill("many-versions", "A skill edited often.", "step 0")
@@ -205,12 +261,18 @@ def main(argv: list[str] | None = None) -> int:
                         first_draws(bank, [f"/reports/run-{i}/pass_k.png" for i in range(n_runs)])))
         bank.close()
 
+    return report(rows, loads, repeat, args, argv, write=not args.no_write and not args.quick)
+
+
+def report(rows: list[list[str]], loads: list[float], repeat: int, args, argv: list[str] | None, *,
+           write: bool) -> int:
+    """Print the table (and, with ``write``, replace this benchmark's section of RESULTS.md)."""
     headers = ["page", "server p50 ms", "server p95 ms", "client p95 ms", f"p95 <= {TARGET_MS:.0f} ms"]
     common.print_table(f"skillbank serve: time per page ({repeat} requests each, after a warm-up)", headers, rows)
     load = (f"1-minute load average while measuring: {min(loads):.2f} to {max(loads):.2f} "
             f"on {os.cpu_count()} CPUs")
     print(load)
-    if not args.no_write and not args.quick:
+    if write:
         cmd = "python benchmarks/bench_serve.py " + " ".join(argv if argv is not None else sys.argv[1:])
         common.update_results("Review web app (skillbank serve)", "\n\n".join([
             f"Command: `{cmd.strip()}`", common.machine_markdown(),

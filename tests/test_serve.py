@@ -119,7 +119,8 @@ def test_promote_and_reject_go_through_review(bank, ids):
     page = c.get("/candidates").text
     assert "seen in 3 runs" in page and "tr_0123456789abcdef" in page
     hidden = csrf_and_version(page, f"/candidates/{ids['cand']}/promote")
-    assert c.post(f"/candidates/{ids['cand']}/promote", data={**hidden, "reason": "good"}).status_code == 303
+    assert c.post(f"/candidates/{ids['cand']}/promote",
+                  data={**hidden, "reason": "good", "confirm": "unmeasured"}).status_code == 303
     promoted = bank.history(ids["cand"])[-1]
     assert (promoted.status, promoted.author) == (SkillStatus.active, "web")
     hidden = csrf_and_version(c.get("/candidates").text, f"/candidates/{other.id}/reject")

@@ -83,6 +83,7 @@ def test_a_persons_path(bank, page):
         shoot(page, "candidates.png")
         card = page.locator(f"#cand-{ids['cand']}")
         card.locator("input[aria-label='promote reason']").fill("seen it work")
+        card.locator("input[name=confirm][value=unmeasured]").check()  # the gate never measured it
         card.locator("text=Promote").click()
         assert bank.get_skill(ids["cand"]).status == SkillStatus.active
         assert "active" in page.inner_text("#skill-name")  # promotion lands on the skill's page
@@ -147,4 +148,95 @@ def test_rounds_and_a_report_with_its_figures(bank, page):
         assert len(widths) == 3 and all(w > 0 for w in widths)  # the figures load under the CSP
         assert PAYLOADS[1] in page.inner_text("#by-type")  # a task type shown as text
         shoot(page, "report.png")
+    assert page.dialogs == []
+
+
+def test_a_reviewer_inspects_a_skill_with_many_runs_lessons_and_a_gate_record(bank, page):
+    """Issue 53 items 7, 8, 10, 11 as a person meets them: the history row stays one line high
+    with 115 cited runs, lessons read as sentences (no Python None), the gate's evidence reads in
+    words, and the runs page filters by a skill's name and shows names and why a run failed."""
+    from datetime import datetime, timezone
+
+    from skillbank.lessons import Lesson, sentence
+    from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Trajectory
+    from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
+
+    lessons = [Lesson(kind="ask_for", tool="book_table", parameter="party_size"),
+               Lesson(kind="missing_tool", tool="open_window")]
+    skill = bank.add_skill("booking-guards", "Guards for booking.", lessons=lessons)
+    runs = []
+    with bank.store.transaction():
+        for i in range(115):
+            run = Trajectory(task=f"book a table {i}", status="complete",
+                             injections=[Injection(step=0, skill_id=skill.id, version=1, rank=0, score=0.5)],
+                             outcome=Outcome(success=i % 3 != 0, source="judge",
+                                             note=None if i % 3 else "the party size was never asked"))
+            if i % 3 == 0:
+                run.limit_events = [LimitEvent(type=LimitType.missing_tool, step=0, detail="no open_window")]
+            runs.append(bank.trajectories.save(run))
+    bank.update_skill(skill.id, reason="learned from runs", provenance=runs,
+                      description="Guards for booking a table.")
+    bank.gate_records.add(GateRecord(
+        skill_id=skill.id, version=1, decision=GateVerdict.promoted, reason="gain +0.292", gain=0.292, cost=8,
+        trials=(TaskTrials("t1", (False, True), (True, True)), TaskTrials("t2", (True, True), (True, True)),
+                TaskTrials("t3", (False, False), (True, False))), planned=("t1", "t2", "t3", "t4"),
+        not_reached=("t4",), decided_at=datetime(2026, 11, 3, 9, 30, tzinfo=timezone.utc)))
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        page.goto(f"{server.url}/skills/{skill.id}")
+        lessons_text = page.inner_text("#lessons")
+        assert "None" not in lessons_text and all(sentence(lesson) in lessons_text for lesson in lessons)
+        gate = " ".join(page.inner_text(".gate-record").split())
+        assert "Promoted by the gate on 2026-11-03 09:30 UTC for version 1 (this skill is now at version 2)" in gate
+        assert "Measured on 4 tasks (3 reached by the skill" in gate and "0.33 → 0.67" in gate
+        row = page.locator("#history tbody tr").first
+        assert row.bounding_box()["height"] < 120  # one line of cells, not a column of 115 ids
+        assert page.locator("#history .provenance a").first.inner_text() == "115 runs"
+        assert page.inner_text("#runs-link") == "115 runs it was injected into"
+        page.click("#history .provenance a")
+        assert page.inner_text("#runs-count") == "(115)" and "booking-guards v2" in page.inner_text("#evidence-of")
+        page.goto(f"{server.url}/runs")
+        page.fill("input[name=skill]", "booking-guards")
+        page.select_option("select[name=outcome]", "failure")
+        page.click("form.filters button")
+        assert page.inner_text("#runs-count") == "(39 of 115 match)"
+        first = page.locator("#runs tbody tr").first
+        assert "booking-guards" in first.inner_text() and skill.id not in first.inner_text()
+        assert "judge: the party size was never asked" in first.inner_text()
+        assert "limit missing_tool: no open_window" in first.inner_text()
+    assert page.dialogs == []
+
+
+def test_promoting_an_unmeasured_candidate_needs_the_box_ticked(bank, page):
+    """Issue 53 item 13: the confirmation is on the page, and Promote does nothing without it."""
+    ids = fill(bank)
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        page.goto(f"{server.url}/candidates")
+        card = page.locator(f"#cand-{ids['cand']}")
+        assert "the gate never measured it" in card.inner_text()
+        card.locator("input[aria-label='promote reason']").fill("looks right")
+        card.locator("text=Promote").click()
+        assert page.url.endswith("/candidates")  # the browser kept the form: the box is required
+        assert bank.get_skill(ids["cand"]).status == SkillStatus.candidate
+        card.locator("input[name=confirm][value=unmeasured]").check()
+        card.locator("text=Promote").click()
+        page.wait_for_url(f"**/skills/{ids['cand']}")
+        assert bank.get_skill(ids["cand"]).status == SkillStatus.active
+    assert page.dialogs == []
+
+
+def test_search_shows_what_an_agent_would_be_given(bank, page):
+    """Issue 53 item 12: the top k are marked injected, in prompt order; the rest say why not."""
+    for i in range(5):
+        bank.add_skill(f"refund-step-{i}", f"Refund an order, step {i}.", f"Refund the order {i}.")
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        page.fill("input[name=q]", "refund an order")
+        page.fill("input[name=k]", "2")
+        page.click("form.filters button")
+        cells = page.locator("#skills .injected-cell").all_inner_texts()
+        assert cells[:2] == ["yes, #1", "yes, #2"] and all(c == "no: below the top 2" for c in cells[2:])
+        assert "sort by" not in page.inner_text("form.filters")
+        assert "In the order an agent would be given them" in page.inner_text("#search-order")
     assert page.dialogs == []

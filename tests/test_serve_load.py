@@ -90,7 +90,7 @@ class Client:
                 headers: dict | None = None, body: bytes | None = None) -> tuple[int, str, dict]:
         hdrs = {"Cookie": f"skillbank_token={TOKEN}", **(headers or {})}
         if form is not None:
-            body = urllib.parse.urlencode(form).encode()
+            body = urllib.parse.urlencode(form, doseq=True).encode()
             hdrs["Content-Type"] = "application/x-www-form-urlencoded"
         t0 = time.monotonic()
         try:
@@ -165,9 +165,12 @@ def _reviewer(port, stop, log, lock, actions, seed):
             hidden = csrf_and_version(page, f"/candidates/{sid}/{verb}")
         except ValueError:
             continue
+        card = page[page.index(f'id="cand-{sid}"'):]
+        confirms = re.findall(r'name="confirm" value="([^"]+)"', card[:card.index("</section>")])
         n += 1
         tag = f"load-{seed}-{n}"
-        status, text, _ = c.request("action", "POST", f"/candidates/{sid}/{verb}", form={**hidden, "reason": tag})
+        status, text, _ = c.request("action", "POST", f"/candidates/{sid}/{verb}",
+                                    form={**hidden, "reason": tag, "confirm": confirms})  # the boxes ticked
         actions.append((tag, sid, verb, status, text[text.find("<main"):][:2000]))
 
 

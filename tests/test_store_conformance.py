@@ -342,6 +342,32 @@ def test_exposures_join_outcomes_and_the_monitor_decides_once(any_bank):
     assert [(s.action.value, s.skill_id) for s in any_bank.monitor(apply=True).decisions] == [("promote", skill.id)]
     assert any_bank.history(skill.id)[-1].author == "monitor" and "canary" not in any_bank.get_skill(skill.id).tags
     assert any_bank.monitor(apply=True).decisions == [] and any_bank.verify(check_index=False).ok
+def test_browsing_runs_pages_and_filters_over_every_run(any_bank):
+    """The runs page's query: paged and filtered in SQL over all runs, not the newest few."""
+    from skillbank.models import LimitEvent, LimitType
+
+    skill = _add(any_bank, "refund-orders", "Refund an order", tools=["find_order"])
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    ids = []
+    for i in range(7):
+        run = refund(i, success=(i % 2 == 0), skill=skill if i < 3 else None)
+        run = run.model_copy(update={"started_at": start + datetime.timedelta(minutes=i)})
+        if i == 1:
+            run.limit_events = [LimitEvent(type=LimitType.missing_tool, step=0, detail="no refund tool")]
+        ids.append(any_bank.trajectories.save(run))
+    newest_first = list(reversed(ids))
+    first = any_bank.trajectories.browse(limit=3)
+    second = any_bank.trajectories.browse(offset=3, limit=3)
+    assert first.total == 7 and [r.id for r in first.runs] == newest_first[:3]
+    assert [r.id for r in second.runs] == newest_first[3:6] and second.runs[0].steps
+    assert any_bank.trajectories.browse(outcome="failure").total == 3
+    assert [r.id for r in any_bank.trajectories.browse(limit_type="missing_tool").runs] == [ids[1]]
+    by_skill = any_bank.trajectories.browse(skill_ids=[skill.id], outcome="success")
+    assert sorted(r.id for r in by_skill.runs) == sorted([ids[0], ids[2]]) and by_skill.total == 2
+    assert any_bank.trajectories.browse(skill_ids=[]).total == 0
+    assert [r.id for r in any_bank.trajectories.browse(ids=[ids[4], "tr_none"]).runs] == [ids[4]]
+    with pytest.raises(ValueError, match="success, failure, unlabelled"):
+        any_bank.trajectories.browse(outcome="maybe")
 
 
 def test_a_run_keeps_the_today_it_took_and_a_round_reads_it(any_bank):

@@ -33,7 +33,7 @@ def serve(
         raise MissingExtraError(f"{exc}; skillbank serve needs: pip install 'skillbank[web]'") from None
     token = new_token()
     with open_bank(bank, embedder, create=False) as opened:
-        app = create_app(opened, token=token, read_only=read_only)
+        app = create_app(opened, token=token, read_only=read_only, host=host)
         shown = "localhost" if host == "127.0.0.1" else host
         typer.echo(f"skillbank serve{' (read-only)' if read_only else ''}: open\n"
                    f"    http://{shown}:{port}/?token={token}\n(Ctrl-C stops it)")

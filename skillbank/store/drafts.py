@@ -9,7 +9,7 @@ by later edits of that target even after it was retired.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from skillbank.errors import DuplicateSkillError
 from skillbank.store.base import Store
@@ -64,6 +64,15 @@ class DraftRepo:
     def targets(self) -> dict[str, str]:
         """Every draft row ever made, mapped to the skill whose edits it holds."""
         return {r["draft_id"]: r["target_id"] for r in self.store.query("SELECT draft_id, target_id FROM drafts")}
+
+    def targets_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """Of ``ids``, those that are draft rows, each with the skill it edits (one query)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = self.store.query(f"SELECT draft_id, target_id FROM drafts WHERE draft_id IN"
+                                f" ({','.join('?' * len(wanted))})", wanted)
+        return {r["draft_id"]: r["target_id"] for r in rows}
 
     def draft_ids(self) -> set[str]:
         """Every draft row ever made."""

@@ -59,6 +59,14 @@ def _clip_step(step: Step) -> Step:
 
 
 @dataclass(frozen=True)
+class RunsPage:
+    """One page of :meth:`TrajectoryRepo.browse`: the runs shown and how many match in all."""
+
+    runs: list[Trajectory]
+    total: int
+
+
+@dataclass(frozen=True)
 class LabelledRun:
     """A consistency measurement stored as trajectories labelled with its ``run`` id and ``arm``
     (``skillbank eval``, the demo): how many, in how many arms, first and last start time."""
@@ -255,6 +263,26 @@ class TrajectoryRepo:
         row = self.store.query_one(f"SELECT count(*) AS n FROM trajectories WHERE {where}", params)
         return row["n"] if row else 0
 
+    def browse(self, *, outcome: str | None = None, limit_type: str | None = None,
+               skill_ids: Collection[str] | None = None, ids: Collection[str] | None = None,
+               offset: int = 0, limit: int = 50) -> RunsPage:
+        """One page of runs over every stored run, newest first, with their steps, and how many
+        match in all; each filter is applied in SQL (an unset one matches every run).
+
+        ``outcome``: ``success``, ``failure`` or ``unlabelled``; ``limit_type``: a run that hit a
+        limit of that type; ``skill_ids``: a run any of them was injected into; ``ids``: only
+        these runs. An empty ``skill_ids`` or ``ids`` matches no run. A bad ``outcome`` raises
+        ValueError naming the accepted values.
+        """
+        clauses, params = browse_clause(outcome=outcome, limit_type=limit_type, skill_ids=skill_ids, ids=ids)
+        where = " AND ".join(clauses)
+        row = self.store.query_one(f"SELECT count(*) AS n FROM trajectories t WHERE {where}", params)
+        total = int(row["n"]) if row else 0
+        rows = self.store.query(
+            f"SELECT * FROM trajectories t WHERE {where} ORDER BY t.started_at DESC, t.id DESC"
+            f" LIMIT {int(limit)} OFFSET {int(offset)}", params)
+        return RunsPage(self._load(rows), total)
+
     def _where(self, **filters: Any) -> tuple[str, list[Any]]:
         return where_clause(self.store.sql, **filters)
 
@@ -378,3 +406,34 @@ def where_clause(
                            f" {'NOT ' if negate else ''}IN ({marks})")
             params += sorted(names)
     return " AND ".join(clauses), params
+
+
+RUN_OUTCOMES = ("success", "failure", "unlabelled")
+
+
+def browse_clause(*, outcome: str | None, limit_type: str | None, skill_ids: Collection[str] | None,
+                  ids: Collection[str] | None) -> tuple[list[str], list[Any]]:
+    """The WHERE conditions (over ``trajectories t``) of :meth:`TrajectoryRepo.browse`."""
+    clauses: list[str] = ["1=1"]
+    params: list[Any] = []
+    if outcome:
+        if outcome not in RUN_OUTCOMES:
+            raise ValueError(f"outcome {outcome!r}: use one of {', '.join(RUN_OUTCOMES)}")
+        clauses.append({"success": "t.success = 1", "failure": "t.success = 0",
+                        "unlabelled": "t.success IS NULL"}[outcome])
+    if limit_type:
+        clauses.append("t.id IN (SELECT e.trajectory_id FROM limit_events e WHERE e.type = ?)")
+        params.append(limit_type)
+    # IN (subquery), not a correlated EXISTS: SQLite would walk a skill's injections once per
+    # run (seconds at 10,000 runs); this reads them once through injections_skill.
+    by_skill = "t.id IN (SELECT i.trajectory_id FROM injections i WHERE i.skill_id IN ({marks}))"
+    for values, test in ((skill_ids, by_skill), (ids, "t.id IN ({marks})")):
+        if values is None:
+            continue
+        values = sorted(set(values))
+        if not values:
+            clauses.append("1=0")
+            continue
+        clauses.append(test.format(marks=",".join("?" * len(values))))
+        params += values
+    return clauses, params

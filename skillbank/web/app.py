@@ -19,8 +19,9 @@ from starlette.staticfiles import StaticFiles
 from skillbank.bank import SkillBank
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
-from skillbank.web import evidence, forms, rounds, runs, views
-from skillbank.web.security import TokenMiddleware, csrf_token
+from skillbank.models import SkillStatus
+from skillbank.web import evidence, forms, promotion, rounds, runs, search, views
+from skillbank.web.security import AllowedHosts, TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
 AUTHOR = "web"
@@ -34,7 +35,9 @@ def _templates() -> Environment:
     return env
 
 
-def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starlette:
+def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: str = "127.0.0.1") -> Starlette:
+    """The review app over ``bank``; ``token`` opens it; ``host`` is the address the server binds,
+    and a request whose Host header names another is refused (:class:`AllowedHosts`)."""
     env = _templates()
     csrf = csrf_token(token)
 
@@ -73,16 +76,23 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starl
 
     async def skills(request: Request) -> Response:
         p = request.query_params
-        q, status, kind, tag = (p.get(k, "").strip()[:500] for k in ("q", "status", "kind", "tag"))
+        q, status, kind, tag, tools = (p.get(k, "").strip()[:500] for k in ("q", "status", "kind", "tag", "tools"))
         if status and status not in views.STATUSES:
             raise forms.BadForm("status", f"one of {', '.join(views.STATUSES)}")
-        page_no = p.get("page", "1")
+        page_no, k = p.get("page", "1"), p.get("k", "") or str(search.DEFAULT_K)
         if not page_no.isdigit():
             raise forms.BadForm("page", "not a positive integer")
-        listing = views.list_page(bank, q=q, status=status, kind=kind, tag=tag, sort=p.get("sort", "name"),
-                                  page=int(page_no))
-        return page(request, "skills.html.j2", listing=listing, q=q, status=status, kind=kind, tag=tag,
-                    sort=p.get("sort", "name"), statuses=views.STATUSES, sorts=views.SORTS)
+        if not k.isdigit() or not 1 <= int(k) <= search.SHOWN:
+            raise forms.BadForm("k", f"how many skills an agent is given, 1 to {search.SHOWN}")
+        toolset = [t.strip() for t in tools.split(",") if t.strip()]
+        sort = p.get("sort", "name")
+        context = dict(q=q, status=status, kind=kind, tag=tag, sort=sort, k=int(k), tools=", ".join(toolset),
+                       statuses=views.STATUSES, sorts=views.SORTS)
+        if q:  # search answers with active skills only: what an agent would be given
+            rows = search.search_rows(bank, q, k=int(k), tools=toolset or None, kind=kind or None, tag=tag or None)
+            return page(request, "skills.html.j2", found=rows, listing=None, **context)
+        listing = views.list_page(bank, status=status, kind=kind, tag=tag, sort=sort, page=int(page_no))
+        return page(request, "skills.html.j2", found=None, listing=listing, **context)
 
     async def skill(request: Request) -> Response:
         skill_id = request.path_params["skill_id"]
@@ -96,9 +106,14 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starl
                 raise forms.BadForm("a" if not a.isdigit() else "b", "not a version number")
             diff = bank.diff(skill_id, int(a), int(b))
         pending = bank.drafts.pending(skill_id)
+        checks = (promotion.for_candidate(bank, skill_id)
+                  if pending and current.status in (SkillStatus.candidate, SkillStatus.quarantined) else [])
         return page(request, "skill.html.j2", skill=current, history=list(reversed(history)), diff=diff,
-                    a=a, b=b, rendered=bank.render([current]), pending=pending,
-                    evidence=evidence.for_skill(bank, current.id))
+                    a=a, b=b, rendered=bank.render([current]), pending=pending, checks=checks,
+                    evidence=evidence.for_skill(bank, current.id),
+                    lessons=[views.lesson_view(lesson) for lesson in current.content.lessons],
+                    injected_runs=bank.trajectories.browse(skill_ids=[current.id], limit=0).total,
+                    provenance_view=views.provenance_view, short_hash=views.short_hash)
 
     async def candidates(request: Request) -> Response:
         return page(request, "candidates.html.j2", rows=views.candidate_rows(bank))
@@ -150,7 +165,11 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starl
         form = await read_form(request, sid)
         reason = forms.text(form, "reason")
         with acting_on(form, sid):
-            result = review.promote(bank, sid, force=form.get("force") == "yes", reason=reason, author=AUTHOR)
+            needed = promotion.for_candidate(bank, sid)
+            missing = promotion.unconfirmed(needed, form.getlist("confirm"))
+            if missing:
+                raise promotion.Unconfirmed(bank.get_skill(sid).name, missing)
+            result = review.promote(bank, sid, force=promotion.needs_force(needed), reason=reason, author=AUTHOR)
         return back(result.id)
 
     async def reject(request: Request) -> Response:
@@ -197,8 +216,9 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False) -> Starl
     app = Starlette(routes=routes, exception_handlers={
         SkillNotFoundError: not_found, VersionNotFoundError: not_found, TrajectoryNotFoundError: not_found,
         forms.BadForm: bad_form, forms.StaleForm: conflict, InvalidSkillError: conflict,
+        promotion.Unconfirmed: conflict,
         HTTPException: http_error,
     })
-    app.add_middleware(TokenMiddleware, token=token)
+    app.add_middleware(TokenMiddleware, token=token, hosts=AllowedHosts(host))
     return app
 

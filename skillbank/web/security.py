@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
+import socket
+from dataclasses import dataclass
 
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
@@ -32,6 +35,62 @@ def csrf_token(token: str) -> str:
     return hmac.new(token.encode(), b"csrf", hashlib.sha256).hexdigest()
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_loopback(name: str) -> bool:
+    return name == "localhost" or (_is_ip(name) and ipaddress.ip_address(name).is_loopback)
+
+
+@dataclass(frozen=True)
+class AllowedHosts:
+    """The Host header values a request may carry for a server bound to ``bind``.
+
+    A DNS-rebinding page reaches the server under the attacker's domain name, so its requests
+    carry that name as Host; refusing every name but the server's own shuts it out, token
+    leaked or not. Bound to loopback: ``localhost`` and loopback addresses. Bound to every
+    interface (``0.0.0.0``, ``::``): any IP address (rebinding needs a name), ``localhost``
+    and this machine's host name. Bound to one address or name: that one (plus the loopback
+    names when it is a loopback address).
+    """
+
+    bind: str
+
+    def names(self) -> frozenset[str]:
+        if self.bind.lower() in WILDCARDS:
+            return LOOPBACK_NAMES | {socket.gethostname().lower(), socket.getfqdn().lower()}
+        if _is_loopback(self.bind):
+            return LOOPBACK_NAMES | {self.bind.lower()}
+        return frozenset({self.bind.lower()})
+
+    def allows(self, host_header: str | None) -> bool:
+        name = host_name(host_header or "")
+        if not name:
+            return False
+        if self.bind.lower() in WILDCARDS and _is_ip(name):
+            return True
+        if _is_loopback(self.bind) and _is_loopback(name):
+            return True
+        return name in self.names()
+
+
+def host_name(header: str) -> str:
+    """The host part of a Host header, lower-cased, without port or IPv6 brackets."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.index("]")] if "]" in header else ""
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
 def _secure_headers(response: Response) -> Response:
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
@@ -42,14 +101,24 @@ def _secure_headers(response: Response) -> Response:
 
 
 class TokenMiddleware(BaseHTTPMiddleware):
-    def __init__(self, app, token: str) -> None:
+    """Every request: the Host must be the server's own (:class:`AllowedHosts`), then the token
+    (cookie, or once in the URL); a POST's body must have a declared length within
+    ``MAX_BODY``."""
+
+    def __init__(self, app, token: str, hosts: AllowedHosts) -> None:
         super().__init__(app)
         self.token = token
+        self.hosts = hosts
 
     def _ok(self, presented: str | None) -> bool:
         return presented is not None and hmac.compare_digest(presented.encode(), self.token.encode())
 
     async def dispatch(self, request: Request, call_next) -> Response:
+        if not self.hosts.allows(request.headers.get("host")):
+            return _secure_headers(PlainTextResponse(
+                f"403: this server answers to {self.hosts.bind} (the address it serves), not to the "
+                f"Host {request.headers.get('host', '')[:100]!r}; open the URL `skillbank serve` printed",
+                status_code=403))
         query_token = request.query_params.get("token")
         if self._ok(query_token) and request.method == "GET":
             # Trade the URL token for the cookie and drop it from the address bar.
