@@ -178,8 +178,21 @@ def test_user_tool_calls_run_on_the_users_device():
 # ------------------------------------------------------------------------ the conversation's mechanics
 
 
-def test_parallel_calls_run_in_the_order_the_model_wrote_them(mock_tasks):
-    """create then update in one message only works in that order."""
+def test_parallel_calls_run_in_the_order_the_model_wrote_them(mock_tasks, monkeypatch):
+    """create then update in one message only works in that order (LangGraph starts both at
+    once; the first is made slow, so without the ordering the second would run first)."""
+    import time
+
+    from skillbank_harness.envs.tau2.env import Tau2Env
+
+    run_tool = Tau2Env._run_tool
+
+    def slow_create(self, name, arguments):
+        if name == "create_task":
+            time.sleep(0.2)
+        return run_tool(self, name, arguments)
+
+    monkeypatch.setattr(Tau2Env, "_run_tool", slow_create)
     task = mock_tasks["create_task_1"]
     both = AIMessage(content="", tool_calls=[
         {"name": "create_task", "args": {"user_id": "user_1", "title": "Important Meeting"}, "id": "a", "type": "tool_call"},
@@ -300,6 +313,33 @@ def test_nl_assertions_need_a_judge(mock_tasks):
                                   evaluation_type=_tau2.EvaluationType.ALL, solo_mode=False)
 
 
+def test_leaderboard_is_tau2s_pass_hat_k_per_split_and_arm():
+    from skillbank.consistency.runner import MeasureResult, TrialRecord
+
+    outcomes = {("a", "train"): [1, 1, 0, 1], ("b", "test"): [0, 0, 0, 0], ("c", "test"): [1, 1, 1, 0]}
+    records = [TrialRecord(task_id=t, task_type="retail", split=split, arm=arm, trial=i, seed=i,
+                           success=bool(ok if arm == "without" else 1), trajectory_id=None, steps=1,
+                           model_turns=1, tokens=0, latency_s=0.0, limit_hit=False)
+               for (t, split), oks in outcomes.items() for arm in ("without", "with") for i, ok in enumerate(oks)]
+    result = MeasureResult(run_id="r", arms=("without", "with"), trials=4,
+                           tasks={t: {"type": "retail", "split": s} for t, s in outcomes}, records=records)
+    board = tau2.leaderboard(result)
+    assert set(board["splits"]) == {"all", "train", "test"}
+    test = board["splits"]["test"]["without"]
+    # C(c,k)/C(n,k) per task, then the mean: b never passes; c passes 3 of 4
+    assert test["pass_hat_k"] == pytest.approx({1: (0 + 3 / 4) / 2, 2: (0 + 3 / 6) / 2,
+                                                3: (0 + 1 / 4) / 2, 4: 0.0})
+    assert board["splits"]["train"]["without"]["pass_hat_k"][2] == pytest.approx(3 / 6)
+    assert board["splits"]["all"]["with"]["pass_hat_k"] == {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0}
+    # the same numbers as skillbank's own pass^k
+    for k in range(1, 5):
+        assert board["splits"]["test"]["without"]["pass_hat_k"][k] == pytest.approx(
+            result.summary("without", "test", ks=[k]).pass_hat_k[k])
+    lines = tau2.leaderboard_lines(board)
+    assert lines[0].startswith("τ²'s pass^k") and any(line.startswith("  test (2 tasks), without: pass^1 0.375")
+                                                        for line in lines)
+
+
 # ------------------------------------------------------------------------ the reward is τ²'s
 
 
@@ -357,7 +397,7 @@ def test_eval_env_tau2_mock_end_to_end(tmp_path, cli_env, scripted_models):
     # the oracle passes every mock task, in both arms and trials
     assert all(r["success"] for r in result["records"])
     for arm in ("without", "with"):
-        row = board["splits"]["all"][arm]
+        row = board["splits"]["base"][arm]  # the mock domain's one split
         assert row["n_tasks"] == 9 and row["trials"] == 2 and row["pass_hat_k"] == {"1": 1.0, "2": 1.0}
     assert "--user-model fake:user" in json.dumps(data["notes"])
     # every trial is in the bank with τ²'s verdict in its outcome note
@@ -384,9 +424,9 @@ def test_eval_env_tau2_mock_solo(tmp_path, cli_env, scripted_models):
     # one solo task wants information communicated, which a solo agent cannot do: τ² scores it 0
     failed = {r["task_id"] for r in result["records"] if not r["success"]}
     assert failed == {"tau2.mock.solo.update_task_with_initialization_data"}
-    board = result["benchmark"]["tau2"]["splits"]["all"]
+    board = result["benchmark"]["tau2"]["splits"]["base"]
     assert board["without"]["pass_hat_k"] == board["with"]["pass_hat_k"] == {"1": 5 / 6}
-    assert "all (6 tasks), without: pass^1 0.833" in " ".join(res.output.split())
+    assert "base (6 tasks), without: pass^1 0.833" in " ".join(res.output.split())
 
 
 @pytest.mark.parametrize("args, message", [
@@ -468,7 +508,7 @@ def test_runner_script_with_a_scripted_model(tmp_path):
     summary = json.loads((tmp_path / "tau2_fake_summary.json").read_text())
     assert set(summary["sections"]) == {"mock", "mock-solo", "retail"}
     retail = summary["sections"]["retail"]
-    assert retail["tau2"]["splits"]["all"]["without"]["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert retail["tau2"]["splits"]["train"]["without"]["pass_hat_k"] == {"1": 1.0, "2": 1.0}
     assert retail["arms"]["without"]["trials_logged"] == 2
     # a rerun resumes: nothing runs again, nothing is logged twice
     again = subprocess.run([sys.executable, str(script), "--fake", "--limit", "1", "--trials", "2",

@@ -99,8 +99,9 @@ def measure_tau2(
 
 
 def leaderboard(result: MeasureResult) -> dict[str, Any]:
-    """τ²'s pass^1..n per split (``"all"`` pools them) and arm, with τ²'s ``pass_hat_k``."""
-    views: list[str | None] = [None, *result.splits] if len(result.splits) > 1 else [None]
+    """τ²'s pass^1..n per split and arm, with τ²'s ``pass_hat_k``; ``"all"`` pools the splits
+    when there are several."""
+    views: list[str | None] = [None, *result.splits] if len(result.splits) > 1 else list(result.splits) or [None]
     out: dict[str, Any] = {"formula": LEADERBOARD_FORMULA, "splits": {}}
     for view in views:
         arms: dict[str, Any] = {}
