@@ -519,3 +519,12 @@ def test_runner_script_with_a_scripted_model(tmp_path):
     assert len((tmp_path / "tau2_fake_trials.jsonl").read_text().splitlines()) == 6
     resumed = json.loads((tmp_path / "tau2_fake_summary.json").read_text())["sections"]["retail"]
     assert resumed["ran"] == 0 and resumed["resumed"] == 2 and resumed["arms"]["without"]["trials_logged"] == 2
+
+
+def test_a_user_who_says_end_is_just_a_user(mock_tasks):
+    """What the user says is text for the agent, whatever the words."""
+    task = mock_tasks["create_task_1"]
+    agent = ScriptedChatModel(["Hello.", "Anything else?", "Bye."], cycle=False)
+    run = tau2.run_tau2_task(task, agent, ScriptedChatModel(["hi", "end", "tools", "###STOP###"], cycle=False))
+    assert run.termination == "user_stop" and run.env.note is None
+    assert [m.content for m in run.simulation.messages if m.role == "user"] == ["hi", "end", "tools", "###STOP###"]

@@ -34,7 +34,8 @@ import logging
 import threading
 from copy import deepcopy
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+import enum
+from typing import Any, NamedTuple, Sequence
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import hook_config
@@ -53,7 +54,7 @@ from skillbank_harness.envs.tau2.convert import (
 )
 from skillbank_harness.envs.tau2.user import EMPTY_REPLY_RETRIES, Tau2User
 
-__all__ = ["Tau2Env", "Tau2Middleware"]
+__all__ = ["Tau2Env", "Tau2Middleware", "After", "Following"]
 
 log = logging.getLogger("skillbank_harness.envs.tau2")
 
@@ -61,6 +62,19 @@ _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("skillbank
 # A call waits at most this long for the calls written before it in the same message; they
 # start first (LangGraph submits a message's calls in order), so this only bounds a surprise.
 _ORDER_TIMEOUT_S = 60.0
+
+
+class After(enum.Enum):
+    """Where the conversation goes after the agent's message."""
+
+    TOOLS = "tools"  # the environment runs its tool calls
+    USER = "user"  # the user answered: back to the agent with the user's text
+    END = "end"  # the conversation is over
+
+
+class Following(NamedTuple):
+    to: After
+    text: str | None = None  # the user's answer (``After.USER``)
 
 
 class Tau2Env:
@@ -195,8 +209,8 @@ class Tau2Env:
         if self.num_errors >= self.max_errors:
             self._end(_tau2.TerminationReason.TOO_MANY_ERRORS)
 
-    def agent_message(self, reply: Any) -> str | None:
-        """Record the agent's reply; what follows: ``"tools"``, ``"end"``, or the user's text."""
+    def agent_message(self, reply: Any) -> Following:
+        """Record the agent's reply; returns what follows it (the user's answer, if any)."""
         text = reply_text(reply)
         calls = list(getattr(reply, "tool_calls", None) or ())
         with self._lock:
@@ -211,22 +225,23 @@ class Tau2Env:
             self._step()
             if not message.has_text_content() and message.tool_calls is None:
                 self._end(_tau2.TerminationReason.AGENT_ERROR, "the agent sent an empty message")
-                return "end"
+                return Following(After.END)
             if message.tool_calls is not None:  # for the environment: no check yet
                 self._pending_env_step = True
                 self._batch_start = len(self.trajectory)
-                return "tools"
+                return Following(After.TOOLS)
             if self.solo:
                 if _tau2.SOLO_STOP_TOKEN in (message.content or ""):
                     self._end(_tau2.TerminationReason.AGENT_STOP)
                 else:  # LLMSoloAgent: "only supports tool calls"
                     self._end(_tau2.TerminationReason.AGENT_ERROR, "the solo agent sent a message to a user")
                 self._check_limits()
-                return "end"
+                return Following(After.END)
             self._check_limits()
         if self.done:
-            return "end"
-        return self.user_turn()
+            return Following(After.END)
+        answer = self.user_turn()
+        return Following(After.END) if answer is None else Following(After.USER, answer)
 
     def tool_results_delivered(self) -> None:
         """The results of the agent's last tool calls are in: the environment's step is over."""
@@ -396,11 +411,11 @@ class Tau2Middleware(AgentMiddleware):
         if not isinstance(last, AIMessage):
             return None
         following = self.env.agent_message(last)
-        if following == "tools":
+        if following.to is After.TOOLS:
             return None
-        if following == "end" or following is None:
+        if following.to is After.END:
             return {"jump_to": "end"}
-        return {"messages": [HumanMessage(content=following)], "jump_to": "model"}
+        return {"messages": [HumanMessage(content=following.text or "")], "jump_to": "model"}
 
     @hook_config(can_jump_to=["model", "end"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
