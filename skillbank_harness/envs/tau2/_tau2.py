@@ -43,6 +43,12 @@ __all__ = [
     "Tau2NotInstalledError",
     "DOMAINS",
     "SOLO_DOMAINS",
+    # τ²'s own names, used through this module
+    "AssistantMessage", "SystemMessage", "ToolCall", "ToolMessage", "UserMessage",
+    "RewardInfo", "RewardType", "SimulationRun", "Task", "TerminationReason", "Environment",
+    "EvaluationType", "evaluate_simulation", "is_successful", "pass_hat_k", "Orchestrator",
+    "LLMSoloAgent", "registry", "is_valid_agent_history_message", "DEFAULT_MAX_STEPS",
+    "DEFAULT_MAX_ERRORS",
 ]
 
 TESTED_VERSION = "26.3"

@@ -151,14 +151,15 @@ class Tau2Env:
 
     def _make_tools(self) -> list[BaseTool]:
         tools = list(self.environment.get_tools())
-        if self.solo and self.environment.user_tools is not None:
+        if not self.solo:
+            return langchain_tools(tools, self._run_tool)
+        if self.environment.user_tools is not None:
             tools += list(self.environment.get_user_tools())  # as τ²'s run_task gives the solo agent
-        made = langchain_tools(tools, self._run_tool)
-        if self.solo:
-            # LLMSoloAgent.add_stop_tool: a call to it ends the run (it is never executed).
-            made.append(langchain_tool(_tau2.SOLO_STOP_TOOL, "Call this function when you are done with the task.",
-                                       {"type": "object", "properties": {}}, lambda name, args: (_tau2.SOLO_STOP_TOKEN, False)))
-        return made
+        # τ²'s solo agent adds its stop tool, ``done``, to these; a call to it ends the run
+        # (Tau2Middleware), so it never runs.
+        solo_agent = _tau2.LLMSoloAgent(tools=tools, domain_policy=self.environment.get_policy(),
+                                        task=self.task.task)
+        return langchain_tools(solo_agent.tools, self._run_tool)
 
     def tools(self) -> list[BaseTool]:
         return list(self._tools)
