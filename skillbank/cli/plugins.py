@@ -33,7 +33,12 @@ class EnvironmentProvider(Protocol):
 
     def measure(self, tasks: Sequence[Any], model_factory: Callable[[Any, int], Any] | None,
                 **kwargs: Any) -> Any:
-        """Run every trial (``skillbank.consistency.runner.measure``'s keywords)."""
+        """Run every trial (``skillbank.consistency.runner.measure``'s keywords, and the chat
+        models of the options it takes: ``user_model=``, ``judge_model=``)."""
+
+    # Optional: ``options(env) -> {"user_model": True, "judge_model": False}``, the model
+    # options (``--user-model``, ``--judge-model``) ``env`` takes besides ``--model``, each
+    # with whether it needs it. A provider without it takes none.
 
 
 def _load(group: str) -> list[Any]:

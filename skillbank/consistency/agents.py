@@ -78,7 +78,8 @@ def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
                    run_trial: Callable[[Any, Any, TrialSpec, dict[str, Any]], Any]) -> AgentFactory:
     """An ``agent_factory`` whose trials run through ``SkillBankMiddleware`` (logging in both
     arms, injecting only outside ``"without"``); ``run_trial(task, middleware, spec, config)``
-    returns ``(final_state_or_None, success)``."""
+    returns ``(final_state_or_None, success)``, or ``(final_state_or_None, success, note)`` to
+    store a note with the verdict (a benchmark's score, say)."""
     from skillbank.adapters.langchain import SkillBankMiddleware
 
     options = dict(middleware_options or {})
@@ -93,8 +94,11 @@ def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
             config = {"metadata": {"skillbank_task_id": task.id,
                                    "skillbank_task_type": str(task.type),
                                    "skillbank_labels": dict(spec.labels)}}
-            state, success = run_trial(task, middlewares[arm], spec, config)
-            return _logged_outcome(state, success, bank, task, spec)
+            state, success, *note = run_trial(task, middlewares[arm], spec, config)
+            outcome = _logged_outcome(state, success, bank, task, spec)
+            if note and note[0] is not None:
+                outcome.note = str(note[0])
+            return outcome
         return run
     return factory
 

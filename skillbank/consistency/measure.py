@@ -202,7 +202,8 @@ def _store_trial(bank: "SkillBank", task: Any, outcome: TrialOutcome, labels: Ma
         tid = bank.trajectories.save(traj)
     else:
         current = bank.trajectories.get(tid)
-        if current.success is None or current.success != outcome.success:
+        noted = outcome.note is not None and (current.outcome is None or current.outcome.note != outcome.note)
+        if current.success is None or current.success != outcome.success or noted:
             bank.record_outcome(tid, success=outcome.success, note=outcome.note, source="verifier")
     bank.trajectories.set_labels(tid, task_id=task.id, task_type=str(task.type), labels=dict(labels))
     return bank.trajectories.get(tid)

@@ -52,6 +52,10 @@ class MeasureResult:
     skill_names: dict[str, str] = field(default_factory=dict)
     skills: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Lines the task set adds to the report (a benchmark's own metric, what it skipped)."""
+    benchmark: dict[str, Any] = field(default_factory=dict)
+    """Numbers the task set computes its own way (e.g. ``"tau2"``: τ²-bench's leaderboard pass^k)."""
 
     # -- selection ---------------------------------------------------------------------------
 
@@ -199,6 +203,8 @@ class MeasureResult:
             "skills": self.skills,
             "skill_names": self.skill_names,
             "warnings": self.warnings,
+            "notes": self.notes,
+            "benchmark": self.benchmark,
             "records": [r.to_dict() for r in self.records],
         }
 

@@ -12,7 +12,8 @@
 * :func:`run_task` -- one run through a real ``create_agent`` loop, verified.
 
 ``skillbank_harness.envs.bfcl`` (imported on its own; it needs BFCL's code) turns BFCL's multi-turn
-entries into tasks ``run_task`` runs the same way.
+entries into tasks ``run_task`` runs the same way; ``skillbank_harness.envs.tau2`` (it needs
+τ²-bench's code) runs τ²-bench's domains with τ²'s own user simulator prompt and evaluator.
 """
 
 from skillbank_harness.envs.base import Environment, EnvError, RefStep, Task, final_answer
