@@ -1,4 +1,4 @@
-"""The pooled reading (benchmarks/pool_protocols.py) against each run's own committed table."""
+"""The pooled reading (benchmarks/protocols/pool_protocols.py) against each run's own committed table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "protocols"
 
 
 @pytest.fixture

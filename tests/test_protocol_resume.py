@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "protocols"
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ instances of one template: a template is the unit a gain must hold across. Each 
 score is the mean over its tasks of the per-task pass^k; the bootstrap resamples templates
 (all arms together), and the paired test flips the sign of each template's difference.
 
-    python benchmarks/by_template.py benchmarks/real_model_loop.json   # a loop's JSON, re-read
+    python benchmarks/protocols/by_template.py benchmarks/protocols/real_model_loop.json   # a loop's JSON, re-read
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ a2d8e2c (the injector compares each request with what the skill says it is for a
 each offered tool is for)? Run before protocol v5 was committed; its output is quoted in
 protocol_v5.json's written_after. v4's requests are past data; v5 measures on fresh seeds.
 
-    python benchmarks/no_tool_scope_dry_v4.py
+    python benchmarks/protocols/no_tool_scope_dry_v4.py
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 from langchain_core.messages import HumanMessage  # noqa: E402
 

@@ -8,7 +8,7 @@ are v5's and v4's no-tool lessons as their banks stored them. Run before protoco
 committed; its output is quoted in protocol_v6.json's written_after. v5's requests are past
 data; v6 measures on fresh seeds.
 
-    python benchmarks/no_tool_scope_dry_v5.py
+    python benchmarks/protocols/no_tool_scope_dry_v5.py
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1]), str(HERE.parents[1] / "tests")]
 
 from langchain_core.messages import HumanMessage  # noqa: E402
 

@@ -5,7 +5,7 @@ then the mean over templates with the protocol's bootstrap and sign-flip test ov
 Each run measures one task of every template on fresh seeds, so averaging a template over runs
 adds tasks, never templates: the interval stays one over templates.
 
-    python benchmarks/pool_protocols.py 21 22 23
+    python benchmarks/protocols/pool_protocols.py 21 22 23
 
 Each run is read from its kept trials log (`runs/consistency_trials_vN.jsonl`), the primary record.
 """

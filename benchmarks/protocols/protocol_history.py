@@ -4,7 +4,7 @@ per tier, with − without and its 95% bootstrap over templates, all drawn with 
 A run that measured several forms on one tier is listed as skipped; v1's log (no version in its
 name) and v13's (killed after its first tier, `_killed`) are left out.
 
-    python benchmarks/protocol_history.py            # a Markdown table, for the README
+    python benchmarks/protocols/protocol_history.py            # a Markdown table, for the README
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ protocol script's own ``table_of`` does, from the trials it had written (each ti
 written when the tier ends), and, with ``--banks``, every transcript its two bank folders hold.
 Not the protocol's table: a tier not written is not there.
 
-    python benchmarks/protocol_partial.py --protocol 17
-    python benchmarks/protocol_partial.py --protocol 17 --banks "$RUN_DIR"   # the run's skillbank-consistency-* temp folder
+    python benchmarks/protocols/protocol_partial.py --protocol 17
+    python benchmarks/protocols/protocol_partial.py --protocol 17 --banks "$RUN_DIR"   # the run's skillbank-consistency-* temp folder
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 import real_model_protocol as rmp  # noqa: E402
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
                  **{p.name.removeprefix("bank-"): p for p in sorted(args.banks.glob("bank-*"))}}
         out = HERE / "runs" / f"consistency_transcripts_v{args.protocol}_partial.jsonl.gz"
         rmp.keep_transcripts(banks, out)
-        print(f"transcripts of {', '.join(banks)} kept in {out.relative_to(HERE.parent)}")
+        print(f"transcripts of {', '.join(banks)} kept in {out.relative_to(HERE.parents[1])}")
 
 
 if __name__ == "__main__":

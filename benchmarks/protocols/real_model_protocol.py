@@ -1,8 +1,8 @@
 """The consistency protocol (``protocol.json``) on the real model: calibration and measurement.
 
-    python benchmarks/real_model_protocol.py --calibrate      # the steady tier's evolution side
-    python benchmarks/real_model_protocol.py --measure        # evidence, round(s), variants, three tiers
-    python benchmarks/real_model_protocol.py --measure --resume "$RUN_DIR"  # a run cut short after its round
+    python benchmarks/protocols/real_model_protocol.py --calibrate      # the steady tier's evolution side
+    python benchmarks/protocols/real_model_protocol.py --measure        # evidence, round(s), variants, three tiers
+    python benchmarks/protocols/real_model_protocol.py --measure --resume "$RUN_DIR"  # a run cut short after its round
     (--protocol 1 or 2 re-runs a superseded version into its own files; the default is the newest)
 
 Each evolution template of the ``steady`` tier runs ``instances_per_template`` times on the
@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This folder (by_template), benchmarks/ (common, bench_real_model) and the repository.
+sys.path[:0] = [str(Path(__file__).resolve().parents[i]) for i in (0, 1, 2)]
 
 import common  # noqa: E402
 
@@ -159,7 +160,7 @@ def summarise(records: list[dict]) -> list[dict]:
 
 def markdown(rows: list[dict], minutes: float) -> str:
     version = PROTOCOL["version"]
-    lines = [f"Command: `python benchmarks/real_model_protocol.py --calibrate --protocol {version}` (protocol "
+    lines = [f"Command: `python benchmarks/protocols/real_model_protocol.py --calibrate --protocol {version}` (protocol "
              f"v{version}, `benchmarks/{PROTOCOLS[version].name}`: seed {PROTOCOL['seeds']['calibration']}, unguided, "
              f"{PROTOCOL['calibration']['keep']}; {PROTOCOL['calibration']['cap']}). "
              f"{sum(r['runs'] for r in rows)} runs (this version's and any it keeps), {minutes:.1f} min; "
@@ -433,7 +434,7 @@ def table_row(tier: str, r: dict, k: int) -> str:
 def measure_markdown(out: dict) -> str:
     k = PROTOCOL["measurement"]["trials_per_instance"]
     what = "variant" if "variants" in PROTOCOL["measurement"] else "form"
-    lines = [f"Command: `python benchmarks/real_model_protocol.py --measure --protocol {out['protocol']}` "
+    lines = [f"Command: `python benchmarks/protocols/real_model_protocol.py --measure --protocol {out['protocol']}` "
              f"(protocol v{out['protocol']}, {out['minutes']:.1f} min"
              + (f" after resuming; read back: {', '.join(out['resumed'])}" if out.get("resumed") else "")
              + f"; every trial, the gate's {out['gate_trials']} "

@@ -4,7 +4,7 @@ as a failure. Written after v4's run, from its kept transcripts; the pattern is 
 (committed before v5 finished). pass^3 as the protocol computes it (``by_template.per_template``),
 averaged over templates:
 
-    python benchmarks/reread_echoes.py --protocol 4
+    python benchmarks/protocols/reread_echoes.py --protocol 4
 
 ``--empty`` also re-reads a success whose reply is empty as a failure (the user was told
 nothing): the reading RESULTS.md gave v21 by hand, added after v21 and committed before v22.

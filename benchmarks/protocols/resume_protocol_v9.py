@@ -10,7 +10,7 @@ are found again (``resumed``) and the rest are run. The evolution tier is read b
 trials log. The resume is the one deviation from the committed protocol (no measured trial
 called the tool that crashed: RESULTS.md).
 
-    python benchmarks/resume_protocol_v9.py <the crashed run's folder, /tmp/skillbank-consistency-*>
+    python benchmarks/protocols/resume_protocol_v9.py <the crashed run's folder, /tmp/skillbank-consistency-*>
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This folder (by_template), benchmarks/ (common, bench_real_model) and the repository.
+sys.path[:0] = [str(Path(__file__).resolve().parents[i]) for i in (0, 1, 2)]
 
 import real_model_protocol as rmp  # noqa: E402
 

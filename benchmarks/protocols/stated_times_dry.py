@@ -14,7 +14,7 @@ runs carried their today; every one is a ``steady`` run, whose world's today is 
 8 March 2027 (its system prompts say so), so that is the today they are read with. The kept
 runs are past data; a protocol measures on fresh seeds.
 
-    python benchmarks/stated_times_dry.py [--kind time|date]
+    python benchmarks/protocols/stated_times_dry.py [--kind time|date]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent)]
+sys.path[:0] = [str(HERE.parents[1])]
 
 from skillbank.evolution.evidence import to_run  # noqa: E402
 from skillbank.evolution.stated_times import stated_values  # noqa: E402
