@@ -208,7 +208,7 @@ def test_readers_and_reviewers_during_evolution_rounds_lose_nothing(tmp_path):
     ids = _fill(bank)
     probe = ids[-1]
     probe_version = bank.get_skill(probe).version
-    tests_dir = str(Path(__file__).resolve().parent)
+    tests_dir = str(Path(__file__).resolve().parents[1])
     log, actions, lock, stop = [], [], threading.Lock(), threading.Event()
     with LiveServer(bank) as server:
         assert server.url.startswith("http://127.0.0.1:")  # loopback only
@@ -321,7 +321,7 @@ print("gate", [(d.skill_id, d.decision.value, d.detail) for d in report.gate], f
 def test_gate_deciding_a_candidate_a_person_just_decided(tmp_path):
     path = tmp_path / "bank"
     bank = SkillBank.open(path, embedder="hash")
-    tests_dir = str(Path(__file__).resolve().parent)
+    tests_dir = str(Path(__file__).resolve().parents[1])
     with LiveServer(bank) as server:
         proc = subprocess.Popen([sys.executable, "-c", GATE_CHILD, str(path), tests_dir], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

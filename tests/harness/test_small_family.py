@@ -13,7 +13,7 @@ from skillbank_harness import envs
 from skillbank_harness.envs.base import RefStep
 from skillbank_harness.envs.runner import ReferenceModel, run_task
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from oracle_hints import LESSONS, ORACLE  # noqa: E402
 
 TASKS = envs.generate_tasks(["small"], per_template=2, seed=0)

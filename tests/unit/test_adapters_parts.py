@@ -24,7 +24,7 @@ from skillbank.adapters.recorder import TrajectoryRecorder, coerce_outcome
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.models import LimitType, Outcome
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

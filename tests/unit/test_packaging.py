@@ -6,7 +6,7 @@ from pathlib import Path
 
 import skillbank
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_public_names_import():

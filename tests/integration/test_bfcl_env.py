@@ -23,7 +23,7 @@ from skillbank.cli import app  # noqa: E402
 from skillbank_harness.envs import bfcl  # noqa: E402
 from skillbank_harness.envs.bfcl import _bfcl  # noqa: E402
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import unavailable
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCH_DIR.glob("bench_*.py"))
 
 
@@ -47,7 +47,7 @@ def _real_model_missing() -> str | None:
 
 
 # bench_real_model.py loads the local model: it is a local_model test (deselected with
-# -m "not local_model", like tests/test_local_model.py).
+# -m "not local_model", like tests/integration/test_local_model.py).
 @pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.local_model)
                                     if s == "bench_real_model.py" else s for s in SCRIPTS])
 def test_benchmark_quick(script: str, tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_benchmark_quick(script: str, tmp_path: Path) -> None:
         # The README's plain install is skillbank[dev]; the review app is the web extra.
         unavailable("the web extra is not installed (pip install 'skillbank[web]')")
     if script == "bench_real_model.py" and (missing := _real_model_missing()):
-        # tests/test_local_model.py is the check that fails in CI without the real model
+        # tests/integration/test_local_model.py is the check that fails in CI without the real model
         pytest.skip(missing)
     results = BENCH_DIR / "RESULTS.md"
     before = results.read_text() if results.exists() else None

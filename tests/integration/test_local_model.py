@@ -130,7 +130,7 @@ def test_your_agent_from_the_command_line(tmp_path, monkeypatch):
 
     from skillbank.cli import app
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.setenv("SKILLBANK_EXAMPLE_MODEL", "local:0.5b")
     result = CliRunner().invoke(app, [
         "eval", "--agent", f"{root / 'examples' / 'local_agent.py'}:build",

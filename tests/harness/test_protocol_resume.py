@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "protocols"
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "protocols"
 
 
 @pytest.fixture()

@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from serve_support import CHROMIUM, CHROMIUM_ARGS, PAYLOADS, TOKEN, LiveServer, fill
 from skillbank.models import SkillStatus
 
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "serve"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "serve"
 
 
 @pytest.fixture(scope="module")

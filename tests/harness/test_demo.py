@@ -72,16 +72,16 @@ def test_demo_trials_in_worker_processes_give_the_same_figures(tmp_path: Path) -
 # by more than the tolerance fails here, on purpose. When the change is intended, refresh the
 # fixture and say why in the commit:
 #
-#     PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/test_demo.py --refresh
+#     PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/harness/test_demo.py --refresh
 #
 # Tolerance: one task per split, i.e. 1/n_tasks on every figure (pass^1, pass^3, pass@3, gap).
 # The run is deterministic on one machine (same figures twice); the tolerance absorbs the
 # approximate nearest-neighbour index returning a different near-tie on another machine.
 
-FIXTURE = Path(__file__).parent / "data" / "demo_reduced.json"
+FIXTURE = Path(__file__).parents[1] / "data" / "demo_reduced.json"
 REDUCED = dict(families=None, per_template=1, trials=3, rounds=1, validate_trials=1, validate_tasks=2,
                validate_budget=40, max_train_tasks=18, max_heldout_tasks=9)
-REFRESH = "PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/test_demo.py --refresh"
+REFRESH = "PYTHONPATH=. HF_HUB_OFFLINE=1 python tests/harness/test_demo.py --refresh"
 
 
 def _reduced_demo_figures(bank_dir: Path) -> dict:

@@ -98,7 +98,7 @@ def test_agent_evolve_and_search_write_nothing_outside_and_open_no_socket(tmp_pa
 
 CHILD = textwrap.dedent("""
     import json, socket, sys
-    sys.path.insert(0, sys.argv[2])
+    sys.path[:0] = sys.argv[2].split(__import__('os').pathsep)
     calls = []
     def refuse(self, address, *a, **k):
         calls.append(repr(address))
@@ -121,7 +121,8 @@ def test_fresh_interpreter_with_empty_home_writes_nothing_outside(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in {"ANONYMIZED_TELEMETRY", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}}
     env.update(HOME=str(home), HF_HUB_OFFLINE="1")
-    tests_dir = str(Path(__file__).parent)
+    # This module's folder and tests/ (test_hardening_support), for the child's imports.
+    tests_dir = os.pathsep.join([str(Path(__file__).parent), str(Path(__file__).parents[1])])
     out = subprocess.run([sys.executable, "-c", CHILD, str(bank_dir / "bank"), tests_dir], cwd=cwd, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -15,7 +15,7 @@ from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.screen.detector import InjectionDetector, Score, chunks
 from skillbank.screen.llm_detector import LLMDetector
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import hardening_report as report  # noqa: E402
 
 
