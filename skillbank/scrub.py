@@ -80,7 +80,8 @@ def _literal_gate(regex: re.Pattern[str]) -> tuple[str, int, int] | None:
     """For a regex that starts with something other than a literal: the first run of literal
     characters every match contains and how far from the match's start it lies (None when the
     regex starts with a literal, which the regex engine already scans for, or has no such run)."""
-    from re import _constants as c, _parser  # the stdlib's own regex parser (stable since 3.11)
+    # The stdlib's own regex parser (stable since 3.11; private, so not in typeshed).
+    from re import _constants as c, _parser  # type: ignore[attr-defined]
 
     if regex.flags & re.IGNORECASE:
         return None

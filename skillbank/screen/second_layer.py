@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol, cast
 
 from skillbank.screen.findings import Finding
 
@@ -159,4 +159,7 @@ def active_detector(mode: str | None = None) -> Detector | None:
                   + f": only {active} {'is' if not running else 'are'} active")
     if not running:
         return None
-    return running[0] if len(running) == 1 else Staged(*running)
+    if len(running) == 1:
+        return running[0]
+    embedding, llm = running  # "both": the embedding detector first (_KINDS)
+    return Staged(cast("InjectionDetector", embedding), llm)
