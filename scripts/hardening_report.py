@@ -48,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+# tests/ (support modules and corpora), tests/unit (test_scrub, test_hardening_props), tests/integration
+# (test_reliability).
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit"), str(ROOT / "tests" / "integration")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 

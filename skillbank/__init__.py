@@ -5,7 +5,7 @@ Everything a user needs is importable from here::
     from skillbank import SkillBank, SkillBankMiddleware, InjectionConfig, evolve, measure
 
 ``PUBLIC`` below is the public surface, in one place: each name and the module that defines it
-(the README's "Public API" lists the same names; tests/test_public_api.py compares them). A
+(the README's "Public API" lists the same names; tests/unit/test_public_api.py compares them). A
 name is imported on first use (module ``__getattr__``), so ``import skillbank`` loads nothing
 but this file: LangChain, torch, sentence-transformers and Chroma load when a name needs them.
 Every other module is internal: importable, but its names may move without notice before 1.0.

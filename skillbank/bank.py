@@ -131,7 +131,7 @@ class SkillBank(Searchable):
         return self.store.lock(name, timeout=timeout, what=what, busy=busy)
 
     @property
-    def embedder(self) -> BaseEmbedder:
+    def embedder(self) -> BaseEmbedder:  # type: ignore[override]  # read-only here, an attribute in Searchable
         if self._embedder is None:
             self._embedder = resolve_embedder(self._embedder_spec)
         return self._embedder

@@ -32,14 +32,14 @@ def _local(target: str, temperature: float | None) -> Any:
                                  "for a model fetched with `skillbank model fetch`")
     from skillbank.local.chat import LocalChatModel
 
-    kwargs = {"temperature": temperature} if temperature is not None else {}
+    kwargs: dict[str, Any] = {"temperature": temperature} if temperature is not None else {}
     return LocalChatModel(model_path=str(path), **kwargs)
 
 
 def _provider(spec: str, temperature: float | None) -> Any:
     from langchain.chat_models import init_chat_model
 
-    kwargs = {"temperature": temperature} if temperature is not None else {}
+    kwargs: dict[str, Any] = {"temperature": temperature} if temperature is not None else {}
     try:
         return init_chat_model(spec, **kwargs)
     except ImportError as exc:

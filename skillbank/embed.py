@@ -85,7 +85,8 @@ class SentenceTransformerEmbedder(BaseEmbedder):
                 try:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:  # pragma: no cover - core dependency
-                    raise MissingExtraError("sentence-transformers embeddings", "embed", "sentence-transformers") from exc
+                    raise MissingExtraError("sentence-transformers embeddings", "embed",
+                                            "sentence-transformers") from exc
                 try:
                     self._model = SentenceTransformer(self.model_ref, device=self.device)
                 except Exception as exc:

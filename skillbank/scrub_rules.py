@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["DEFAULT_PATTERNS"]
 
@@ -63,7 +64,7 @@ def _tok(prefix: str, width: int, body: str, *, left: str = _T, right: str | Non
     return out
 
 
-def _toks(prefixes: tuple[str, ...], body: str, **kw: str | None) -> str:
+def _toks(prefixes: tuple[str, ...], body: str, **kw: Any) -> str:
     """``_tok`` for each literal prefix (each needs its own fixed-width look-behind), as alternatives."""
     return "(?:" + "|".join(_tok(re.escape(p), len(p), body, **kw) for p in prefixes) + ")"
 

@@ -93,7 +93,7 @@ class SkillSearch:
         vector = np.asarray(vector, dtype=np.float32)
         # Read a few more hits than k (filters, exclusions and the blend with usage reorder
         # them), and more again while the filters leave fewer than k and the index has more.
-        n = k * 4 + len(filters.exclude)
+        n = k * 4 + len(frozenset(filters.exclude))  # a frozenset already (SearchFilters)
         while True:
             try:
                 found = self.nearest(vector, n, filters)

@@ -165,8 +165,8 @@ def export_skills(skills: Iterable[Skill], directory: str | os.PathLike[str]) ->
     problems: dict[str, list[str]] = {}
     for skill in skills:
         if skill.name in seen:
-            target = str(root / skill.name / SKILL_FILE)
-            problems.setdefault(target, []).append(
+            clash = str(root / skill.name / SKILL_FILE)
+            problems.setdefault(clash, []).append(
                 f"two skills are named {skill.name!r} ({seen[skill.name]} and {skill.id}); "
                 "folder names must be unique"
             )
@@ -176,7 +176,7 @@ def export_skills(skills: Iterable[Skill], directory: str | os.PathLike[str]) ->
         raise SkillFileError(f"cannot export, nothing was written: {reasons}", problems)
 
     root.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     for skill in skills:
         folder = root / skill.name
         folder.mkdir(exist_ok=True)
@@ -334,7 +334,7 @@ def _parse(text: str | bytes, path: str) -> ParsedSkill:
         "lessons": tuple(lessons) if lessons is not None else None,
     }
     skipped = {k for k, v in values.items() if v is None}
-    candidate = {k: (placeholders.get(k, ()) if v is None else v) for k, v in values.items()}
+    candidate: dict[str, Any] = {k: (placeholders.get(k, ()) if v is None else v) for k, v in values.items()}
     content = None
     try:
         content = SkillContent(**candidate)

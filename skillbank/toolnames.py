@@ -111,4 +111,6 @@ def is_skill_name(called: str, skill_names: Iterable[str]) -> bool:
 def names_tool(text: str | None, tool: str) -> bool:
     """Whether ``text`` names ``tool`` as a word of its own (``find_trains``, not ``find``): a
     reply that describes a call instead of making it."""
-    return bool(text) and re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", text) is not None
+    if not text:
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", text) is not None

@@ -35,7 +35,9 @@ class ArmResults(Protocol):
     :class:`~skillbank.consistency.result.MeasureResult` is one): typed here, so that the
     result can call :func:`attribute` without the two modules importing each other."""
 
-    records: Sequence[TrialRecord]
+    @property
+    def records(self) -> Sequence[TrialRecord]: ...
+
     tasks: dict[str, dict[str, Any]]
     skill_names: dict[str, str]
 

@@ -156,7 +156,7 @@ def call_runnable(runnable: Any, spec: TrialSpec) -> Any:
         params = [p for p in inspect.signature(runnable).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        params = [None]
+        params = [None]  # type: ignore[list-item]  # any item: call with the spec
     return runnable(spec) if params else runnable()
 
 

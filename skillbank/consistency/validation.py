@@ -378,7 +378,7 @@ class _Validation:
 
     def measurement(self) -> GateMeasurement:
         ran = tuple(self.measured[t.id] for t in self.chosen if t.id in self.measured)
-        common = {"cost": float(self.cost), "planned": tuple(t.id for t in self.chosen),
+        common: dict[str, Any] = {"cost": float(self.cost), "planned": tuple(t.id for t in self.chosen),
                   "not_reached": tuple(self.unreached)}
         if not ran:
             return GateMeasurement(passed=False, **common, detail=(

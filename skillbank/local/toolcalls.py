@@ -1,9 +1,9 @@
 """Tool calls out of a small model's text, however it wrote them.
 
-Qwen2.5's template asks for ``<tool_call>{"name": …, "arguments": …}</tool_call>``. The 1.5B
-model rarely writes the tags: it writes the bare object, or the object in a ```json fence, now
-and then with the template example's doubled braces (``{{"name": …}}``) copied literally, or a
-JSON list of objects. All of these are calls. A JSON object without both ``name`` and
+Qwen2.5's template asks for ``<tool_call>{"name": …, "arguments": …}</tool_call>``; a small
+model often writes instead the bare object, the object in a ```json fence, the object with the
+template example's doubled braces (``{{"name": …}}``) copied literally, or a JSON list of
+objects. All of these are calls (docs/decisions/0002). A JSON object without both ``name`` and
 ``arguments`` (or ``parameters``) is not a call and stays text.
 """
 
@@ -49,8 +49,8 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _load(blob: str) -> Any:
-    # The doubled braces copied from the template example, on both ends or (as the 1.5B model
-    # also writes) only at the start: ``{{"name": …, "arguments": {…}}``. Exact parses first:
+    # The doubled braces copied from the template example, on both ends or only at the
+    # start: ``{{"name": …, "arguments": {…}}``. Exact parses first:
     # a repair of the unbalanced text would "succeed" with something else.
     candidates = (blob, blob.replace("{{", "{").replace("}}", "}"), blob.replace("{{", "{", 1))
     for candidate in candidates:

@@ -16,10 +16,8 @@ probe on the embedder the bank already loads costs one small embedding batch per
 
 It is opt-in: ``SKILLBANK_INJECTION_DETECTOR=on`` (or ``embedding``, or ``both`` with the LLM
 detector) turns it on for every way in (:mod:`skillbank.screen.second_layer`; ``skillbank lint``
-uses it unless told otherwise). On the held-out corpora it raised injection recall from 29% to
-45% but doubled false positives on clean lines (2.1% to 4.2%) and costs 0.1-0.7 s per incoming
-version on a loaded 2-core machine (benchmarks/RESULTS.md), which does not pay for itself as a
-default. Without the MiniLM model or the weights file it cannot run, and the log says so once.
+uses it unless told otherwise); why it is not the default: docs/decisions/0004. Without the
+MiniLM model or the weights file it cannot run, and the log says so once.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The LLM injection detector: a classifier prompt (:mod:`skillbank.screen.llm_prompt`) on a chat
-model, by default the local Qwen2.5-Coder 1.5B (``skillbank[local]``, in process, greedy), one
+model, by default the local ``1.5b`` model (``skillbank[local]``, in process, greedy), one
 call per incoming version, answering ``{"asks": ..., "reason": ..., "verdict": ...}``: what the
 text asks the assistant to do, why that is or is not an injection, then ``clean``, ``injection`` or
 ``unsure``.

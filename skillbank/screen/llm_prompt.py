@@ -8,13 +8,11 @@ speaks to the assistant about its own instructions, role or loyalties: it overri
 claims an authority no skill has, hides itself, leaks data or serves someone other than the user,
 removes a safeguard, or fakes the conversation's structure.
 
-Calibrated (issue 32) on the training split only: the embedding detector's training lines
-(``scripts/data/injection_training.tsv``) and the first held-out corpora (``tests/data/heldout``),
-which the 1.5B model read a third of the safeguards in as attacks ("Never refund without
-confirming the order number"). Hence the negative examples: safeguards phrased as negations, each
-with the reason it is not an injection (it restricts the assistant; it neither overrides its
-instructions nor serves a third party). ``tests/data/heldout_injection_v3``, written before this
-calibration, measures it and is never read here.
+The negative examples are safeguards phrased as negations ("Never refund without confirming the
+order number"), each with the reason it is not an injection (it restricts the assistant; it
+neither overrides its instructions nor serves a third party). They were calibrated on the
+training split only (``scripts/data/injection_training.tsv``, ``tests/data/heldout``); the
+held-out ``tests/data/heldout_injection_v3`` is never read here (docs/decisions/0005).
 
 The model writes two short sentences before its verdict: ``asks``, what the text asks the assistant
 to do, then ``reason``, why that is or is not an injection. A small model that first says what

@@ -3,7 +3,7 @@
 - ``off`` (the default): the patterns alone;
 - ``on`` or ``embedding``: the MiniLM-embedding detector (:mod:`skillbank.screen.detector`);
 - ``llm``: the classifier prompt on a chat model (:mod:`skillbank.screen.llm_detector`), the
-  local 1.5B unless ``SKILLBANK_INJECTION_MODEL`` names another (``local:0.5b``, a GGUF path, or
+  local ``1.5b`` model unless ``SKILLBANK_INJECTION_MODEL`` names another (``local:0.5b``, a GGUF path, or
   any ``provider:model``); it needs ``skillbank[local]`` and ``skillbank model fetch``;
 - ``both``: the embedding detector as a first stage before the LLM (:class:`Staged`): a version
   it scores as clearly clean passes and one it scores as clearly an injection is flagged, without
@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol, cast
 
 from skillbank.screen.findings import Finding
 
@@ -43,13 +43,9 @@ _SPELLINGS = {**dict.fromkeys(("0", "off", "false", "no"), "off"),
 _KINDS = {"off": (), "embedding": ("embedding",), "llm": ("llm",), "both": ("embedding", "llm")}
 
 # The first stage's band, on the embedding detector's probability for a version's highest-scoring
-# chunk, chosen on the training split (tests/data/heldout, which the embedding weights never saw)
-# by scripts/calibrate_injection_stages.py: below CLEAR_CLEAN lie at most 2% of its injection lines
-# the patterns let through, at or above CLEAR_INJECTION at most 0.5% of its clean lines. On that
-# split it spares the LLM 11 of the 337 lines the patterns let through (10 injections and 1 clean
-# line above the band, none below): the embedding detector ranks a dozen injections as low as the
-# most ordinary clean lines. scripts/hardening_report.py prints the curve for wider bands, with the
-# LLM's verdicts, for the 1.5B run to choose from.
+# chunk: below CLEAR_CLEAN a version passes, at or above CLEAR_INJECTION it is flagged, without a
+# model call; the LLM judges what lies between. Chosen on the training split by
+# scripts/calibrate_injection_stages.py (docs/decisions/0006).
 CLEAR_CLEAN = 0.228
 CLEAR_INJECTION = 0.999
 
@@ -163,4 +159,7 @@ def active_detector(mode: str | None = None) -> Detector | None:
                   + f": only {active} {'is' if not running else 'are'} active")
     if not running:
         return None
-    return running[0] if len(running) == 1 else Staged(*running)
+    if len(running) == 1:
+        return running[0]
+    embedding, llm = running  # "both": the embedding detector first (_KINDS)
+    return Staged(cast("InjectionDetector", embedding), llm)

@@ -1,7 +1,6 @@
 """The HNSW graph settings every approximate index of the bank uses (Chroma's and pgvector's).
 
-Wider search than the libraries' defaults: recall against latency is measured in
-benchmarks/RESULTS.md ("Retrieval").
+Wider search than the libraries' defaults (docs/decisions/0008).
 """
 
 EF_SEARCH = 100

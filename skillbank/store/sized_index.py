@@ -19,9 +19,7 @@ from skillbank.store.skills import SkillRepo
 __all__ = ["SizedIndex", "EXACT_MAX"]
 
 # Up to this many active skills the embedded default searches exactly, in this process; above,
-# Chroma's HNSW. Measured (benchmarks/RESULTS.md, "Retrieval: exact vs HNSW", idle 2 cores):
-# bank.search after the embedding, p50, exact vs HNSW: 0.82 vs 3.46 ms at 10k, 2.75 vs 3.13 ms
-# at 50k, 5.77 vs 3.26 ms at 100k; so exact up to 50k (77 MB of float32 vectors per process).
+# Chroma's HNSW (docs/decisions/0009).
 EXACT_MAX = 50_000
 EXACT_MAX_ENV = "SKILLBANK_EXACT_MAX"
 
@@ -34,8 +32,8 @@ class SizedIndex:
     Below the size, exact search is faster than HNSW (the matrix product over a few thousand
     vectors costs less than Chroma's per-query overhead) and never misses a neighbour, which an
     approximate graph over near-identical skills does; above it, each process would hold and
-    load too many vectors. The size comes from ``benchmarks/bench_retrieval.py`` (RESULTS.md,
-    "Retrieval"); ``$SKILLBANK_EXACT_MAX`` overrides it (0: always HNSW).
+    load too many vectors (docs/decisions/0009). ``$SKILLBANK_EXACT_MAX`` overrides the size
+    (0: always HNSW).
 
     The choice is made when the index syncs (each process's first search, then after writes):
     only the index in use is written. The HNSW index keeps the change-log position it was last

@@ -4,7 +4,7 @@ A directive is the simulator's own reading of advice in its system prompt, as ty
 reading itself is done by meaning (:mod:`skillbank_harness.envs.guidance`: MiniLM nearest
 neighbours over descriptions of each intent, plus the names of the policy's own tools), not by
 the sentences ``skillbank.lessons`` writes: a person's SKILL.md or an LLM distiller's phrasing
-gives the same directives as the bank's own sentence (``tests/test_envs_guidance.py``).
+gives the same directives as the bank's own sentence (``tests/harness/test_envs_guidance.py``).
 
 Five directives also have a *general* form, with the tool (and field or parameter) left out.
 ``CheckFirst(None, None)`` says to follow the "call X first" policies that tool descriptions

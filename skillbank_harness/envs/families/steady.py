@@ -7,7 +7,7 @@ of two or three steps (look an id up before acting, put a date or an amount in t
 say the value in the user's unit, call the check a policy names, answer small talk without a
 tool), each a lesson a skill bank is for.
 
-Three tiers, fixed by ``benchmarks/protocol.json`` before any run:
+Three tiers, fixed by ``benchmarks/protocols/protocol.json`` before any run:
 
 * **evolution** (``split`` train): sixteen templates in four toolsets (library, trains, money,
   clinic); calibrated on the unguided model, the ones with consistency headroom are the
