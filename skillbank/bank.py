@@ -23,14 +23,16 @@ import numpy as np
 from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError
-from skillbank.intake import ImportReport, build_content, import_skill_files, screen_status, updated_content, with_source
+from skillbank.intake import (ImportReport, build_content, import_skill_files, screen_status, updated_content,
+                              with_source)
 from skillbank.live.config import LiveConfig
 from skillbank.live.effect import KindOf, task_type_kind
 from skillbank.live.monitor import MonitorReport, monitor
 from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersion, utcnow
 from skillbank.protocols import Screen, VectorIndex
 from skillbank.provenance import Source
-from skillbank.prune import EffectKind, MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects, plan_prune
+from skillbank.prune import (EffectKind, MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects,
+                             plan_prune)
 from skillbank.queries import SearchFilters, SkillHit, SolvedRequest
 from skillbank.screen import lint_incoming
 from skillbank.scrub import resolve_scrubber

@@ -2,7 +2,8 @@
 
 A user writes "a quarter past two" or "half past four this afternoon"; a tool takes ``14:15``
 and ``16:30``. A lesson that the time is the one the user said can only be checked if the
-said time is known. This module reads it (English only): :func:`spoken_times` finds the clock times in a text with their 24-hour
+said time is known. This module reads it (English only): :func:`spoken_times` finds the clock times
+in a text with their 24-hour
 readings, :func:`clock_value` reads a tool argument as a time.
 
 No maintained parser reads spoken clock phrases (checked: dateparser 1.5 and timefhuman 0.1.5

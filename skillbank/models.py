@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from skillbank.hashing import content_hash
-from skillbank.lessons import Lesson, LessonKind, parse_lesson, render_body
+from skillbank.lessons import Guidance, Lesson, parse_lesson, render_body
 
 __all__ = [
     "SkillKind",
@@ -188,7 +188,7 @@ class SkillContent(BaseModel):
     @property
     def all_lessons(self) -> tuple[Lesson, ...]:
         """The lessons, or for a skill without structured ones its body as one guidance lesson."""
-        return self.lessons or (Lesson(kind=LessonKind.guidance, text=self.body),)
+        return self.lessons or (Guidance(text=self.body),)
 
     def hash_payload(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")

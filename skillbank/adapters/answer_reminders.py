@@ -147,7 +147,8 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
         return AnswerReminder("empty", _EMPTY_AFTER_TOOLS if any(isinstance(m, ToolMessage) for m in messages)
                               else _EMPTY)
     if _SKILL_TAG.search(text):
-        return AnswerReminder("repeated block", _BLOCK_ON_SMALL_TALK if any(calls_no_tool(h.skill) for h in hits) else _BLOCK)
+        small_talk = any(calls_no_tool(h.skill) for h in hits)
+        return AnswerReminder("repeated block", _BLOCK_ON_SMALL_TALK if small_talk else _BLOCK)
     user = " ".join(str(m.text) for m in messages if getattr(m, "type", None) == "human")
     if repeats_guidance(text, _guidance(hits), user):
         return AnswerReminder("repeated guidance", (

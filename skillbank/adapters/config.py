@@ -19,14 +19,15 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.lessons import Delivery, LessonKind, spec_of
 from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
 
-__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS", "GENERAL_K",
+__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS",
+           "GENERAL_K",
            "LEAN_TOKEN_BUDGET"]
 
 # A turn's query is the task plus the gist of each recent message, at most this many characters

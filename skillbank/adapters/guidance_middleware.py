@@ -30,7 +30,6 @@ from langgraph.types import Command
 
 from skillbank.adapters.answer_reminders import AnswerReminder, answer_reminder
 from skillbank.adapters.prompt_middleware import RunSkills, SkillPromptMiddleware
-from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.tools import tool_names
 from skillbank.messages import response_message

@@ -200,7 +200,7 @@ class _Call:
         return self._history.calls[self.key] > 0
 
     def declared(self, name: str) -> frozenset[str] | None:
-        return (self._params or {}).get(name)
+        return self._params.get(name) if self._params is not None else None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -215,7 +215,7 @@ class _Call:
             return set()
         names = (self.tool, tuple(sorted(self.args)))
         if names not in self._declared:
-            self._declared[names] = {s.data.get("param") for s in unknown_parameters(self.args, self.tool_obj)}
+            self._declared[names] = {(s.data or {}).get("param") for s in unknown_parameters(self.args, self.tool_obj)}
         return self._declared[names]
 
     def guessed(self, parameter: str | None) -> bool:
@@ -329,5 +329,5 @@ def _turn_of(call_id: str | None, messages: Sequence[Any]) -> list[str]:
     """The ids of the other calls the model made in the turn that made call ``call_id``."""
     for message in reversed(messages):
         if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
-            return [c["id"] for c in message.tool_calls if c.get("id") and c.get("id") != call_id]
+            return [i for c in message.tool_calls if (i := c.get("id")) and i != call_id]
     return []

@@ -75,10 +75,10 @@ HANDLED_ERRORS = (SkillBankError, FileNotFoundError, PermissionError, IsADirecto
 
 
 @contextmanager
-def open_bank(path: Path | None, embedder: str | None = None, *, create: bool = False,
+def open_bank(path: str | Path | None, embedder: str | None = None, *, create: bool = False,
               read_only: bool = False) -> Iterator["SkillBank"]:
-    """The bank at ``path`` (never created unless ``create``); ``read_only`` for commands that
-    only read, so that they cannot change a single byte of it."""
+    """The bank at ``path`` (a folder, or a postgresql:// URL; never created unless ``create``);
+    ``read_only`` for commands that only read, so that they cannot change a single byte of it."""
     from skillbank.bank import SkillBank
 
     bank = SkillBank.open(path, embedder=embedder or None, create=create, read_only=read_only)

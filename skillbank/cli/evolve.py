@@ -229,7 +229,8 @@ def show(
     fields.add_column(style="bold")
     fields.add_column()
     fields.add_row("id", p.skill.id)
-    fields.add_row("status", Text(p.skill.status.value, style="red" if p.skill.status.value == "quarantined" else "cyan"))
+    status = p.skill.status.value
+    fields.add_row("status", Text(status, style="red" if status == "quarantined" else "cyan"))
     fields.add_row("change", escape(p.kind + (f" of {p.target}" if p.target else "")))
     if p.skill.note:
         fields.add_row("note", Text(p.skill.note, style="red"))

@@ -17,7 +17,8 @@ from skillbank.models import SkillStatus
 
 def export(
     directory: Annotated[Path, typer.Argument(help="Folder to write <name>/SKILL.md into.")],
-    status: Annotated[SkillStatus, typer.Option("--status", help="Export skills with this status.")] = SkillStatus.active,
+    status: Annotated[SkillStatus,
+                      typer.Option("--status", help="Export skills with this status.")] = SkillStatus.active,
     bank_dir: DirOption = None,
     embedder: EmbedderOption = None,
 ) -> None:
@@ -73,6 +74,7 @@ def import_(
         what = "new" if i.change == ImportChange.new else "new version"
         out.print(f"  {escape(i.skill.name)}: {what} v{i.skill.version}, {i.skill.status.value}", soft_wrap=True)
     for i in proposed:
+        assert i.target is not None  # a proposed edit names its target
         out.print(f"  {escape(i.target.name)}: proposed edit (v{i.target.version} stays active until "
                   f"promoted), {i.skill.status.value}", soft_wrap=True)
     waiting = [i for i in report.items if i.change != ImportChange.unchanged

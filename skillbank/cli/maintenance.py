@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from skillbank.cli._common import console, open_bank, print_json

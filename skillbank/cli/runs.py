@@ -77,10 +77,10 @@ def list_runs(
     if not runs:
         console().print("No runs recorded" + (" with that status." if status else " yet."))
         return
-    rows = []
+    rows: list[list[str | Text]] = []
     for t in runs:
-        status = Text(t.status, style="yellow" if t.status == "incomplete" else "")
-        rows.append([Text(t.id, style="dim"), _started(t.started_at), status, str(len(t.steps)),
+        shown = Text(t.status, style="yellow" if t.status == "incomplete" else "")
+        rows.append([Text(t.id, style="dim"), _started(t.started_at), shown, str(len(t.steps)),
                      str(t.input_tokens), str(t.output_tokens),
                      Text(str(len(t.limit_events)), style="yellow" if t.limit_events else ""), _outcome_text(t)])
     print_rows(console(), [Column("id"), Column("started"), Column("status"), Column("steps", right=True),

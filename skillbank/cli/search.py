@@ -20,7 +20,8 @@ def search(
     min_score: Annotated[float, typer.Option("--min-score", help="Minimum similarity.")] = 0.0,
     kind: Annotated[Optional[list[SkillKind]], typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only skills with this tag (repeatable).")] = None,
-    tool: Annotated[Optional[list[str]], typer.Option("--tool", help="Only skills about this tool (repeatable).")] = None,
+    tool: Annotated[Optional[list[str]],
+                    typer.Option("--tool", help="Only skills about this tool (repeatable).")] = None,
     token_budget: Annotated[Optional[int], typer.Option(
         "--token-budget", help="Keep the rendered block within this many tokens.", min=1)] = None,
     render: Annotated[bool, typer.Option("--render", help="Print the block injected into the system message.")] = False,

@@ -30,7 +30,7 @@ def serve(
         from skillbank.web import create_app
         from skillbank.web.security import new_token
     except ImportError as exc:
-        raise MissingExtraError(f"{exc}; skillbank serve needs: pip install 'skillbank[web]'") from None
+        raise MissingExtraError("skillbank serve", "web", exc.name or "starlette") from None
     token = new_token()
     with open_bank(bank, embedder, create=False) as opened:
         app = create_app(opened, token=token, read_only=read_only, host=host)

@@ -8,15 +8,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Markdown
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from skillbank.cli._common import console, fail, get_skill, held_for_review, iso, name_column, open_bank, print_json, rate, read_body, short_hash, short_time, skill_json
+from skillbank.cli._common import (console, fail, get_skill, held_for_review, iso, name_column, open_bank, print_json,
+                                   rate, read_body, short_hash, short_time, skill_json)
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 from skillbank.cli.rows import Column, print_rows
 from skillbank.errors import SkillBankError

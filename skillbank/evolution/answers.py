@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from skillbank.evolution.evidence import Run
-from skillbank.lessons import Lesson, LessonKind
+from skillbank.lessons import AnswerUnit, Lesson
 from skillbank.units import SCALES, numbers_in, numeric_fields, states
 
 __all__ = ["answer_units"]
@@ -42,7 +42,9 @@ def _stated(run: Run) -> dict[tuple[str, str, int], str]:
 def answer_units(ok: Sequence[Run], bad: Sequence[Run], min_support: int = 2) -> list[tuple[Lesson, str]]:
     """``[(lesson, why)]``: an ``answer_unit`` lesson per result field the successes scaled and
     a failure stated raw (one scale per field: the one most successes used)."""
-    scaled, raw_ok, raw_bad = defaultdict(int), defaultdict(int), defaultdict(int)
+    scaled: defaultdict[tuple[str, str, int], int] = defaultdict(int)
+    raw_ok: defaultdict[tuple[str, str, int], int] = defaultdict(int)
+    raw_bad: defaultdict[tuple[str, str, int], int] = defaultdict(int)
     for run in ok:
         for key, how in _stated(run).items():
             (scaled if how == "scaled" else raw_ok)[key] += 1
@@ -55,7 +57,7 @@ def answer_units(ok: Sequence[Run], bad: Sequence[Run], min_support: int = 2) ->
         if n >= min_support and not raw_ok[(tool, name, scale)] and raw_bad[(tool, name, scale)]:
             if n > best.get((tool, name), (0, 0))[0]:
                 best[(tool, name)] = (n, scale)
-    return [(Lesson(kind=LessonKind.answer_unit, tool=tool, field=name, scale=scale),
+    return [(AnswerUnit(tool=tool, field=name, scale=scale),
              f"{n} successes stated `{name}` divided by {scale}; {raw_bad[(tool, name, scale)]} failed "
              f"run(s) stated the raw number")
             for (tool, name), (n, scale) in sorted(best.items())]

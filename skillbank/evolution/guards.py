@@ -35,7 +35,8 @@ from skillbank.evolution.methods import leaves
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.templates import common_pattern, describable
 from skillbank.toolnames import fitting_tool, is_skill_name
-from skillbank.lessons import Lesson, LessonKind
+from skillbank.lessons import (AskFor, Budget, CheckFirst, Guidance, Lesson, MissingParameter, MissingTool, Policy,
+                               ToolError, UnknownField, WrongToolName)
 from skillbank.models import LimitType, SkillContent, SkillKind
 
 BUDGET_FAMILY = {
@@ -315,33 +316,34 @@ def step_budget(sit: Situation, near_share: float = 0.8) -> int:
 def situation_lessons(sit: Situation) -> list[Lesson]:
     """What a situation teaches, as lessons (the guard's whole content)."""
     t, d = sit.tool, sit.detail
+    named = t or ""  # a situation of a family about one tool names it (an empty name fails validation)
     if sit.family == "missing_tool":
-        return [Lesson(kind=LessonKind.missing_tool, tool=t)]
+        return [MissingTool(tool=t)]
     if sit.family == "missing_parameter" and d:
-        return [Lesson(kind=LessonKind.missing_parameter, tool=t, parameter=d)]
+        return [MissingParameter(tool=t, parameter=d)]
     if sit.family in ("missing_parameter", "invalid_tool_args") and not d:
-        return [Lesson(kind=LessonKind.ask_for, tool=t)]
+        return [AskFor(tool=t)]
     if sit.family == "unknown_field":
         if d:
-            return [Lesson(kind=LessonKind.unknown_field, tool=t, field=d)]
-        return [Lesson(kind=LessonKind.unknown_field)]
+            return [UnknownField(tool=t, field=d)]
+        return [UnknownField()]
     if sit.family == "invalid_tool_args":
-        return [Lesson(kind=LessonKind.ask_for, tool=t, parameter=d)]
+        return [AskFor(tool=t, parameter=d)]
     if sit.family == "tool_error":
-        return [Lesson(kind=LessonKind.tool_error, tool=t)]
+        return [ToolError(tool=named)]
     if sit.family == "policy_refusal":
-        return [Lesson(kind=LessonKind.policy, tool=t)]
+        return [Policy(tool=t)]
     if sit.family == "wrong_tool_name":
-        return [Lesson(kind=LessonKind.wrong_tool_name, tool=t)]
+        return [WrongToolName(tool=named)]
     if sit.family == "check_first":
-        return [Lesson(kind=LessonKind.check_first, check=d, tool=t)]
+        return [CheckFirst(check=d, tool=t)]
     budget = sit.family.split(":", 1)[1]
-    lessons = [Lesson(kind=LessonKind.budget, budget=step_budget(sit), tool=t)]
+    lessons: list[Lesson] = [Budget(budget=step_budget(sit), tool=t)]
     if budget == "tokens":
-        lessons.append(Lesson(kind=LessonKind.guidance, text="Request only the fields you need and "
+        lessons.append(Guidance(text="Request only the fields you need and "
                               "summarise long tool outputs instead of quoting them."))
     if budget == "time":
-        lessons.append(Lesson(kind=LessonKind.guidance, text="Prefer one broad call over many narrow "
+        lessons.append(Guidance(text="Prefer one broad call over many narrow "
                               "ones; do not wait on slow calls that are not needed for the answer."))
     return lessons
 
@@ -349,7 +351,7 @@ def situation_lessons(sit: Situation) -> list[Lesson]:
 def guard_name(sit: Situation) -> str:
     t = slug(sit.tool, 64) if sit.tool else None
     d = slug(sit.detail, 64) if sit.detail else None
-    parts = {
+    named: dict[str, list[str | None]] = {
         "missing_tool": ["when", t, "is-unavailable"],
         "missing_parameter": ["when", t, "has-no", d] if d else ["check", t, "arguments"],
         "unknown_field": ["when", t, d, "is-unknown"] if d else ["when", t, "returns-unknown"],
@@ -358,7 +360,8 @@ def guard_name(sit: Situation) -> str:
         "policy_refusal": ["check-policy-before", t] if t else ["check-policy-first"],
         "wrong_tool_name": ["call", t, "by-its-exact-name"],
         "check_first": ["call", d, "before", t],
-    }.get(sit.family)
+    }
+    parts = named.get(sit.family)
     if parts is None:
         budget = sit.family.split(":", 1)[1]
         parts = [f"finish-within-{budget}-budget", *(["stop-repeating", t] if t else [])]

@@ -7,7 +7,8 @@
   trajectory.
 - Replies are parsed into pydantic schemas. Providers with native structured output use it;
   otherwise (small local models, fakes) the reply's JSON is read with LangChain's lenient
-  parsers (:func:`skillbank.replies.reply_json`), and a malformed reply is sent back with the parser's error, at most ``max_retries`` times, after
+  parsers (:func:`skillbank.replies.reply_json`), and a malformed reply is sent back with the
+  parser's error, at most ``max_retries`` times, after
   which the skill is skipped with the reason recorded in the round's usage.
 - Counts calls and input/output tokens per round (provider usage metadata when present,
   otherwise characters / 4).
@@ -32,7 +33,8 @@ from skillbank.evolution.evidence import Run
 from skillbank.evolution.guards import situation_lessons
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
-from skillbank.lessons import AnyLesson, Lesson, LessonKind, MethodStep, sentence
+from skillbank.lessons import (AnswerUnit, AnyLesson, AskFor, Budget, CheckFirst, Guidance, Lesson, MethodStep,
+                               MissingParameter, MissingTool, NoTool, Pitfall, Procedure, UnknownField, sentence)
 from skillbank.messages import message_text
 from skillbank.models import SkillContent, SkillKind
 from skillbank.replies import reply_json
@@ -69,19 +71,19 @@ class NewSkill(BaseModel):
 _GUIDE_EXAMPLES = (
     # The examples use a toolset no benchmark tier uses (a greenhouse, a telescope), so an LLM
     # round is never shown the answer to a measured request (issue 29: it once was a refund).
-    Lesson(kind=LessonKind.procedure, steps=(
+    Procedure(steps=(
         MethodStep(tool="find_bed", args={"plant": "<plant>"}, sources={"plant": "request"}),
         MethodStep(tool="open_valve", args={"bed_id": "<bed_id>"}, sources={"bed_id": "find_bed"}))),
-    Lesson(kind=LessonKind.check_first, check="check_tool", tool="action_tool"),
-    Lesson(kind=LessonKind.missing_tool, tool="tool"),
-    Lesson(kind=LessonKind.missing_parameter, tool="tool", parameter="param"),
-    Lesson(kind=LessonKind.ask_for, tool="tool", parameter="param"),
-    Lesson(kind=LessonKind.unknown_field, tool="tool", field="field"),
-    Lesson(kind=LessonKind.budget, budget=4),
-    Lesson(kind=LessonKind.pitfall, avoid="call", tool="tool"),
-    Lesson(kind=LessonKind.no_tool),
-    Lesson(kind=LessonKind.answer_unit, tool="tool", field="field_cents", scale=100),
-    Lesson(kind=LessonKind.guidance, text="Any other advice, in one or two plain sentences."),
+    CheckFirst(check="check_tool", tool="action_tool"),
+    MissingTool(tool="tool"),
+    MissingParameter(tool="tool", parameter="param"),
+    AskFor(tool="tool", parameter="param"),
+    UnknownField(tool="tool", field="field"),
+    Budget(budget=4),
+    Pitfall(avoid="call", tool="tool"),
+    NoTool(),
+    AnswerUnit(tool="tool", field="field_cents", scale=100),
+    Guidance(text="Any other advice, in one or two plain sentences."),
 )
 LESSON_GUIDE = "\n".join(
     f"- {json.dumps(x.model_dump(mode='json', exclude_defaults=True))}\n  reads: "

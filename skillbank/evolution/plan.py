@@ -107,7 +107,8 @@ class Planner:
                         base = merged_into.content
                         merged = self.distiller.merge(base, content)
                         merged_into.content = merged
-                        merged_into.proposal.evidence = tuple(dict.fromkeys(merged_into.proposal.evidence + prop.evidence))
+                        evidence = merged_into.proposal.evidence + prop.evidence
+                        merged_into.proposal.evidence = tuple(dict.fromkeys(evidence))
                         merged_into.proposal.author = joint_author(merged_into.proposal.author, prop.author)
                         merged_into.change.evidence = merged_into.proposal.evidence
                         merged_into.change.reason += f"; merged a similar proposal ({match.how} {match.score:.2f})"
@@ -203,7 +204,8 @@ class Planner:
         for a, b, score, how in self.deduper.duplicate_pairs(set(active)):
             if a in busy or b in busy:
                 continue
-            keep, drop = sorted((active[a], active[b]), key=lambda s: (-s.stats.usefulness, -s.stats.uses, s.created_at))
+            keep, drop = sorted((active[a], active[b]),
+                                key=lambda s: (-s.stats.usefulness, -s.stats.uses, s.created_at))
             content = self.distiller.merge(keep.content, drop.content)
             prop = Proposal(kind=ChangeKind.merge, target=keep.id, absorb=(drop.id,), content=content,
                             origin="dedupe", reason=f"{keep.name} and {drop.name} are near-duplicates "

@@ -86,7 +86,8 @@ class EvolutionReport:
         for c in self.changes:
             lines.append(f"  {c.kind:<7} {c.skill:<40} {c.status:<11} {c.reason}")
             lines.append(f"  {'':7} evidence: {_ids(c.evidence)}"
-                         + (f"  [candidate {c.candidate_id}]" if c.candidate_id and c.candidate_id != c.skill_id else "")
+                         + (f"  [candidate {c.candidate_id}]"
+                            if c.candidate_id and c.candidate_id != c.skill_id else "")
                          + (f"  note: {c.note}" if c.note else ""))
         if self.rejected:
             lines.append(f"Rejected by lint ({len(self.rejected)}):")

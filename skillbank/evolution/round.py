@@ -24,6 +24,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import contextlib
 import dataclasses
 import functools
@@ -259,7 +261,7 @@ class _Round:
                 # revision would only add tool-specific bullets to a lesson meant to have none.
                 continue
             evidence = SkillEvidence(skill=skill, runs=runs, situations=routing.owned.get(sid, []))
-            proposals.extend(self._call(lambda: self.distiller.revise(evidence, cfg), f"revise {skill.name}"))
+            proposals.extend(self._call(partial(self.distiller.revise, evidence, cfg), f"revise {skill.name}"))
         return proposals
 
     def _guard(self, routing: _Routing) -> list[Proposal]:
@@ -270,7 +272,7 @@ class _Round:
             enough = (len(sit.failures) >= cfg.guard_min_support
                       or (sit.is_budget and len(sit.successes) >= cfg.min_support))
             if enough:
-                proposals.extend(self._call(lambda: self.distiller.guard(sit, cfg), f"guard {sit.key}"))
+                proposals.extend(self._call(partial(self.distiller.guard, sit, cfg), f"guard {sit.key}"))
         return proposals
 
     def _induce(self, reading: _Reading) -> _Clusters:
@@ -281,7 +283,7 @@ class _Round:
         recurring = [c for c in clusters if len(c.successes) >= cfg.min_support]
         proposals: list[Proposal] = []
         for cluster in recurring:
-            proposals.extend(self._call(lambda: self.distiller.induce(cluster, cfg), f"induce {cluster.key}"))
+            proposals.extend(self._call(partial(self.distiller.induce, cluster, cfg), f"induce {cluster.key}"))
         return _Clusters(clusters=len(clusters), recurring=len(recurring), proposals=proposals)
 
     def _generalise(self, reading: _Reading, proposals: list[Proposal], live: list[Skill]) -> list[Proposal]:

@@ -51,7 +51,7 @@ from skillbank.evolution.naming import fit_name
 from skillbank.evolution.proposals import ChangeKind, Proposal
 from skillbank.evolution.stated_times import stated_times
 from skillbank.evolution.templates import common_pattern, common_words, describable
-from skillbank.lessons import Lesson, LessonKind, MethodStep
+from skillbank.lessons import AskFor, CheckFirst, Lesson, LessonKind, MethodStep, NoTool, Pitfall, Procedure
 from skillbank.models import SkillContent, SkillKind
 from skillbank.toolnames import names_tool
 
@@ -120,8 +120,9 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
             if ok_first < min_support or ok_first / len(ok_with_action) < 0.8:
                 continue
             skipped = [r for r in clean_bad if action in r.tools and check not in r.tools[: r.tools.index(action)]]
-            if len(skipped) >= need_bad or (skipped and len(skipped) * 2 >= len([r for r in clean_bad if action in r.tools])):
-                out.append((Lesson(kind=LessonKind.check_first, check=check, tool=action),
+            acting = [r for r in clean_bad if action in r.tools]
+            if len(skipped) >= need_bad or (skipped and len(skipped) * 2 >= len(acting)):
+                out.append((CheckFirst(check=check, tool=action),
                             f"{len(skipped)} failed run(s) called `{action}` without `{check}` "
                             f"first; {ok_first} of {len(ok_with_action)} successes checked first"))
                 checks.add(check)
@@ -137,7 +138,7 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
         comparable = [r for r in bad if action in r.tools and r.template in templates]
         went_ahead = [r for r in comparable if not r.asked_before(action)]
         if went_ahead and len(went_ahead) * 2 >= len(comparable):
-            out.append((Lesson(kind=LessonKind.ask_for, tool=action),
+            out.append((AskFor(tool=action),
                         f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
                         f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
             break
@@ -163,7 +164,7 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
         # A failure that called nothing counts when its answer names the tool: the call was
         # described instead of made (a small model's commonest way to skip a step).
         if len(missing) >= need_bad and any(r.calls or names_tool(r.answer, step[0]) for r in missing):
-            lesson = Lesson(kind=LessonKind.pitfall, avoid="skip", tool=step[0],
+            lesson = Pitfall(avoid="skip", tool=step[0],
                             steps=(shown(step),) if shown else ())
             out.append((lesson, f"{len(missing)} failed run(s) never took {label(step)}"))
     seen_ok = set().union(*ok_steps) if ok_steps else set()
@@ -178,13 +179,13 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
     bad_counts = Counter(s for r in bad for s in steps_of(r) if s not in seen_ok and s[0] in real and caused(r, s))
     for step, n in bad_counts.most_common(2):
         if n >= need_bad and ok:
-            lesson = Lesson(kind=LessonKind.pitfall, avoid="call", tool=step[0],
+            lesson = Pitfall(avoid="call", tool=step[0],
                             steps=(shown(step),) if shown else ())
             out.append((lesson, f"{n} failed run(s) took {label(step)}, no success did"))
     # Repeating the same call.
     repeaters = [r for r in bad if r.repeats >= 2]
     if len(repeaters) >= need_bad and not any(r.repeats >= 2 for r in ok):
-        out.append((Lesson(kind=LessonKind.pitfall, avoid="repeat"),
+        out.append((Pitfall(avoid="repeat"),
                     f"{len(repeaters)} failed run(s) repeated identical calls"))
     # What the successes' replies said: a result field in the user's unit (answers.py).
     out += answer_units(ok, bad, min_support)
@@ -269,7 +270,7 @@ class RuleDistiller(Distiller):
         steps = method_steps(support, skel)
         if not steps:
             return None, [], ()
-        return Lesson(kind=LessonKind.procedure, steps=tuple(steps)), list(support), skel
+        return Procedure(steps=tuple(steps)), list(support), skel
 
     def procedure(self, ok: Sequence[Run], bad: Sequence[Run], config: EvolutionConfig,
                   name: str | None = None) -> tuple[SkillContent | None, list[Run], str]:
@@ -309,7 +310,8 @@ class RuleDistiller(Distiller):
             name=name_for(templates, tools, suffix="pitfalls"),
             # Worded so the tool reads as one to call with care, not one to avoid
             # (docs/decisions/0102-pitfall-descriptions.md).
-            description=_description(templates, tools, "mistakes to avoid when calling")[: config.max_description_chars],
+            description=_description(templates, tools,
+                                     "mistakes to avoid when calling")[: config.max_description_chars],
             kind=SkillKind.pitfall, tools=tools, tags=("learned",),
             lessons=tuple(x for x, _ in contrast), toolset=toolset_of(support + list(bad)))
         content = attach_examples(content, support, keep=config.examples_per_lesson, scrubber=self.scrubber)
@@ -334,7 +336,7 @@ class RuleDistiller(Distiller):
             name=name_for(templates, (), suffix="no-tools"),
             description=f"When the user says something like \"{like}\" and asks for nothing a tool "
                         f"does."[: config.max_description_chars],
-            kind=SkillKind.pitfall, tags=("learned",), lessons=(Lesson(kind=LessonKind.no_tool),),
+            kind=SkillKind.pitfall, tags=("learned",), lessons=(NoTool(),),
             toolset=toolset_of(list(ok) + callers))
         why = (f"{len(ok)} successful run(s) called no tool; {len(callers)} failed run(s) called "
                f"{', '.join(sorted({c.tool for r in callers for c in r.calls}))}")

@@ -1,7 +1,8 @@
 """Time and date lessons: the successes passed the time (or date) the user said, the failures another.
 
 A model may pass ``time="17:45"`` for "a quarter to six this evening" in some runs and
-``"18:30"`` in others, the same request. Where at least ``min_support`` successes passed, for one parameter of one tool, a time that is a
+``"18:30"`` in others, the same request. Where at least ``min_support`` successes passed, for one
+parameter of one tool, a time that is a
 reading of a clock time their request said (:func:`skillbank.clock.spoken_times`), no success
 passed one that is not, and a failure passed one that is not, the value is the cause of the
 failure (the call shape is otherwise the same), not a correlation: the lesson is
@@ -19,13 +20,13 @@ from collections import Counter
 from typing import Sequence
 
 from skillbank.evolution.evidence import Run
-from skillbank.lessons import Lesson, LessonKind
+from skillbank.lessons import Lesson, LessonKind, parse_lesson
 from skillbank.said import WHAT_IS_SAID, said_values, value_reading
 
 __all__ = ["stated_times", "stated_values"]
 
 
-def _passed(run: Run, kind: LessonKind) -> dict[tuple[str, str], bool]:
+def _passed(run: Run, kind: LessonKind | str) -> dict[tuple[str, str], bool]:
     """``(tool, parameter)`` -> whether every value ``run`` passed there that reads as a time
     (or a date, by ``kind``) is a reading of one its request said (absent: the request said
     none, or the parameter never took such a value)."""
@@ -44,11 +45,13 @@ def _passed(run: Run, kind: LessonKind) -> dict[tuple[str, str], bool]:
     return out
 
 
-def stated_values(ok: Sequence[Run], bad: Sequence[Run], kind: LessonKind,
+def stated_values(ok: Sequence[Run], bad: Sequence[Run], kind: LessonKind | str,
                   min_support: int = 2) -> list[tuple[Lesson, str]]:
     """``[(lesson, why)]``: a ``kind`` lesson (``stated_time`` or ``stated_date``) per tool
     parameter the successes gave the said time (or date) and a failure gave another."""
-    said_ok, other_ok, other_bad = Counter(), Counter(), Counter()
+    said_ok: Counter[tuple[str, str]] = Counter()
+    other_ok: Counter[tuple[str, str]] = Counter()
+    other_bad: Counter[tuple[str, str]] = Counter()
     for run in ok:
         for key, said in _passed(run, kind).items():
             (said_ok if said else other_ok)[key] += 1
@@ -56,7 +59,7 @@ def stated_values(ok: Sequence[Run], bad: Sequence[Run], kind: LessonKind,
         for key, said in _passed(run, kind).items():
             if not said:
                 other_bad[key] += 1
-    return [(Lesson(kind=kind, tool=tool, parameter=parameter),
+    return [(parse_lesson({"kind": kind, "tool": tool, "parameter": parameter}),
              f"{n} successes passed `{parameter}` as the {WHAT_IS_SAID[kind]} the user said; "
              f"{other_bad[(tool, parameter)]} failed run(s) passed another")
             for (tool, parameter), n in sorted(said_ok.items())

@@ -100,4 +100,4 @@ def general_form(lesson: Lesson) -> Lesson | None:
     """The general lesson a specific one is an instance of (``None`` if it has none)."""
     if not lesson.generalisable or lesson.general:
         return None
-    return kind_class(lesson.kind)()
+    return kind_class(lesson.kind).model_validate({"kind": lesson.kind})

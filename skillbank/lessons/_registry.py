@@ -17,6 +17,9 @@ from skillbank.lessons._base import CLASSES, Lesson, LessonKind
 
 __all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of"]
 
+Scope = Literal["its_tool", "any_tool", "unknown_tool"]
+"""Which tool calls a lesson's call check reads."""
+
 Delivery = Literal["prompt", "tool"]
 """Where a kind's lessons reach the model: in the skills block of the prompt, or, in addition,
 at the tool call that breaks them (a reminder that asks the model to act; the call is not run)."""
@@ -24,12 +27,25 @@ at the tool call that breaks them (a reminder that asks the model to act; the ca
 class CallView(Protocol):
     """What a call check may ask of one tool call (the adapters implement it)."""
 
-    tool: str  # the name the model called
-    args: Any  # the arguments the model passed, as it passed them
-    offered: bool  # whether the agent has a tool of that name
-    said: str  # everything the user said in the run so far
+    @property
+    def tool(self) -> str:
+        """The name the model called."""
 
-    today: Any  # the date the agent takes as today (``datetime.date``)
+    @property
+    def args(self) -> Any:
+        """The arguments the model passed, as it passed them."""
+
+    @property
+    def offered(self) -> bool:
+        """Whether the agent has a tool of that name."""
+
+    @property
+    def said(self) -> str:
+        """Everything the user said in the run so far."""
+
+    @property
+    def today(self) -> Any:
+        """The date the agent takes as today (``datetime.date``)."""
 
     def declared(self, name: str) -> frozenset[str] | None:
         """The parameters the agent's tool ``name`` declares (``None``: not known)."""
@@ -52,18 +68,19 @@ class CallView(Protocol):
 class CallCheck:
     """How a tool call breaks a kind's lesson, and what the model is told instead of the result.
 
-    ``scope(lesson)`` says which calls are checked: ``"its_tool"`` (calls of the tool the lesson
-    names), ``"any_tool"`` (every call), ``"unknown_tool"`` (calls of a tool the agent lacks), or
-    ``None`` (this lesson is not checked at the tool). ``breaks(lesson, call)`` decides;
+    ``scope(lesson)`` says which calls are checked (:data:`Scope`): ``"its_tool"`` (calls of the
+    tool the lesson names), ``"any_tool"`` (every call), ``"unknown_tool"`` (calls of a tool the
+    agent lacks), or ``None`` (this lesson is not checked at the tool). ``breaks(lesson, call)`` decides;
     ``reminder(lesson, call)`` is the next step the model is asked to take (never a value the
     library worked out for it). ``never_held(lesson)`` names tools whose calls are never held back
     (a check the lesson asks for).
     """
 
-    scope: Callable[[Lesson], Literal["its_tool", "any_tool", "unknown_tool"] | None]
-    breaks: Callable[[Lesson, CallView], bool]
-    reminder: Callable[[Lesson, CallView], str]
-    never_held: Callable[[Lesson], tuple[str, ...]] = lambda lesson: ()
+    # Each callable takes a lesson of the kind's own class (typed Any: one spec per class).
+    scope: Callable[[Any], str | None]
+    breaks: Callable[[Any, CallView], bool]
+    reminder: Callable[[Any, CallView], str]
+    never_held: Callable[[Any], tuple[str, ...]] = lambda lesson: ()
     holds_turn: bool = False  # answer every call of the model's turn with the reminder
 
 

@@ -59,7 +59,8 @@ class SQLiteStore(Store):
         ``read_only=True`` opens an existing file through SQLite's ``mode=ro``, so nothing (no
         migration, no journal mode, no checkpoint) can change its bytes; a bank that lacks only
         migrations adding tables no read-only command reads (``READ_ONLY_CAN_SKIP``) is read as it
-        is, and one that needs any other migration is refused (:class:`~skillbank.errors.SchemaTooOldError`). A file that is
+        is, and one that needs any other migration is refused
+        (:class:`~skillbank.errors.SchemaTooOldError`). A file that is
         a SQLite database of something else is refused either way (:class:`NotABankError`).
         """
         if read_only and path is None:
@@ -69,6 +70,7 @@ class SQLiteStore(Store):
             _check_sqlite_header(Path(path))
         try:
             if read_only:
+                assert path is not None  # refused above
                 uri = f"{Path(path).resolve().as_uri()}?mode=ro"
                 conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                        check_same_thread=False)

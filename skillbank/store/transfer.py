@@ -3,7 +3,8 @@
 Every table of the schema is copied verbatim, in one transaction on the destination: skills,
 every version, the change log with its hashes (so ``verify`` passes on the copy), the embedding
 cache, rejected edits, candidates waiting for review with their drafts, the finished rounds, the
-gate's records, meta, and trajectories with their steps, limit events and injections, and the live experiment's exposures. The search
+gate's records, meta, and trajectories with their steps, limit events and injections, and the live
+experiment's exposures. The search
 index is not copied: it is derived, and the destination builds its own on first search (from the
 copied embedding cache, without the model).
 """

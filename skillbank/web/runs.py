@@ -105,7 +105,8 @@ def routes(bank: SkillBank, page: Callable[..., Response], read_form: Callable[.
         f = read_filters(bank, request.query_params)
         ids = None
         if f.evidence_of:
-            ids = [p for p in bank.version(f.evidence_of, f.version).provenance if p.startswith("tr_")]
+            version = f.version if f.version is not None else bank.get_skill(f.evidence_of).version
+            ids = [p for p in bank.version(f.evidence_of, version).provenance if p.startswith("tr_")]
         found = bank.trajectories.browse(
             outcome=f.outcome or None, limit_type=f.limit or None,
             skill_ids=[f.skill_id] if f.skill_id else None, ids=ids,

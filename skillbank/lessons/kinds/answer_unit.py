@@ -22,8 +22,8 @@ class AnswerUnit(Lesson):
     """Report ``field`` of ``tool``'s result divided by ``scale`` (cents as euros, and so on)."""
 
     kind: Literal[LessonKind.answer_unit] = LessonKind.answer_unit
-    tool: str
-    field: str
+    tool: str = Field(min_length=1)
+    field: str = Field(min_length=1)
     scale: int = Field(gt=1)
 
 

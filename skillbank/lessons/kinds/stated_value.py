@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
+from pydantic import Field
+
 from skillbank.lessons._base import Lesson, LessonKind
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
@@ -25,16 +27,16 @@ class StatedTime(Lesson):
     """Pass ``parameter`` of ``tool`` as the clock time the user said, on the 24-hour clock."""
 
     kind: Literal[LessonKind.stated_time] = LessonKind.stated_time
-    tool: str
-    parameter: str
+    tool: str = Field(min_length=1)
+    parameter: str = Field(min_length=1)
 
 
 class StatedDate(Lesson):
     """Pass ``parameter`` of ``tool`` as the date the user said, counted from the run's today."""
 
     kind: Literal[LessonKind.stated_date] = LessonKind.stated_date
-    tool: str
-    parameter: str
+    tool: str = Field(min_length=1)
+    parameter: str = Field(min_length=1)
 
 
 def _other_said(lesson: StatedTime | StatedDate, call: CallView) -> bool:

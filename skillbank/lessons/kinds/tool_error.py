@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from skillbank.lessons._base import Lesson, LessonKind
 from skillbank.lessons._registry import KindSpec, register
 from skillbank.lessons._render import tool_ref
@@ -15,7 +17,7 @@ class ToolError(Lesson):
     """If ``tool`` fails, retry once, then report it."""
 
     kind: Literal[LessonKind.tool_error] = LessonKind.tool_error
-    tool: str
+    tool: str = Field(min_length=1)
 
 
 def sentence(lesson: ToolError) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from skillbank.lessons._base import Lesson, LessonKind
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
@@ -17,7 +19,7 @@ class WrongToolName(Lesson):
     """Call ``tool`` by exactly that name."""
 
     kind: Literal[LessonKind.wrong_tool_name] = LessonKind.wrong_tool_name
-    tool: str
+    tool: str = Field(min_length=1)
 
 
 def sentence(lesson: WrongToolName) -> str:
