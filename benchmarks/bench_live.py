@@ -113,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=20000)
     ap.add_argument("--null-runs", type=int, default=5000)
     ap.add_argument("--holdout", type=float, default=0.05)
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 2 seeds, 5 null seeds, short streams")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.seeds, args.null_seeds, args.runs, args.null_runs = 2, 5, 6000, 1000
     config = LiveConfig(holdout=args.holdout, stale_after=timedelta(days=3650))
     t0 = time.perf_counter()
     print(f"effect stream: {args.seeds} seeds x {args.runs} runs, holdout {args.holdout}, alpha {config.alpha}, "

@@ -15,6 +15,7 @@ BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "protocols"
 @pytest.fixture()
 def rmp(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH_DIR))
+    monkeypatch.syspath_prepend(str(BENCH_DIR.parent))  # bench_real_model, which measure() imports late
     import real_model_protocol
 
     real_model_protocol.use(max(real_model_protocol.PROTOCOLS))
