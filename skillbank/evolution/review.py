@@ -133,8 +133,12 @@ def promote(bank: EvolutionBank, skill_id: str, *, force: bool = False, reason: 
                 target.id, content=content, status=SkillStatus.active, author=author,
                 reason=f"{detail} (candidate {cand.id})", provenance=p.evidence,
                 note=None, action=f"evolve:{p.kind}")
+            # A draft whose content the target already has (another edit brought it there) changes
+            # nothing on the target: the decision, with its reason, is kept on the draft instead.
+            already = result.version == target.version
             bank.skills.new_version(cand.id, status=SkillStatus.retired, author=author,
-                                    reason=f"promoted into {target.name} v{result.version}",
+                                    reason=f"promoted into {target.name} v{result.version}"
+                                    + (f", which already had its content: {detail}" if already else ""),
                                     note=f"promoted into {target.id} v{result.version}",
                                     action="status:retired")
         else:

@@ -326,3 +326,24 @@ def test_skills_list_counts_every_row_stats_counts_and_labels_proposed_edits(ban
     rows = json.loads(cli("skills", "list", "--json", "-d", bank_dir).stdout)
     assert len(rows) == total
     assert [r["proposed_edit_of"] for r in rows if r["proposed_edit_of"]] == ["decline-missing-tool"]
+
+
+def test_promoting_an_edit_the_skill_already_has_keeps_the_reason_on_the_edit(bank_dir: Path, tmp_path: Path):
+    # The edit arrives as a proposed edit; meanwhile the skill itself is given the same text.
+    from skillbank.evolution import review
+
+    exported = tmp_path / "exported"
+    cli("export", exported, "-d", bank_dir)
+    skill_md = exported / "refund-after-eligibility" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("then refund.", "then refund. Quote the order id."))
+    cli("import", exported, "-d", bank_dir)
+    with SkillBank.open(bank_dir, embedder="hash") as bank:
+        target = next(s for s in bank.list_skills() if s.name == "refund-after-eligibility")
+        draft_id = bank.drafts.draft_for(target.id)
+        draft = bank.get_skill(draft_id)
+        bank.update_skill(target.id, reason="the same edit, typed in", body=draft.content.body)
+        before = bank.get_skill(target.id).version
+        review.promote(bank, draft_id, force=True, reason="reviewed: already there", author="web")
+        assert bank.get_skill(target.id).version == before  # nothing new on the skill
+        last = bank.history(draft_id)[-1]
+        assert last.author == "web" and "reviewed: already there" in last.reason

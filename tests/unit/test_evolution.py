@@ -650,3 +650,4 @@ def test_a_token_budget_lesson_counts_calls_not_tokens(bank):
     assert [x.budget for x in guard.content.lessons if x.kind.value == "budget"] == [3]
     assert close.id in bank.history(guard.id)[0].provenance
     assert easy.id not in bank.history(guard.id)[0].provenance
+
