@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from skillbank.clock import clock_value, spoken_times
 from skillbank.dates import date_value, spoken_dates
 
-__all__ = ["Said", "said_values", "value_reading", "read_as", "WHAT_IS_SAID"]
+__all__ = ["Said", "said_values", "value_reading", "WHAT_IS_SAID"]
 
 # What each kind is about, as a sentence names it.
 WHAT_IS_SAID = {"stated_time": "time", "stated_date": "date"}
@@ -38,11 +38,6 @@ def said_values(kind: str, text: str, today: dt.date | None) -> list[Said]:
     if kind == "stated_date" and today is not None:
         return [Said(d.phrase, tuple(r.isoformat() for r in d.readings)) for d in spoken_dates(text, today)]
     return []
-
-
-def read_as(kind: str, today: dt.date | None) -> str:
-    """How a reading was counted, as a sentence says it."""
-    return "on the 24-hour clock" if kind == "stated_time" else f"counted from today ({today})"
 
 
 def value_reading(kind: str, value: object) -> str | None:
