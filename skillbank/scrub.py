@@ -156,7 +156,8 @@ def _load_maintained() -> list[_Rule]:
                     or inspect.isabstract(cls) or name in _MAINTAINED_SKIP):
                 continue
             kind = "detect_secrets." + re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Detector")).lower()
-            for regex in cls().denylist:
+            detector: Any = cls()
+            for regex in detector.denylist:
                 # The case-insensitive ones are keyword assignments (``cloudant_password = ...``),
                 # which the ``password`` / ``secret`` label patterns above already cover; tried at
                 # every position they would make scrubbing about 25 times slower.

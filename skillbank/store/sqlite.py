@@ -242,14 +242,36 @@ def _check_sqlite_header(path: Path) -> None:
             f"{path} is not a SQLite database (bad header); it may be truncated or overwritten. "
             "Restore it from a backup, or move it aside to start an empty bank."
         )
-    expected = _size_in_header(path)
-    size = path.stat().st_size
-    if expected is not None and size < expected:
+    if _truncated(path):
+        expected, size = _size_in_header(path), path.stat().st_size
         raise CorruptBankError(
             f"{path} is truncated: it holds {size} bytes of the {expected} its header records. Nothing "
             "was written; restore it from a backup, or move it aside and run `skillbank init` to "
             "start a new bank."
         )
+
+
+def _truncated(path: Path, *, looks: int = 3) -> bool:
+    """True when the file is shorter than its header says, with no write-ahead log or hot
+    journal beside it, on ``looks`` reads 50 ms apart. Another process may be checkpointing
+    (a checkpoint can write the new size into the header before the pages it counts, and the log
+    it copies from holds them), so one short read is not enough."""
+    for look in range(looks):
+        expected = _size_in_header(path)
+        if expected is None or path.stat().st_size >= expected:
+            return False
+        if any(_nonempty(path.with_name(path.name + suffix)) for suffix in ("-wal", "-journal")):
+            return False
+        if look < looks - 1:
+            time.sleep(0.05)
+    return True
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _size_in_header(path: Path) -> int | None:
