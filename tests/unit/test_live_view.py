@@ -194,3 +194,13 @@ def test_the_canary_command_refuses_a_quarantined_pinned_or_proposed_skill(tmp_p
     assert "is quarantined" in cli("canary", "refund-flagged", "-d", path, ok=False).output
     with SkillBank.open(path, embedder="hash") as bank:
         assert bank.get_skill("refund-flagged").status == SkillStatus.quarantined
+
+
+def test_skillbank_copy_carries_the_acknowledgement(rolled_back, tmp_path: Path):
+    path, hurt_id = rolled_back
+    cli("skills", "ack", LONG, "-d", path)
+    cli("copy", path, tmp_path / "copy")
+    with SkillBank.open(tmp_path / "copy", embedder="hash") as copy:
+        assert copy.get_skill(hurt_id).status == SkillStatus.retired
+        assert pending_rollbacks(copy) == {} and copy.verify(check_index=False).ok
+    assert "retired!" not in cli("skills", "list", "-d", tmp_path / "copy").stdout
