@@ -109,3 +109,32 @@ class LiveServer:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def fill_live(bank):
+    """Live evidence: a canary the monitor rejected (harmful, retired), a canary still running
+    (helpful so far) and an active skill never randomized; returns their ids."""
+    import random
+
+    from skillbank.live.canary import start_canary
+    from skillbank.live.exposure import Arm, Exposure
+    from skillbank.models import Outcome, Trajectory
+
+    def runs(skill, n, p_shown, p_held, seed):
+        rng = random.Random(seed)
+        for i in range(n):
+            arm = Arm.shown if rng.random() < 0.5 else Arm.held
+            ok = rng.random() < (p_shown if arm == Arm.shown else p_held)
+            run = Trajectory(task=f"refund order {i}", task_type="refund" if i % 2 else "return",
+                             status="complete", outcome=Outcome(success=ok))
+            bank.trajectories.save(run)
+            bank.exposures.record(run.id, [Exposure(skill.id, skill.version, arm, 0.5)])
+
+    hurt = start_canary(bank.skills, bank.add_skill("refund-without-checking", "Refund at once.", "Refund.").id)
+    runs(hurt, 300, 0.3, 0.9, 1)
+    running = start_canary(bank.skills, bank.add_skill("refund-after-checking", "Check, then refund.",
+                                                       "Check the policy first.").id)
+    runs(running, 40, 0.9, 0.4, 2)
+    bank.monitor(apply=True)
+    plain = bank.add_skill("cancel-politely", "Cancel an order politely.", "Say sorry.")
+    return {"hurt": hurt.id, "running": running.id, "plain": plain.id}

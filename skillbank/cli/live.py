@@ -9,18 +9,20 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from skillbank.cli._common import console, open_bank, print_json
+from skillbank.cli._common import console, fail, open_bank, print_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
+from skillbank.cli.rows import Column, print_rows
 
-__all__ = ["canary", "monitor", "register"]
+__all__ = ["EFFECT_COLUMNS", "canary", "effect_rows", "monitor", "print_live_view", "register"]
 
 
 def _kind(task: str | None, task_type: str | None) -> str | None:
-    """A run's kind of request: its task type when recorded, else its task's template."""
-    from skillbank.evolution.templates import task_template
+    """A run's kind of request (:func:`skillbank.evolution.templates.request_kind`)."""
+    from skillbank.evolution.templates import request_kind
 
-    return task_type or (task_template(task) if task else None)
+    return request_kind(task, task_type)
 
 
 def _diff(x: float | None) -> str:
@@ -61,29 +63,87 @@ def monitor(
     if as_json:
         print_json(data)
         return
-    table = Table(title=f"Live effect (anytime-valid, alpha {alpha:g})")
-    for col in ("skill", "status", "shown", "held", "effect", "interval", "tokens/run", "steps/run", "decision"):
-        table.add_column(col)
-    for s in data["skills"]:
-        e = s["effect"]
-        d = e["difference"]
-        decision = s["decision"]
-        said = "-" if decision is None else decision["action"] + (" (applied)" if s["applied"] else "")
-        status = "canary" if s["canary"] else s["status"]
-        status += " (pinned)" if s["pinned"] else " (person)" if s["held_by_person"] else ""
-        table.add_row(escape(s["name"]), status, _arm(e["shown"]), _arm(e["held"]), _diff(d["estimate"]),
-                      f"[{d['low']:+.2f}, {d['high']:+.2f}]", _pair(e, "tokens_per_run"), _pair(e, "steps_per_run"),
-                      escape(said))
-        for kind, k in s["by_kind"].items():  # per kind of request (each at the skill's alpha)
-            kd = k["difference"]
-            table.add_row(f"  {escape(kind)}", "", _arm(k["shown"]), _arm(k["held"]), _diff(kd["estimate"]),
-                          f"[{kd['low']:+.2f}, {kd['high']:+.2f}]", _pair(k, "tokens_per_run"),
-                          _pair(k, "steps_per_run"), "")
     if not data["skills"]:
         console().print("No randomized skill yet: put one into canary (skillbank canary NAME), or run the agents "
                         "with a holdout (InjectionConfig.live).")
         return
-    console().print(table)
+    rows: list[list[Any]] = []
+    decisions: list[str] = []
+    for s in data["skills"]:
+        decision = s["decision"]
+        said = "no decision" if decision is None else decision["action"] + (" (applied)" if s["applied"] else "")
+        status = "canary" if s["canary"] else s["status"]
+        status += " (pinned)" if s["pinned"] else " (person)" if s["held_by_person"] else ""
+        added = effect_rows(s["name"], s, [status], [])
+        rows += added
+        decisions += [said] + [""] * (len(added) - 1)
+    print_rows(console(), [Column("skill"), Column("status"), *EFFECT_COLUMNS], rows, text_header="decision",
+               texts=decisions, title=f"Live effect (anytime-valid, alpha {alpha:g})",
+               caption="Indented: per kind of request. tok/run, steps/run: shown | held back.")
+
+
+#: The columns of a live effect: success shown and held back (successes/labelled), the difference
+#: with its anytime-valid interval, and tokens and steps per run (shown | held back).
+EFFECT_COLUMNS = [Column("shown", right=True), Column("held", right=True), Column("effect", right=True),
+                  Column("interval"), Column("tok/run"), Column("steps/run")]
+
+
+def _cells(e: dict[str, Any]) -> list[str]:
+    d = e["difference"]
+    return [_arm(e["shown"]), _arm(e["held"]), _diff(d["estimate"]), f"[{d['low']:+.2f}, {d['high']:+.2f}]",
+            _pair(e, "tokens_per_run"), _pair(e, "steps_per_run")]
+
+
+def effect_rows(label: str, entry: dict[str, Any], before: list[str], after: list[str]) -> list[list[Any]]:
+    """The rows of one skill's live effect (``entry``: a monitor report's skill, or a
+    :meth:`~skillbank.live.view.LiveView.as_dict`): ``label``, the ``before`` cells, the
+    :data:`EFFECT_COLUMNS`, the ``after`` cells; then a row per kind of request, indented, its
+    other cells empty."""
+    rows: list[list[Any]] = [[Text(label, style="bold"), *before, *_cells(entry["effect"]), *after]]
+    for kind, k in entry["by_kind"].items():  # per kind of request (each at the skill's alpha)
+        rows.append([f"  {kind}", *([""] * len(before)), *_cells(k), *([""] * len(after))])
+    return rows
+
+
+def _when(value: str | None) -> str:
+    return "-" if not value else value[:16].replace("T", " ")
+
+
+def print_live_view(out: Any, view: Any) -> None:
+    """Print a skill's live effect block (``view``: a :class:`~skillbank.live.view.LiveView`):
+    the numbers ``skillbank monitor`` prints for it, then exposure, staleness and the monitor's
+    decisions, one labelled line each."""
+    entry = view.as_dict()
+    out.print(Text(f"Live effect (anytime-valid, alpha {view.alpha:g}; runs since v{view.since_version})",
+                   style="bold"), soft_wrap=True)
+    if not view.has_evidence:
+        how = ("no eligible run recorded yet" if view.randomized else "it is not randomized: put it into canary "
+               "(skillbank canary NAME) or run the agents with a holdout (InjectionConfig.live)")
+        out.print(f"  none: {how}.")
+    else:
+        print_rows(out, [Column(""), *EFFECT_COLUMNS], effect_rows("overall", entry, [], []))
+    shown, held = entry["effect"]["shown"], entry["effect"]["held"]
+    lines = [("exposures", f"{shown['exposed']} shown, {held['exposed']} held back"
+                           f" ({shown['labelled'] + held['labelled']} labelled)"),
+             ("randomized", "no" if not view.randomized or view.p_shown is None else
+              f"{'canary' if entry['canary'] else 'standing holdout'}: shown to {view.p_shown:.0%} of its "
+              "eligible runs"),
+             ("last eligible", _when(entry["last_exposed"]) + (" (stale)" if view.stale else ""))]
+    now = entry["decision"]
+    lines.append(("monitor now", "no decision" + (" (a person decided)" if entry["held_by_person"] else "")
+                  if now is None else f"{now['action']}: {now['reason']}"))
+    written = view.last_written
+    lines.append(("last decision", "none written" if written is None else
+                  f"{written.action.value} at v{written.version}, {_when(written.at.isoformat())}: {written.words()}"))
+    if view.waiting is not None:
+        lines.append(("needs a look", f"rolled back by the monitor ({view.waiting.action.value}); "
+                                      f"skillbank skills ack {view.skill.name}"))
+    grid = Table.grid(padding=(0, 2), pad_edge=True)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for key, value in lines:
+        grid.add_row(key, Text(value))
+    out.print(grid)
 
 
 def canary(
@@ -94,10 +154,14 @@ def canary(
     """Put a skill into canary.
 
     It stays active, shown to part of the runs it is eligible for, until the monitor promotes or rejects it."""
-    from skillbank.live.canary import start_canary
+    from skillbank.live.canary import canary_refusal, start_canary
 
     with open_bank(bank_dir, embedder) as bank:
-        done = start_canary(bank.skills, skill)
+        found = bank.get_skill(skill)
+        refused = canary_refusal(bank, found)
+        if refused:
+            fail(refused)
+        done = start_canary(bank.skills, found.id)
     console().print(f"{escape(done.name)} is in canary (v{done.version}).")
 
 

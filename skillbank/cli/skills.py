@@ -18,7 +18,10 @@ from skillbank.cli._common import (console, fail, get_skill, held_for_review, is
                                    rate, read_body, short_hash, short_time, skill_json)
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
 from skillbank.cli.rows import Column, print_rows
+from skillbank.cli.live import print_live_view
 from skillbank.errors import SkillBankError
+from skillbank.live.decisions import acknowledge_rollback, pending_rollbacks
+from skillbank.live.view import live_view
 from skillbank.models import SkillKind, SkillStatus
 from skillbank.provenance import text_source
 
@@ -42,6 +45,14 @@ def _status(value: str) -> Text:
 
 
 # -- reading -------------------------------------------------------------------------------------
+
+
+def request_kind() -> Any:
+    """The kind of request ``skillbank monitor`` reads runs by (imported here, when needed: the
+    evolution package is large)."""
+    from skillbank.evolution.templates import request_kind as kind
+
+    return kind
 
 
 def proposed_edits(bank: Any, skills: list[Any]) -> dict[str, Any]:
@@ -72,10 +83,12 @@ def list_skills(
     with open_bank(bank_dir, embedder, read_only=True) as bank:
         rows = bank.list_skills(status=status, kind=kind.value if kind else None, tag=tag, drafts=True)
         edits = proposed_edits(bank, rows)
+        waiting = pending_rollbacks(bank, [s.id for s in rows])
     skills = [s for s in rows if s.id not in edits]
     if as_json:
         print_json([{**skill_json(s, body=False),
-                     "proposed_edit_of": edits[s.id].name if s.id in edits else None} for s in rows])
+                     "proposed_edit_of": edits[s.id].name if s.id in edits else None,
+                     "rolled_back_by_monitor": waiting[s.id].as_dict() if s.id in waiting else None} for s in rows])
         return
     if not rows:
         console().print("No skills" + (" match those filters." if (status or kind or tag) else " yet; add one "
@@ -89,7 +102,7 @@ def list_skills(
     table = []
     for s in skills:
         cells: list[Any] = [Text(s.name, style="bold")] + ([s.id] if wide else []) + [
-            s.kind.value, _status(s.status.value), f"v{s.version}",
+            s.kind.value, _status(s.status.value + ("!" if s.id in waiting else "")), f"v{s.version}",
             "yes" if s.pinned else "", str(s.stats.uses), rate(s.stats.success_rate)]
         table.append(cells)
     texts = [", ".join(filter(None, [", ".join(s.tags) and f"tags: {', '.join(s.tags)}",
@@ -108,6 +121,15 @@ def list_skills(
                     for s in rows if s.id in edits],
                    caption="An edit waits in a row of its own until promoted into its skill "
                            "(`skillbank candidates list`).")
+    if waiting:
+        out.print()
+        by_id = {s.id: s for s in rows}
+        print_rows(out, [Column("rolled back by the monitor (retired!)"), Column("as"), Column("ver", right=True),
+                         Column("when")],
+                   [[Text(by_id[sid].name, style="bold"), w.action.value, f"v{w.version}", short_time(w.at)]
+                    for sid, w in sorted(waiting.items(), key=lambda item: by_id[item[0]].name)])
+        out.print(Text("Its live effect was below zero. Read it (`skillbank skills show NAME`) and acknowledge "
+                       "it (`skillbank skills ack NAME`).", style="dim"))
 
 
 @app.command("show")
@@ -121,8 +143,9 @@ def show(
     with open_bank(bank_dir, embedder, read_only=True) as bank:
         s = get_skill(bank, skill_id)
         source = text_source(bank.history(s.id))
+        live = live_view(bank, s.id, kind_of=request_kind())
     if as_json:
-        print_json({**skill_json(s), "source": str(source) if source else None})
+        print_json({**skill_json(s), "source": str(source) if source else None, "live": live.as_dict()})
         return
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold")
@@ -146,6 +169,8 @@ def show(
     out = console()
     out.print(Panel(fields, title=Text(s.name, style="bold"), title_align="left"))
     out.print(Markdown(s.body))
+    out.print()
+    print_live_view(out, live)
 
 
 @app.command("history")
@@ -345,6 +370,26 @@ def unpin(
 ) -> None:
     """Unpin a skill."""
     _status_change(skill_id, bank_dir, embedder, "unpinned", lambda b, s: b.pin(s.id, False))
+
+
+@app.command("ack")
+def ack(
+    skill_id: SkillId,
+    reason: Annotated[str, typer.Option("--reason", help="What you concluded; kept on the change log.")]
+    = "acknowledged the monitor's rollback",
+    bank_dir: DirOption = None,
+    embedder: EmbedderOption = None,
+) -> None:
+    """Acknowledge the live monitor's rollback of a skill, so skills list stops marking it.
+
+    The skill stays retired (activate it to try it again); the acknowledgement is an event on the
+    bank's change log."""
+    with open_bank(bank_dir, embedder) as bank:
+        skill = get_skill(bank, skill_id)
+        done = acknowledge_rollback(bank, skill.id, reason=reason)
+    console().print(f"Acknowledged: the monitor's {done.action.value} of [bold]{escape(skill.name)}[/] "
+                    f"(v{done.version}, {short_time(done.at)}). It stays retired; "
+                    f"`skillbank skills activate {escape(skill.name)}` tries it again.")
 
 
 @app.command("prune")

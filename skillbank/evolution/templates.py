@@ -53,6 +53,13 @@ def task_template(task: str, instance_values: Sequence[str] = ()) -> str:
         text = re.sub(rf"(?<![\w<]){re.escape(value.lower())}(?![\w>])", "<value>", text)
     return re.sub(r"\s+([,.;:!?'’])", r"\1", text)
 
+def request_kind(task: str | None, task_type: str | None) -> str | None:
+    """A run's kind of request, as the live effect reads it per kind: its recorded task type when
+    there is one, else its task's template (``None``: neither). What ``skillbank monitor``, the
+    review page and ``skillbank skills show`` all pass as ``kind_of``."""
+    return task_type or (task_template(task) if task else None)
+
+
 
 def template_words(template: str) -> list[str]:
     """Content words of a template (placeholders and stop words dropped), in order."""

@@ -31,6 +31,9 @@ log = logging.getLogger("skillbank")
 
 _CONTENT_COLUMNS = ("name", "description", "body", "kind", "tools", "tags", "lessons", "toolset")
 _JSON_COLUMNS = ("tools", "tags", "lessons", "toolset")
+#: The change-log action of an acknowledgement (:meth:`SkillRepo.acknowledge`): an event that
+#: names a skill and, in its payload, the version seen; it writes no version.
+ACKNOWLEDGE = "acknowledge"
 
 
 def _content_row(content: SkillContent) -> dict[str, Any]:
@@ -485,6 +488,36 @@ class SkillRepo:
             " VALUES (:seq, :ts, :action, :skill_id, :version, :payload, :prev_hash, :hash)",
             event,
         )
+
+    # -- acknowledgements: an event on the change log, no version -----------------------------------
+
+    def acknowledge(self, skill_id: str, version: int, *, author: str, reason: str) -> None:
+        """Record on the hash-chained change log that ``author`` saw version ``version`` of the
+        skill (an :data:`ACKNOWLEDGE` event: the skill's content, status and versions are
+        untouched, and :meth:`acknowledged` reads it back).
+
+        Raises:
+            SkillNotFoundError: no such skill.
+            VersionNotFoundError: the skill has no version ``version``.
+        """
+        with self.store.transaction() as conn:
+            self.store.serialize_changes(conn)
+            skill = self.version(skill_id, version)
+            self._log(conn, ACKNOWLEDGE, skill.skill_id, None,
+                      {"version": version, "author": author, "reason": reason})
+
+    def acknowledged(self, skill_ids: Iterable[str]) -> dict[str, set[int]]:
+        """Per skill id of ``skill_ids``, the versions :meth:`acknowledge` recorded (skills with
+        none are left out)."""
+        ids = list(dict.fromkeys(skill_ids))
+        found: dict[str, set[int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.store.query(f"SELECT skill_id, payload FROM events WHERE action = ? AND skill_id IN"
+                                    f" ({', '.join('?' * len(chunk))})", (ACKNOWLEDGE, *chunk))
+            for r in rows:
+                found.setdefault(r["skill_id"], set()).add(int(json.loads(r["payload"])["version"]))
+        return found
 
     def bump_usage(self, conn: Any, skill_ids: Iterable[str], used_at: datetime,
                    successes: int = 0, failures: int = 0, uses: int = 0) -> None:

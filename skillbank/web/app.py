@@ -19,8 +19,10 @@ from starlette.staticfiles import StaticFiles
 from skillbank.bank import SkillBank
 from skillbank.errors import InvalidSkillError, SkillNotFoundError, TrajectoryNotFoundError, VersionNotFoundError
 from skillbank.evolution import review
+from skillbank.live.config import LiveConfig
+from skillbank.live.decisions import NothingToAcknowledge
 from skillbank.models import SkillStatus
-from skillbank.web import evidence, forms, promotion, rounds, runs, search, views
+from skillbank.web import evidence, forms, live, promotion, rounds, runs, search, views
 from skillbank.web.security import AllowedHosts, TokenMiddleware, csrf_token
 
 HERE = Path(__file__).parent
@@ -35,10 +37,14 @@ def _templates() -> Environment:
     return env
 
 
-def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: str = "127.0.0.1") -> Starlette:
+def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: str = "127.0.0.1",
+               live_config: LiveConfig | None = None) -> Starlette:
     """The review app over ``bank``; ``token`` opens it; ``host`` is the address the server binds,
-    and a request whose Host header names another is refused (:class:`AllowedHosts`)."""
+    and a request whose Host header names another is refused (:class:`AllowedHosts`).
+    ``live_config``: the live monitor's settings the live effect is read with (default: its
+    defaults, as ``skillbank monitor`` without options)."""
     env = _templates()
+    live_config = live_config or LiveConfig()
     csrf = csrf_token(token)
 
     def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -92,7 +98,7 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
             rows = search.search_rows(bank, q, k=int(k), tools=toolset or None, kind=kind or None, tag=tag or None)
             return page(request, "skills.html.j2", found=rows, listing=None, **context)
         listing = views.list_page(bank, status=status, kind=kind, tag=tag, sort=sort, page=int(page_no))
-        return page(request, "skills.html.j2", found=None, listing=listing, **context)
+        return page(request, "skills.html.j2", found=None, listing=listing, waiting=live.waiting(bank), **context)
 
     async def skill(request: Request) -> Response:
         skill_id = request.path_params["skill_id"]
@@ -108,7 +114,10 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
         pending = bank.drafts.pending(skill_id)
         checks = (promotion.for_candidate(bank, skill_id)
                   if pending and current.status in (SkillStatus.candidate, SkillStatus.quarantined) else [])
+        view = live.for_skill(bank, current.id, live_config)
         return page(request, "skill.html.j2", skill=current, history=list(reversed(history)), diff=diff,
+                    live=view, live_data=view.as_dict(), canary_refusal=live.refusal(bank, current),
+                    done=live.done_message(p.get("done"), view, live_config),
                     a=a, b=b, rendered=bank.render([current]), pending=pending, checks=checks,
                     evidence=evidence.for_skill(bank, current.id),
                     lessons=[views.lesson_view(lesson) for lesson in current.content.lessons],
@@ -116,7 +125,8 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
                     provenance_view=views.provenance_view, short_hash=views.short_hash)
 
     async def candidates(request: Request) -> Response:
-        return page(request, "candidates.html.j2", rows=views.candidate_rows(bank))
+        return page(request, "candidates.html.j2", rows=views.candidate_rows(bank),
+                    canaries=live.canary_views(bank, live_config))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -172,6 +182,23 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
             result = review.promote(bank, sid, force=promotion.needs_force(needed), reason=reason, author=AUTHOR)
         return back(result.id)
 
+    async def canary(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        reason = (forms.text(form, "reason", required=False)
+                  or "canary: shown to part of its eligible runs until the monitor decides")
+        with acting_on(form, sid):
+            live.start(bank, sid, author=AUTHOR, reason=reason)
+        return RedirectResponse(f"/skills/{sid}?done=canary", status_code=303)
+
+    async def acknowledge(request: Request) -> Response:
+        sid = request.path_params["skill_id"]
+        form = await read_form(request, sid)
+        reason = forms.text(form, "reason", required=False) or "acknowledged the monitor's rollback"
+        with acting_on(form, sid):
+            live.acknowledge(bank, sid, author=AUTHOR, reason=reason)
+        return RedirectResponse(f"/skills/{sid}?done=ack", status_code=303)
+
     async def reject(request: Request) -> Response:
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
@@ -200,6 +227,8 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
         Route("/skills/{skill_id}/rollback", rollback, methods=["POST"]),
         Route("/skills/{skill_id}/edit", edit, methods=["POST"]),
         Route("/skills/{skill_id}/pin", pin, methods=["POST"]),
+        Route("/skills/{skill_id}/canary", canary, methods=["POST"]),
+        Route("/skills/{skill_id}/acknowledge", acknowledge, methods=["POST"]),
         Route("/candidates/{skill_id}/promote", promote, methods=["POST"]),
         Route("/candidates/{skill_id}/reject", reject, methods=["POST"]),
     ]
@@ -216,7 +245,7 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
     app = Starlette(routes=routes, exception_handlers={
         SkillNotFoundError: not_found, VersionNotFoundError: not_found, TrajectoryNotFoundError: not_found,
         forms.BadForm: bad_form, forms.StaleForm: conflict, InvalidSkillError: conflict,
-        promotion.Unconfirmed: conflict,
+        promotion.Unconfirmed: conflict, live.CanaryRefused: conflict, NothingToAcknowledge: conflict,
         HTTPException: http_error,
     })
     app.add_middleware(TokenMiddleware, token=token, hosts=AllowedHosts(host))

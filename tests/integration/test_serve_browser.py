@@ -20,7 +20,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"{exc}: pip install 'skillbank[web,dev]'", allow_module_level=True)
 
-from serve_support import CHROMIUM, CHROMIUM_ARGS, PAYLOADS, TOKEN, LiveServer, fill
+from serve_support import CHROMIUM, CHROMIUM_ARGS, PAYLOADS, TOKEN, LiveServer, fill, fill_live
 from skillbank.models import SkillStatus
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "serve"
@@ -239,4 +239,44 @@ def test_search_shows_what_an_agent_would_be_given(bank, page):
         assert cells[:2] == ["yes, #1", "yes, #2"] and all(c == "no: below the top 2" for c in cells[2:])
         assert "sort by" not in page.inner_text("form.filters")
         assert "In the order an agent would be given them" in page.inner_text("#search-order")
+    assert page.dialogs == []
+
+
+def test_a_reviewer_reads_a_skill_s_live_effect_starts_a_canary_and_acknowledges_a_rollback(bank, page):
+    from skillbank.live.decisions import pending_rollbacks
+    from skillbank.live.exposure import is_canary
+    from skillbank.live.view import live_view
+
+    ids = fill_live(bank)
+    d = live_view(bank, ids["running"]).as_dict()["effect"]["difference"]
+    with LiveServer(bank) as server:
+        page.goto(f"{server.url}/?token={TOKEN}")
+        page.click("text=refund-after-checking")
+        overall = page.locator("#live-table tr.overall")
+        assert overall.locator("td.difference").inner_text() == f"{d['estimate']:+.2f}"
+        assert overall.locator("td.interval").inner_text() == f"[{d['low']:+.2f}, {d['high']:+.2f}]"
+        assert page.locator("#live-table tr.kind").count() == 2  # refund, return
+        shoot(page, "live-effect.png")
+
+        page.click("nav >> text=Candidates")
+        assert page.locator(f"#canary-{ids['running']} table").count() == 1
+
+        page.click("nav >> text=Skills")
+        page.click("text=cancel-politely")
+        assert "Not randomized" in page.inner_text("#live-effect")
+        page.fill("input[aria-label='canary reason']", "try it on live traffic")
+        page.click("#canary-form button")
+        assert "cancel-politely is in canary" in page.inner_text("#done")
+        assert is_canary(bank.get_skill(ids["plain"]))
+
+        page.click("nav >> text=Skills")
+        assert "refund-without-checking" in page.inner_text("#rollbacks")
+        page.click("#rollbacks a")
+        assert "Rolled back by the live monitor" in page.inner_text("#rollback")
+        page.fill("input[aria-label='acknowledge reason']", "it hurt refunds; leave it retired")
+        page.click("#rollback button")
+        assert "Acknowledged" in page.inner_text("#done")
+        assert pending_rollbacks(bank) == {}
+        page.click("nav >> text=Skills")
+        assert page.locator("#rollbacks").count() == 0
     assert page.dialogs == []
