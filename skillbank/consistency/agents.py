@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from skillbank.consistency.config import MeasureConfig
@@ -21,7 +22,7 @@ from skillbank.errors import MeasureError
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
 
-__all__ = ["measure_agent", "logged_factory"]
+__all__ = ["measure_agent", "logged_factory", "middleware_keywords"]
 
 
 def measure_agent(
@@ -82,11 +83,11 @@ def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
     store a note with the verdict (a benchmark's score, say)."""
     from skillbank.adapters.langchain import SkillBankMiddleware
 
-    options = dict(middleware_options or {})
+    options = middleware_keywords(k, middleware_options)
     # One middleware per arm, shared by that arm's trials: it keeps per-run state under each
     # run's trajectory id (concurrent runs never mix), and its query-embedding cache then
     # serves every trial instead of starting cold in each.
-    middlewares = {arm: SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
+    middlewares = {arm: SkillBankMiddleware(bank, inject=arm != ARM_WITHOUT, **options)
                    for arm in arms}
 
     def factory(arm: str, bank_or_none: Any, task: Any) -> Callable[[TrialSpec], TrialOutcome]:
@@ -117,3 +118,25 @@ def _logged_outcome(state: Any, success: bool, bank: "SkillBank", task: Any,
                  if t.task_id == task.id and not is_finished(t.labels)]
         tid = found[0].id if found else None  # newest first
     return TrialOutcome(success=bool(success), trajectory_id=tid)
+
+
+def middleware_keywords(k: int, middleware_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments a measurement's middleware is built with: ``middleware_options``
+    (keywords of ``SkillBankMiddleware`` / ``SkillInjectionMiddleware``) with the measurement's
+    ``k``, set on the whole ``InjectionConfig`` when one is given as ``injection`` (where ``k``
+    replaces the config's) and as the ``k`` keyword otherwise.
+
+    Args:
+        k: Skills injected per model call.
+        middleware_options: The middleware's other keywords (``None``: none).
+
+    Returns:
+        A new dict; the middleware itself refuses an unknown keyword, or ``k`` given in
+        ``middleware_options`` along with ``injection``.
+    """
+    options = dict(middleware_options or {})
+    injection = options.get("injection")
+    if injection is not None:
+        options["injection"] = dataclasses.replace(injection, k=k)
+        return options
+    return {"k": k, **options}
