@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -115,6 +116,12 @@ class InjectionConfig:
     examples: bool = False
     today: dt.date | None = None
     live: LiveConfig | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # ``deliver`` is kept read-only in a mappingproxy, which pickle refuses: a config is
+        # pickled as the call that builds it again (a process pool's trials take one).
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return functools.partial(InjectionConfig, **{**fields, "deliver": dict(self.deliver)}), ()
 
     @property
     def standing_general_k(self) -> int:

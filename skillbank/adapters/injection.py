@@ -576,6 +576,7 @@ def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMess
                             "config applies; configure the injector instead")
         injector = bank
     else:
-        injector = SkillInjector(bank, injection, k=k)
+        injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="inject_skills",
+                                                    argument="injection", options={"k": k}))
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt, block=block)
 

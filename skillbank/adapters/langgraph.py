@@ -26,7 +26,7 @@ from typing import Any, Callable
 from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.config import InjectionConfig
+from skillbank.adapters.config import InjectionConfig, with_options
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 from skillbank.messages import state_messages
 from skillbank.protocols import SkillSource
@@ -49,7 +49,8 @@ def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
     ``k`` are :class:`~skillbank.adapters.injection.SkillInjector`'s. The injected block stays
     the same through a run unless a new skill becomes relevant.
     """
-    injector = SkillInjector(bank, injection, k=k)
+    injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="skillbank_prompt",
+                                                argument="injection", options={"k": k}))
     blocks = RunBlocks(_AGENT_NODE)
 
     def skillbank_react_prompt(state: Any) -> list[BaseMessage]:
@@ -71,7 +72,8 @@ def skillbank_hook(bank: SkillSource, *, system_prompt: str | None = None,
     ``prompt=`` *after* the hook, as a second system message; to keep a single system message
     pass your prompt here as ``system_prompt``. ``injection`` and ``k`` are ``SkillInjector``'s.
     """
-    injector = SkillInjector(bank, injection, k=k)
+    injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="skillbank_hook",
+                                                argument="injection", options={"k": k}))
     blocks = RunBlocks(_HOOK_NODE)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:
