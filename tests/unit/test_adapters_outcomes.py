@@ -96,7 +96,7 @@ def test_a_verifier_and_a_judge_together_is_an_error(bank):
         SkillBankMiddleware(bank, verifier=lambda state: True, judge=judge)
     with pytest.raises(ValueError, match="not both"):
         SkillBankCallbackHandler(bank, verifier=lambda state: True, judge=judge)
-    with pytest.raises(ValueError, match="not both"):  # keywords over a given config, too
+    with pytest.raises(TypeError, match="verifier= and recording="):  # a keyword beside a whole config
         SkillBankMiddleware(bank, recording=RecordingConfig(judge=judge), verifier=lambda state: True)
 
 
