@@ -271,17 +271,17 @@ def a_date(value: Any, owner: str) -> dt.date | None:
     raise ValueError(f"{owner} must be a date or ISO text such as '2027-03-08', not {value!r}")
 
 
-Config = TypeVar("Config", InjectionConfig, RecordingConfig, BudgetConfig)
+Config = TypeVar("Config")
 
 
-def with_options(config: Config | None, kind: type[Config], *, owner: str, argument: str,
+def with_options(config: Config | None, kind: Callable[..., Config], *, owner: str, argument: str,
                  options: Mapping[str, Any]) -> Config:
     """The config an adapter runs with: ``config`` as given, or ``kind`` built from the explicit
     keyword ``options`` the caller set (those not ``None``; the rest keep their defaults).
 
     Args:
         config: The whole config the caller passed as ``argument`` (``None``: not given).
-        kind: The config class, built when ``config`` is ``None``.
+        kind: The config class (a frozen dataclass), built when ``config`` is ``None``.
         owner: The adapter's name, for the error.
         argument: The name of the adapter's parameter that takes the whole config.
         options: The adapter's explicit keywords for fields of ``kind``, by field name.
@@ -300,5 +300,5 @@ def with_options(config: Config | None, kind: type[Config], *, owner: str, argum
         names = ", ".join(f"{name}=" for name in given)
         example = ", ".join(f"{name}=..." for name in given)
         raise TypeError(f"{owner} got {names} and {argument}=: give each option one way, here on "
-                        f"the config ({argument}={kind.__name__}(..., {example}))")
+                        f"the config ({argument}={getattr(kind, '__name__', 'Config')}(..., {example}))")
     return config

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from skillbank.consistency.config import MeasureConfig
+from skillbank.consistency.config import MeasureConfig, measure_config
 from skillbank.consistency.measure import AgentFactory, measure
 from skillbank.consistency.result import MeasureResult
 from skillbank.consistency.tasks import agent_input
@@ -36,7 +36,14 @@ def measure_agent(
     middleware_options: Mapping[str, Any] | None = None,
     recursion_limit: int = 100,
     config: MeasureConfig | None = None,
-    **options: Any,
+    concurrency: int | None = None,
+    run_id: str | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
+    splits: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    model: str | None = None,
+    simulated: bool | None = None,
+    description: str | None = None,
 ) -> MeasureResult:
     """:func:`measure` for your own agent: ``build`` makes it, with the bank's middleware in.
 
@@ -47,9 +54,10 @@ def measure_agent(
     task carries what the verifier needs, e.g. a task file's line as ``task.data``). ``seed``
     is the trial's seed, the same in both arms; pass it to a model that takes one. The
     middleware logs every trial in ``bank`` in both arms and injects skills only in the
-    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure. ``trials``, ``arms``,
-    ``config`` and ``options`` are :func:`measure`'s (a :class:`MeasureConfig` and its fields
-    by name).
+    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure. ``middleware_options`` are
+    more keywords of the middleware (:func:`middleware_keywords`). ``trials``, ``arms``,
+    ``config`` and the keywords from ``concurrency`` on are :func:`measure`'s (a whole
+    :class:`MeasureConfig`, or its fields as keywords; not both).
     """
     if bank is None:
         raise MeasureError("measure_agent needs a bank: every trial is logged in it")
@@ -69,7 +77,9 @@ def measure_agent(
             return None, False
         return state, bool(verify(task, state))
 
-    cfg = MeasureConfig.of(config, trials=trials, arms=arms, **options)
+    cfg = measure_config(config, owner="measure_agent", trials=trials, arms=arms, concurrency=concurrency,
+                         run_id=run_id, progress=progress, splits=splits, seed=seed, model=model,
+                         simulated=simulated, description=description)
     factory = logged_factory(bank, cfg.arms, k, middleware_options, run_trial)
     return measure(factory, tasks, bank=bank, config=cfg)
 

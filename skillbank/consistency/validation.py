@@ -19,6 +19,7 @@ on is kept: the measurement, each task's outcomes included, as a gate record bes
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -367,11 +368,11 @@ class _Validation:
         config = self.validator.arm_config
         fresh = [t for t in group if self.current(t.id) is None]
         if fresh:
-            res = measure(self._agent, fresh, arms=("current",), config=config)
+            res = measure(self._agent, fresh, config=dataclasses.replace(config, arms=("current",)))
             for task_id, outcomes in res.results("current").items():
                 self.validator.current_outcomes[(self.snapshot, task_id)] = outcomes
             self.cost += len(res.records)
-        res = measure(self._agent, group, arms=("candidate",), config=config)
+        res = measure(self._agent, group, config=dataclasses.replace(config, arms=("candidate",)))
         self.cost += len(res.records)
         return res.results("candidate")
 
