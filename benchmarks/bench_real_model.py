@@ -92,10 +92,11 @@ class OracleSkills:
             self.names[template_id] = name
 
     def middleware(self, template_id: str) -> Any:
+        from skillbank.adapters.config import InjectionConfig
         from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 
-        return SkillInjectionMiddleware(self.bank, k=0, general_k=0, token_budget=None, reminders=True,
-                                        pinned=(self.names[template_id],))
+        return SkillInjectionMiddleware(self.bank, InjectionConfig(k=0, general_k=0, token_budget=None, reminders=True,
+                                                                   pinned=(self.names[template_id],)))
 
     def run(self, task: Any, model: Any) -> Any:
         """One run of ``task`` with its template's oracle."""

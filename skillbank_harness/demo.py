@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillbank.adapters.config import InjectionConfig
 from skillbank.consistency.precision import InjectionPrecision, injection_precision
 from skillbank.consistency.report import SIMULATED_NOTE, rich_table, write_report
 from skillbank.consistency.runner import ARM_WITH, ARM_WITHOUT, MeasureResult
@@ -362,7 +363,7 @@ def _failure_mass(baseline: MeasureResult, train: list[Any]) -> Any:
 
 
 def _injection_options(config: DemoConfig) -> dict[str, Any]:
-    return {"min_score": config.min_score, "match_toolset": config.match_toolset}
+    return {"injection": InjectionConfig(min_score=config.min_score, match_toolset=config.match_toolset)}
 
 
 def _precision_note(precision: InjectionPrecision) -> str:

@@ -17,14 +17,13 @@ they sit in the middleware list, neither retrieve for nor record a call it stops
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from skillbank.adapters.config import BudgetConfig
+from skillbank.adapters.config import BudgetConfig, with_options
 from skillbank.adapters.limits import LimitSignal, budget_stop_message
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.messages import response_message
@@ -47,12 +46,24 @@ class Spent:
 
 class RunBudgetMiddleware(AgentMiddleware):
     """Ends a run before the model call that would exceed its :class:`BudgetConfig`
-    (``RunBudgetMiddleware(max_tokens_per_run=20_000)`` or ``RunBudgetMiddleware(BudgetConfig(...))``)."""
+    (``RunBudgetMiddleware(max_tokens_per_run=20_000)`` or ``RunBudgetMiddleware(BudgetConfig(...))``).
 
-    def __init__(self, budget: BudgetConfig | None = None, **options: Any):
+    Args:
+        budget: A whole :class:`~skillbank.adapters.config.BudgetConfig` (then the keywords
+            below are set on it, not here; so is its ``clock``).
+        max_tokens_per_run: End a run whose model calls used more tokens than this.
+        max_seconds_per_run: End a run that has taken longer than this since its first call.
+
+    Raises:
+        TypeError: an unknown keyword, or a budget given both as a keyword and in ``budget``.
+    """
+
+    def __init__(self, budget: BudgetConfig | None = None, *, max_tokens_per_run: int | None = None,
+                 max_seconds_per_run: float | None = None):
         super().__init__()
-        self.budget = BudgetConfig(**options) if budget is None else (
-            dataclasses.replace(budget, **options) if options else budget)
+        self.budget = with_options(budget, BudgetConfig, owner="RunBudgetMiddleware", argument="budget",
+                                   options={"max_tokens_per_run": max_tokens_per_run,
+                                            "max_seconds_per_run": max_seconds_per_run})
         self.max_tokens_per_run = self.budget.max_tokens_per_run
         self.max_seconds_per_run = self.budget.max_seconds_per_run
         self.clock = self.budget.clock

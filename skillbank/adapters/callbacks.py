@@ -28,13 +28,13 @@ import logging
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
-from skillbank.adapters.config import RecordingConfig, split_options
+from skillbank.adapters.config import RecordingConfig, with_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import is_interrupt, limit_from_message
 from skillbank.adapters.recorder import TrajectoryRecorder
@@ -97,12 +97,19 @@ def _model_name(serialized: Any, kwargs: dict[str, Any]) -> str | None:
 class SkillBankCallbackHandler(BaseCallbackHandler):
     """Records each top-level run into ``bank``; see the module docstring.
 
-    Options are :class:`~skillbank.adapters.config.RecordingConfig`'s (``recording=`` takes a
-    whole one): ``verifier(final_output)`` labels the run when it ends (a run that ends at a
-    limit is labelled even when the graph raised), ``scrubber`` defaults to ``bank.scrubber``,
-    ``task_id``/``task_type``/``labels`` are stored on every trajectory (or per run:
-    ``skillbank_task_id``/``skillbank_task_type``/``skillbank_labels`` in the invocation's
-    ``config["metadata"]``). The token and time budgets are the middleware's; here they are ignored.
+    Args:
+        bank: Anything a :class:`~skillbank.protocols.TrajectorySink`.
+        recording: A whole :class:`~skillbank.adapters.config.RecordingConfig` (then
+            ``verifier`` and ``judge`` are set on it, not here): ``scrubber`` defaults to
+            ``bank.scrubber``, ``task_id``/``task_type``/``labels`` are stored on every
+            trajectory (or per run: ``skillbank_task_id``/``skillbank_task_type``/
+            ``skillbank_labels`` in the invocation's ``config["metadata"]``).
+        verifier: ``verifier(final_output)`` labels the run when it ends (a run that ends at a
+            limit is labelled even when the graph raised).
+        judge: An :class:`~skillbank.adapters.judge.LLMJudge` that labels each run instead.
+
+    Raises:
+        TypeError: an unknown keyword, or ``verifier``/``judge`` given along with ``recording``.
     """
 
     run_inline = True
@@ -110,10 +117,11 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     ignore_retriever = True
     ignore_custom_event = True
 
-    def __init__(self, bank: TrajectorySink, *, recording: RecordingConfig | None = None, **options: Any):
+    def __init__(self, bank: TrajectorySink, *, recording: RecordingConfig | None = None,
+                 verifier: Callable[[Any], Any] | None = None, judge: Any = None):
         self.bank = bank
-        _, self.recording = split_options(options, recording=recording, accept=("recording",),
-                                          owner="SkillBankCallbackHandler")
+        self.recording = with_options(recording, RecordingConfig, owner="SkillBankCallbackHandler",
+                                      argument="recording", options={"verifier": verifier, "judge": judge})
         self.detectors = self.recording.detectors()
         self.last_trajectory_id: str | None = None
         self.trajectory_ids: deque[str] = deque(maxlen=_KEEP_IDS)  # latest runs, oldest first

@@ -1,14 +1,15 @@
 """The option sets the adapters share: what to inject, how to record, when a run has had enough.
 
-    SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)   # the short form
+    SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)   # the common options
     SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=600),
                         recording=RecordingConfig(verifier=check),
                         budget=BudgetConfig(max_tokens_per_run=20_000))
 
 The middleware takes all three; ``skillbank_prompt``, ``skillbank_hook``, ``inject_skills`` and
 ``SkillInjector`` take an :class:`InjectionConfig`; ``SkillBankCallbackHandler`` takes a
-:class:`RecordingConfig`; ``RunBudgetMiddleware`` a :class:`BudgetConfig`. Each also accepts the
-fields as keywords (:func:`split_options`), so defaults live here once.
+:class:`RecordingConfig`; ``RunBudgetMiddleware`` a :class:`BudgetConfig`. Each also names the
+options users set most as explicit keywords (``k``, ``verifier``, ...), applied with
+:func:`with_options`; any other option is set on the config. Defaults live here once.
 """
 
 from __future__ import annotations
@@ -16,18 +17,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.lessons import Delivery, LessonKind, spec_of
 from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
 
-__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "split_options", "split_budget", "MESSAGE_CHARS",
-           "GENERAL_K",
+__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "with_options", "MESSAGE_CHARS", "GENERAL_K",
            "LEAN_TOKEN_BUDGET"]
 
 # A turn's query is the task plus the gist of each recent message, at most this many characters
@@ -115,6 +116,12 @@ class InjectionConfig:
     examples: bool = False
     today: dt.date | None = None
     live: LiveConfig | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # ``deliver`` is kept read-only in a mappingproxy, which pickle refuses: a config is
+        # pickled as the call that builds it again (a process pool's trials take one).
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return functools.partial(InjectionConfig, **{**fields, "deliver": dict(self.deliver)}), ()
 
     @property
     def standing_general_k(self) -> int:
@@ -205,7 +212,7 @@ class RecordingConfig:
     def __post_init__(self, max_tokens_per_run: Any = None, max_seconds_per_run: Any = None) -> None:
         object.__setattr__(self, "today", a_date(self.today, "RecordingConfig.today"))
         given = {"max_tokens_per_run": max_tokens_per_run, "max_seconds_per_run": max_seconds_per_run}
-        _refuse_moved({k: v for k, v in given.items() if v is not None}, (), "RecordingConfig")
+        _refuse_moved({k: v for k, v in given.items() if v is not None}, "RecordingConfig")
         # Two scorers would disagree sooner or later, and which one labels the run would be a
         # rule nobody reads: one scorer per run (an LLMJudge is a verifier too).
         if self.verifier is not None and self.judge is not None:
@@ -242,15 +249,12 @@ class BudgetConfig:
         return self.max_tokens_per_run is not None or self.max_seconds_per_run is not None
 
 
-_INJECTION_FIELDS = frozenset(f.name for f in dataclasses.fields(InjectionConfig))
-_RECORDING_FIELDS = frozenset(f.name for f in dataclasses.fields(RecordingConfig))
-_BUDGET_FIELDS = frozenset(f.name for f in dataclasses.fields(BudgetConfig)) - {"clock"}  # clock: recording's
 # Options that moved from one config to another: named in the error, so the fix is one read away.
 _MOVED = {"max_tokens_per_run": "BudgetConfig", "max_seconds_per_run": "BudgetConfig"}
 
 
-def _refuse_moved(options: Mapping[str, Any], accept: tuple[str, ...], owner: str) -> None:
-    moved = sorted(name for name in options if name in _MOVED and "budget" not in accept)
+def _refuse_moved(options: Mapping[str, Any], owner: str) -> None:
+    moved = sorted(name for name in options if name in _MOVED)
     if moved:
         raise TypeError(f"{owner} got {', '.join(moved)}: run budgets moved from RecordingConfig to "
                         f"BudgetConfig; give them to SkillBankMiddleware (budget=BudgetConfig(...) or "
@@ -267,43 +271,34 @@ def a_date(value: Any, owner: str) -> dt.date | None:
     raise ValueError(f"{owner} must be a date or ISO text such as '2027-03-08', not {value!r}")
 
 
-def split_options(
-    options: Mapping[str, Any],
-    *,
-    injection: InjectionConfig | None = None,
-    recording: RecordingConfig | None = None,
-    accept: tuple[str, ...] = ("injection", "recording"),
-    owner: str = "this adapter",
-) -> tuple[InjectionConfig, RecordingConfig]:
-    """Keyword options applied over the given configs (or the defaults).
+Config = TypeVar("Config")
 
-    ``accept`` names the configs an adapter takes; a keyword that belongs to neither of them is
-    refused with the list of valid ones, so a typo never goes unnoticed.
+
+def with_options(config: Config | None, kind: Callable[..., Config], *, owner: str, argument: str,
+                 options: Mapping[str, Any]) -> Config:
+    """The config an adapter runs with: ``config`` as given, or ``kind`` built from the explicit
+    keyword ``options`` the caller set (those not ``None``; the rest keep their defaults).
+
+    Args:
+        config: The whole config the caller passed as ``argument`` (``None``: not given).
+        kind: The config class (a frozen dataclass), built when ``config`` is ``None``.
+        owner: The adapter's name, for the error.
+        argument: The name of the adapter's parameter that takes the whole config.
+        options: The adapter's explicit keywords for fields of ``kind``, by field name.
+
+    Returns:
+        ``config`` unchanged, or a new ``kind`` with the options set.
+
+    Raises:
+        TypeError: an option was given both as a keyword and through ``config``: each option
+            is given one way, so which value applies is never a rule to remember.
     """
-    _refuse_moved(options, accept, owner)
-    valid = (_INJECTION_FIELDS if "injection" in accept else frozenset()) | \
-            (_RECORDING_FIELDS if "recording" in accept else frozenset())
-    unknown = sorted(set(options) - valid)
-    if unknown:
-        raise TypeError(f"{owner} got unknown option(s) {', '.join(unknown)}; valid options: "
-                        f"{', '.join(sorted(valid))}")
-    inject_opts = {k: v for k, v in options.items() if k in _INJECTION_FIELDS}
-    record_opts = {k: v for k, v in options.items() if k in _RECORDING_FIELDS}
-    injection = injection or InjectionConfig()
-    recording = recording or RecordingConfig()
-    if inject_opts:
-        injection = dataclasses.replace(injection, **inject_opts)
-    if record_opts:
-        recording = dataclasses.replace(recording, **record_opts)
-    return injection, recording
-
-
-def split_budget(options: Mapping[str, Any], budget: BudgetConfig | None = None
-                 ) -> tuple[BudgetConfig, dict[str, Any]]:
-    """The budget keywords of ``options`` applied over ``budget`` (or the default), and the
-    options left for :func:`split_options`."""
-    budget_opts = {k: v for k, v in options.items() if k in _BUDGET_FIELDS}
-    budget = budget or BudgetConfig()
-    if budget_opts:
-        budget = dataclasses.replace(budget, **budget_opts)
-    return budget, {k: v for k, v in options.items() if k not in _BUDGET_FIELDS}
+    given = {name: value for name, value in options.items() if value is not None}
+    if config is None:
+        return kind(**given)
+    if given:
+        names = ", ".join(f"{name}=" for name in given)
+        example = ", ".join(f"{name}=..." for name in given)
+        raise TypeError(f"{owner} got {names} and {argument}=: give each option one way, here on "
+                        f"the config ({argument}={getattr(kind, '__name__', 'Config')}(..., {example}))")
+    return config

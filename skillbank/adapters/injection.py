@@ -21,7 +21,7 @@ import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.agent_runs import AgentRuns
-from skillbank.adapters.config import InjectionConfig, split_options
+from skillbank.adapters.config import InjectionConfig, with_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind, sentence
@@ -193,12 +193,20 @@ class SkillInjector:
     so go into every turn rather than being retrieved), then up to ``k`` retrieved for the
     turn's query; the whole block within ``token_budget``. Pinned and general skills are recorded
     with score 1.0.
+
+    Args:
+        bank: Any :class:`~skillbank.protocols.SkillSource`.
+        config: What to inject (the defaults when ``None``); every option but ``k`` is set there.
+        k: Retrieved skills per turn at most (``InjectionConfig.k``; ``None``: the config's).
+
+    Raises:
+        TypeError: an unknown keyword, or ``k`` given along with ``config``.
     """
 
-    def __init__(self, bank: SkillSource, config: InjectionConfig | None = None, **options: Any):
+    def __init__(self, bank: SkillSource, config: InjectionConfig | None = None, *, k: int | None = None):
         self.bank = bank
-        self.config, _ = split_options(options, injection=config, accept=("injection",),
-                                       owner="SkillInjector")
+        self.config = with_options(config, InjectionConfig, owner="SkillInjector", argument="config",
+                                   options={"k": k})
         self._standing_cache: tuple[int, tuple[list[Skill], list[Skill]]] | None = None
         # Canaries are drawn whatever the config; the standing holdout only when it asks.
         self._exposure = ExposureDraw(self.config.live or LiveConfig(holdout=0.0))
@@ -551,16 +559,24 @@ def injections_from_messages(messages: Sequence[BaseMessage]) -> list[tuple[str,
 
 def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMessage], *, task: str | None = None,
                   system_prompt: str | None = None, block: Block | None = None,
-                  injection: InjectionConfig | None = None, **options: Any) -> list[BaseMessage]:
+                  injection: InjectionConfig | None = None, k: int | None = None) -> list[BaseMessage]:
     """Skills for this turn put into ``messages``' system message: for a custom graph's model node.
 
     ``bank`` may be a :class:`SkillInjector` (reuse one: it caches query embeddings);
-    ``injection`` / ``options`` configure a new one (:class:`InjectionConfig`). Pass the same
+    ``injection`` (an :class:`InjectionConfig`) and ``k`` configure a new one (as
+    :class:`SkillInjector` takes them; given with an injector, they are an error). Pass the same
     ``block`` on every turn of a run to keep the injected text stable (prompt caches stay warm).
     Pass the returned list to the model; do not store it in the graph state. A
     :class:`~skillbank.adapters.callbacks.SkillBankCallbackHandler` watching the model call
     records which skill versions were injected.
     """
-    injector = bank if isinstance(bank, SkillInjector) else SkillInjector(bank, injection, **options)
+    if isinstance(bank, SkillInjector):
+        if injection is not None or k is not None:
+            raise TypeError("inject_skills got a SkillInjector and injection= or k=: the injector's own "
+                            "config applies; configure the injector instead")
+        injector = bank
+    else:
+        injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="inject_skills",
+                                                    argument="injection", options={"k": k}))
     return injector.inject_messages(messages, task=task, system_prompt=system_prompt, block=block)
 

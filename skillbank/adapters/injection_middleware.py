@@ -10,6 +10,7 @@ inside the prompt on a model call, so it sees the request the skills went into).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse, ToolCallRequest
@@ -17,9 +18,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters._compose import through
-from skillbank.adapters.config import InjectionConfig
+from skillbank.adapters.config import InjectionConfig, with_options
 from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
 from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
+from skillbank.live.config import LiveConfig
 from skillbank.protocols import SkillSource
 
 __all__ = ["SkillInjectionMiddleware"]
@@ -30,17 +32,32 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     Args:
         bank: Any :class:`~skillbank.protocols.SkillSource`.
-        injection: A whole :class:`~skillbank.adapters.config.InjectionConfig`.
-        **options: Or its fields as keywords (``k=3, reminders=False``).
+        injection: A whole :class:`~skillbank.adapters.config.InjectionConfig` (then the
+            keywords below are set on it, not here); every other option is set there.
+        k: Retrieved skills per model call at most (``InjectionConfig.k``, default 5).
+        reminders: Remind at the tool and at the answer (``InjectionConfig.reminders``, on).
+        lean: The block for a small model (``InjectionConfig.lean``, off).
+        examples: Show a lesson's closest worked example (``InjectionConfig.examples``, off).
+        live: Randomized exposure for the live monitor (``InjectionConfig.live``).
+        today: The date the agent takes as today (a ``date`` or ISO text; ``None``: the
+            machine's date).
+
+    A keyword left ``None`` keeps the config's default.
+
+    Raises:
+        TypeError: an unknown keyword, or an option given both as a keyword and in ``injection``.
 
     :attr:`prompt` and :attr:`guidance` are the parts; :attr:`injected`, :attr:`model_calls` and
     :attr:`retrieval_seconds` are the prompt part's counts.
     """
 
-    def __init__(self, bank: SkillSource, injection: InjectionConfig | None = None, **options: Any):
+    def __init__(self, bank: SkillSource, injection: InjectionConfig | None = None, *, k: int | None = None,
+                 reminders: bool | None = None, lean: bool | None = None, examples: bool | None = None,
+                 live: LiveConfig | None = None, today: dt.date | str | None = None):
         super().__init__()
-        if options:
-            injection = InjectionConfig(**{**(_fields(injection) if injection is not None else {}), **options})
+        injection = with_options(injection, InjectionConfig, owner="SkillInjectionMiddleware", argument="injection",
+                                 options={"k": k, "reminders": reminders, "lean": lean, "examples": examples,
+                                          "live": live, "today": today})
         self.prompt = SkillPromptMiddleware(bank, injection)
         self.guidance = SkillGuidanceMiddleware(self.prompt)
         self.config: InjectionConfig = self.prompt.config
@@ -82,8 +99,3 @@ class SkillInjectionMiddleware(AgentMiddleware):
                               ) -> ToolMessage | Command[Any]:
         return await self.guidance.awrap_tool_call(request, handler)
 
-
-def _fields(config: InjectionConfig) -> dict[str, Any]:
-    import dataclasses
-
-    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}

@@ -37,6 +37,7 @@ graph nodes, each node run a superstep counted against ``recursion_limit``, and 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any, Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse, ToolCallRequest
@@ -44,11 +45,12 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters.budget_middleware import RunBudgetMiddleware
-from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig, split_budget, split_options
+from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig, with_options
 from skillbank.adapters._compose import through
 from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
 from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
 from skillbank.adapters.recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
+from skillbank.live.config import LiveConfig
 from skillbank.protocols import AgentBank
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
@@ -57,12 +59,39 @@ __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
 class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
     """Injects skills per model turn and records the run as a trajectory.
 
-    ``SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)``: keyword options
-    are the fields of :class:`~skillbank.adapters.config.InjectionConfig` (what is injected),
-    :class:`~skillbank.adapters.config.RecordingConfig` (how the run is recorded and labelled)
-    and :class:`~skillbank.adapters.config.BudgetConfig` (when a run has had enough);
-    ``injection=`` / ``recording=`` / ``budget=`` take whole configs. ``inject=False`` only
-    records. The parts are :attr:`budget_middleware` (``None`` without a budget),
+    ``SkillBankMiddleware(bank, k=5, verifier=check, max_tokens_per_run=20_000)``. The options
+    users set most are keywords; every other option is a field of the whole config passed as
+    ``injection=`` (:class:`~skillbank.adapters.config.InjectionConfig`, what is injected),
+    ``recording=`` (:class:`~skillbank.adapters.config.RecordingConfig`, how the run is recorded
+    and labelled) or ``budget=`` (:class:`~skillbank.adapters.config.BudgetConfig`, when a run
+    has had enough). A keyword left ``None`` keeps its config's default.
+
+    Args:
+        bank: The bank skills come from and runs are recorded into.
+        injection: A whole ``InjectionConfig`` (then ``k``, ``reminders``, ``lean``,
+            ``examples``, ``live`` and ``today`` are set on it, not here).
+        recording: A whole ``RecordingConfig`` (then ``verifier``, ``judge`` and ``today`` are
+            set on it, not here).
+        budget: A whole ``BudgetConfig`` (then the two budgets are set on it, not here).
+            Without one, the budget measures time with the recording's ``clock``.
+        inject: ``False`` only records (no skills are injected).
+        k: Retrieved skills per model call at most (``InjectionConfig.k``, default 5).
+        reminders: Remind at the tool and at the answer (``InjectionConfig.reminders``, on).
+        lean: The block for a small model (``InjectionConfig.lean``, off).
+        examples: Show a lesson's closest worked example (``InjectionConfig.examples``, off).
+        live: Randomized exposure for the live monitor (``InjectionConfig.live``).
+        today: The date the agent takes as today (a ``date`` or ISO text), for both the
+            injection's checks and the recording (``None``: the machine's date).
+        verifier: ``verifier(final_state)`` labels each run (``RecordingConfig.verifier``).
+        judge: An :class:`~skillbank.adapters.judge.LLMJudge` that labels each run instead.
+        max_tokens_per_run: End a run whose model calls used more tokens than this.
+        max_seconds_per_run: End a run that has taken longer than this since its first call.
+
+    Raises:
+        TypeError: an unknown keyword, or an option given both as a keyword and in a config.
+        ValueError: a config's own check failed (``verifier`` and ``judge`` both, say).
+
+    The parts are :attr:`budget_middleware` (``None`` without a budget),
     :attr:`prompt_middleware`, :attr:`guidance_middleware` and :attr:`recording_middleware`: what
     they count (the recording's ``last_trajectory_id``, the prompt's ``retrieval_seconds``, ...)
     is read there.
@@ -72,14 +101,22 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
 
     def __init__(self, bank: AgentBank, *, injection: InjectionConfig | None = None,
                  recording: RecordingConfig | None = None, budget: BudgetConfig | None = None,
-                 inject: bool = True, **options: Any):
+                 inject: bool = True, k: int | None = None, reminders: bool | None = None,
+                 lean: bool | None = None, examples: bool | None = None, live: LiveConfig | None = None,
+                 today: dt.date | str | None = None, verifier: Callable[[Any], Any] | None = None,
+                 judge: Any = None, max_tokens_per_run: int | None = None,
+                 max_seconds_per_run: float | None = None):
         super().__init__()
         self.bank = bank
         self.inject = inject
+        owner = "SkillBankMiddleware"
+        self.injection = with_options(injection, InjectionConfig, owner=owner, argument="injection", options={
+            "k": k, "reminders": reminders, "lean": lean, "examples": examples, "live": live, "today": today})
+        self.recording = with_options(recording, RecordingConfig, owner=owner, argument="recording", options={
+            "verifier": verifier, "judge": judge, "today": today})
         budget_given = budget is not None
-        budget, options = split_budget(options, budget)
-        self.injection, self.recording = split_options(options, injection=injection, recording=recording,
-                                                       owner="SkillBankMiddleware")
+        budget = with_options(budget, BudgetConfig, owner=owner, argument="budget", options={
+            "max_tokens_per_run": max_tokens_per_run, "max_seconds_per_run": max_seconds_per_run})
         if not budget_given:  # one clock for the run: the recording's (a test's fake one, say)
             budget = dataclasses.replace(budget, clock=self.recording.clock)
         self.budget = budget

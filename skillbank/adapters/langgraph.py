@@ -26,7 +26,7 @@ from typing import Any, Callable
 from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.config import InjectionConfig
+from skillbank.adapters.config import InjectionConfig, with_options
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 from skillbank.messages import state_messages
 from skillbank.protocols import SkillSource
@@ -40,15 +40,17 @@ _HOOK_NODE = "pre_model_hook"
 
 def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
                      injection: InjectionConfig | None = None,
-                     **options: Any) -> Callable[[Any], list[BaseMessage]]:
+                     k: int | None = None) -> Callable[[Any], list[BaseMessage]]:
     """A ``prompt`` for ``create_react_agent`` that puts the skills into each model call.
 
     It returns the conversation behind one system message: ``system_prompt`` (pass your prompt
     here instead of ``prompt=``), or the conversation's own leading system message, with the
-    skills appended. The options are :class:`~skillbank.adapters.config.InjectionConfig`'s.
-    The injected block stays the same through a run unless a new skill becomes relevant.
+    skills appended. ``injection`` (an :class:`~skillbank.adapters.config.InjectionConfig`) and
+    ``k`` are :class:`~skillbank.adapters.injection.SkillInjector`'s. The injected block stays
+    the same through a run unless a new skill becomes relevant.
     """
-    injector = SkillInjector(bank, injection, **options)
+    injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="skillbank_prompt",
+                                                argument="injection", options={"k": k}))
     blocks = RunBlocks(_AGENT_NODE)
 
     def skillbank_react_prompt(state: Any) -> list[BaseMessage]:
@@ -60,7 +62,7 @@ def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
 
 def skillbank_hook(bank: SkillSource, *, system_prompt: str | None = None,
                    injection: InjectionConfig | None = None,
-                   **options: Any) -> Callable[[Any], dict[str, Any]]:
+                   k: int | None = None) -> Callable[[Any], dict[str, Any]]:
     """A ``pre_model_hook`` for ``create_react_agent`` that injects skills for each model call.
 
     Prefer :func:`skillbank_prompt`: a pre-model hook is a graph node, so it costs the agent one
@@ -68,9 +70,10 @@ def skillbank_hook(bank: SkillSource, *, system_prompt: str | None = None,
     ``{"llm_input_messages": [...]}``: the conversation with the skills in a system message, used
     for this call only and never written to ``messages``. ``create_react_agent`` applies its own
     ``prompt=`` *after* the hook, as a second system message; to keep a single system message
-    pass your prompt here as ``system_prompt``. The options are ``InjectionConfig``'s.
+    pass your prompt here as ``system_prompt``. ``injection`` and ``k`` are ``SkillInjector``'s.
     """
-    injector = SkillInjector(bank, injection, **options)
+    injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="skillbank_hook",
+                                                argument="injection", options={"k": k}))
     blocks = RunBlocks(_HOOK_NODE)
 
     def skillbank_pre_model_hook(state: Any) -> dict[str, Any]:

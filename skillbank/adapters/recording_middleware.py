@@ -47,7 +47,7 @@ from typing_extensions import NotRequired
 from skillbank.adapters.agent_runs import AgentRuns, run_config
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.config import RecordingConfig, split_options
+from skillbank.adapters.config import RecordingConfig, with_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.live.recording import keep_exposures
 from skillbank.adapters.limits import LimitSignal, limit_from_message, unknown_parameters
@@ -91,18 +91,27 @@ class RecordedRun:
 class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
     """Records each run of the agent into ``bank.trajectories``.
 
-    ``SkillRecordingMiddleware(bank, verifier=check)``: keyword options are the fields of
-    :class:`~skillbank.adapters.config.RecordingConfig` (``recording=`` takes a whole one). ``bank``
-    is anything a :class:`~skillbank.protocols.TrajectorySink`.
+    ``SkillRecordingMiddleware(bank, verifier=check)``.
+
+    Args:
+        bank: Anything a :class:`~skillbank.protocols.TrajectorySink`.
+        recording: A whole :class:`~skillbank.adapters.config.RecordingConfig` (then
+            ``verifier`` and ``judge`` are set on it, not here); every other option is set there.
+        verifier: ``verifier(final_state)`` labels each run (``RecordingConfig.verifier``).
+        judge: An :class:`~skillbank.adapters.judge.LLMJudge` that labels each run instead.
+
+    Raises:
+        TypeError: an unknown keyword, or ``verifier``/``judge`` given along with ``recording``.
     """
 
     state_schema = SkillBankState
 
-    def __init__(self, bank: TrajectorySink, recording: RecordingConfig | None = None, **options: Any):
+    def __init__(self, bank: TrajectorySink, recording: RecordingConfig | None = None, *,
+                 verifier: Callable[[Any], Any] | None = None, judge: Any = None):
         super().__init__()
         self.bank = bank
-        _, self.recording = split_options(options, recording=recording, accept=("recording",),
-                                          owner="SkillRecordingMiddleware")
+        self.recording = with_options(recording, RecordingConfig, owner="SkillRecordingMiddleware",
+                                      argument="recording", options={"verifier": verifier, "judge": judge})
         self.detectors = self.recording.detectors()
         self.last_trajectory_id: str | None = None
         # The runs this middleware started, oldest first (the latest 10,000).

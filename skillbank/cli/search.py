@@ -42,14 +42,14 @@ def search(
     Pinned and general skills first, then the top k by similarity; --all lists the other active
     skills too, each with why it is not injected.
     """
-    from skillbank.adapters.config import GENERAL_K
+    from skillbank.adapters.config import GENERAL_K, InjectionConfig
     from skillbank.adapters.injection import SkillInjector, fits_toolset
     from skillbank.models import SkillStatus
 
     with open_bank(bank_dir, embedder) as bank:
-        injector = SkillInjector(bank, k=k, token_budget=token_budget, min_score=min_score,
+        injector = SkillInjector(bank, InjectionConfig(k=k, token_budget=token_budget, min_score=min_score,
                                  kinds=[x.value for x in kind] if kind else None, tags=tag or None,
-                                 tools=tool or None, general_k=GENERAL_K if general else 0)
+                                 tools=tool or None, general_k=GENERAL_K if general else 0))
         hits = injector.select(query, tools=toolset or None)
         pinned_ids = {s.id for s in injector.standing()[0]}
         general_ids = {s.id for s in injector.standing()[1]}

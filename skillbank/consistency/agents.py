@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from skillbank.consistency.config import MeasureConfig
+from skillbank.consistency.config import MeasureConfig, measure_config
 from skillbank.consistency.measure import AgentFactory, measure
 from skillbank.consistency.result import MeasureResult
 from skillbank.consistency.tasks import agent_input
@@ -21,7 +22,7 @@ from skillbank.errors import MeasureError
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
 
-__all__ = ["measure_agent", "logged_factory"]
+__all__ = ["measure_agent", "logged_factory", "middleware_keywords"]
 
 
 def measure_agent(
@@ -35,7 +36,14 @@ def measure_agent(
     middleware_options: Mapping[str, Any] | None = None,
     recursion_limit: int = 100,
     config: MeasureConfig | None = None,
-    **options: Any,
+    concurrency: int | None = None,
+    run_id: str | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
+    splits: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    model: str | None = None,
+    simulated: bool | None = None,
+    description: str | None = None,
 ) -> MeasureResult:
     """:func:`measure` for your own agent: ``build`` makes it, with the bank's middleware in.
 
@@ -46,9 +54,10 @@ def measure_agent(
     task carries what the verifier needs, e.g. a task file's line as ``task.data``). ``seed``
     is the trial's seed, the same in both arms; pass it to a model that takes one. The
     middleware logs every trial in ``bank`` in both arms and injects skills only in the
-    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure. ``trials``, ``arms``,
-    ``config`` and ``options`` are :func:`measure`'s (a :class:`MeasureConfig` and its fields
-    by name).
+    ``"with"`` arm. A run that hits ``recursion_limit`` is a failure. ``middleware_options`` are
+    more keywords of the middleware (:func:`middleware_keywords`). ``trials``, ``arms``,
+    ``config`` and the keywords from ``concurrency`` on are :func:`measure`'s (a whole
+    :class:`MeasureConfig`, or its fields as keywords; not both).
     """
     if bank is None:
         raise MeasureError("measure_agent needs a bank: every trial is logged in it")
@@ -68,7 +77,9 @@ def measure_agent(
             return None, False
         return state, bool(verify(task, state))
 
-    cfg = MeasureConfig.of(config, trials=trials, arms=arms, **options)
+    cfg = measure_config(config, owner="measure_agent", trials=trials, arms=arms, concurrency=concurrency,
+                         run_id=run_id, progress=progress, splits=splits, seed=seed, model=model,
+                         simulated=simulated, description=description)
     factory = logged_factory(bank, cfg.arms, k, middleware_options, run_trial)
     return measure(factory, tasks, bank=bank, config=cfg)
 
@@ -82,11 +93,11 @@ def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,
     store a note with the verdict (a benchmark's score, say)."""
     from skillbank.adapters.langchain import SkillBankMiddleware
 
-    options = dict(middleware_options or {})
+    options = middleware_keywords(k, middleware_options)
     # One middleware per arm, shared by that arm's trials: it keeps per-run state under each
     # run's trajectory id (concurrent runs never mix), and its query-embedding cache then
     # serves every trial instead of starting cold in each.
-    middlewares = {arm: SkillBankMiddleware(bank, k=k, inject=arm != ARM_WITHOUT, **options)
+    middlewares = {arm: SkillBankMiddleware(bank, inject=arm != ARM_WITHOUT, **options)
                    for arm in arms}
 
     def factory(arm: str, bank_or_none: Any, task: Any) -> Callable[[TrialSpec], TrialOutcome]:
@@ -117,3 +128,25 @@ def _logged_outcome(state: Any, success: bool, bank: "SkillBank", task: Any,
                  if t.task_id == task.id and not is_finished(t.labels)]
         tid = found[0].id if found else None  # newest first
     return TrialOutcome(success=bool(success), trajectory_id=tid)
+
+
+def middleware_keywords(k: int, middleware_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments a measurement's middleware is built with: ``middleware_options``
+    (keywords of ``SkillBankMiddleware`` / ``SkillInjectionMiddleware``) with the measurement's
+    ``k``, set on the whole ``InjectionConfig`` when one is given as ``injection`` (where ``k``
+    replaces the config's) and as the ``k`` keyword otherwise.
+
+    Args:
+        k: Skills injected per model call.
+        middleware_options: The middleware's other keywords (``None``: none).
+
+    Returns:
+        A new dict; the middleware itself refuses an unknown keyword, or ``k`` given in
+        ``middleware_options`` along with ``injection``.
+    """
+    options = dict(middleware_options or {})
+    injection = options.get("injection")
+    if injection is not None:
+        options["injection"] = dataclasses.replace(injection, k=k)
+        return options
+    return {"k": k, **options}

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
+from skillbank.adapters.config import with_options
 from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT
 from skillbank.errors import MeasureError
 
-__all__ = ["MeasureConfig"]
+__all__ = ["MeasureConfig", "measure_config"]
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,19 @@ class MeasureConfig:
         if self.concurrency < 1:
             raise MeasureError(f"concurrency must be at least 1, got {self.concurrency}")
 
-    @classmethod
-    def of(cls, config: "MeasureConfig | None", *, trials: int | None = None,
-           arms: Sequence[str] | None = None, **options: Any) -> "MeasureConfig":
-        """``config`` (default: the defaults) with ``options`` (field names) set over it;
-        ``trials`` and ``arms`` too unless None (the shorthands :func:`measure` takes
-        positionally)."""
-        options.update({name: value for name, value in (("trials", trials), ("arms", arms))
-                        if value is not None})
-        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise TypeError(f"unknown measurement option(s): {', '.join(unknown)}")
-        if config is None:
-            return cls(**options)
-        return dataclasses.replace(config, **options) if options else config
+
+def measure_config(config: MeasureConfig | None, *, owner: str, trials: int | None = None,
+                   arms: Sequence[str] | None = None, concurrency: int | None = None, run_id: str | None = None,
+                   progress: bool | Callable[[int, int], None] | None = None,
+                   splits: Mapping[str, str] | None = None, seed: int | None = None, model: str | None = None,
+                   simulated: bool | None = None, description: str | None = None) -> MeasureConfig:
+    """The measurement's config: ``config`` as given, or one built from the keywords that are
+    not ``None`` (the rest keep their defaults).
+
+    Raises:
+        TypeError: a keyword given along with ``config`` (set it on the config instead).
+        MeasureError: a value the config refuses (``trials=0``, say).
+    """
+    return with_options(config, MeasureConfig, owner=owner, argument="config", options={
+        "trials": trials, "arms": arms, "concurrency": concurrency, "run_id": run_id, "progress": progress,
+        "splits": splits, "seed": seed, "model": model, "simulated": simulated, "description": description})

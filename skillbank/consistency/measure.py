@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from skillbank.consistency.attribution import skill_names, skill_provenance
-from skillbank.consistency.config import MeasureConfig
+from skillbank.consistency.config import MeasureConfig, measure_config
 from skillbank.consistency.engine import run_bounded
 from skillbank.consistency.progress import Progress
 from skillbank.consistency.result import MeasureResult
@@ -60,7 +60,14 @@ def measure(
     arms: Sequence[str] | None = None,
     *,
     config: MeasureConfig | None = None,
-    **options: Any,
+    concurrency: int | None = None,
+    run_id: str | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
+    splits: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    model: str | None = None,
+    simulated: bool | None = None,
+    description: str | None = None,
 ) -> MeasureResult:
     """Run each task ``trials`` times in each arm and measure consistency.
 
@@ -77,17 +84,20 @@ def measure(
         trials, arms: :class:`MeasureConfig`'s, given here (as before the config existed).
         bank: The bank that is injected in the ``"with"`` arm and where every trial is stored.
             Without a bank nothing is stored and the run cannot resume.
-        config: How to run (:class:`MeasureConfig`: trials, arms, concurrency, run id, progress,
-            splits, seed, model label, simulated, description).
-        options: Any :class:`MeasureConfig` field by name (``concurrency=4``), set over
-            ``config``.
+        config: How to run, whole (:class:`MeasureConfig`); then none of ``trials``, ``arms``
+            and the keywords below is given here.
+        concurrency, run_id, progress, splits, seed, model, simulated, description: The
+            :class:`MeasureConfig` fields of those names (``None``: its default).
 
     Raises:
+        TypeError: an unknown keyword, or a field given both here and in ``config``.
         MeasureError: bad arguments, or a trial in the ``"without"`` arm that injected a skill.
         Whatever a trial raises stops the run after the trials in flight finish; the finished
         trials are kept, and a rerun with the same ``run_id`` does only the rest.
     """
-    cfg = MeasureConfig.of(config, trials=trials, arms=arms, **options)
+    cfg = measure_config(config, owner="measure", trials=trials, arms=arms, concurrency=concurrency,
+                         run_id=run_id, progress=progress, splits=splits, seed=seed, model=model,
+                         simulated=simulated, description=description)
     if bank is None and ARM_WITH in cfg.arms:
         raise MeasureError("the 'with' arm needs a bank: pass bank=")
     tasks = list(tasks)

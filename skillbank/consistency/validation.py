@@ -19,6 +19,7 @@ on is kept: the measurement, each task's outcomes included, as a gate record bes
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -28,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from skillbank.consistency import metrics
+from skillbank.consistency.agents import middleware_keywords
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.evolution.gate import GateConfig, GateResult
@@ -125,7 +127,9 @@ class ValidationConfig:
         max_tasks: Validate on at most this many of the tasks asked for (None: every one).
         regression_margin: Successes a task must lose to count as a regression.
         k: Skills injected per model call (``SkillBankMiddleware(k=...)``).
-        middleware_options: Other ``SkillInjectionMiddleware`` options, for both arms.
+        middleware_options: Other ``SkillInjectionMiddleware`` keywords, for both arms (a
+            whole ``InjectionConfig`` as ``injection``, or its explicit keywords such as
+            ``reminders``; ``k`` is set on it).
         sequential: Run the tasks one at a time and stop once the verdict is settled.
     """
 
@@ -259,7 +263,7 @@ def make_validator(
 
     ``current`` results are cached per bank snapshot, so candidates of one round share them.
     ``config.seed`` keeps validation seeds apart from the measurement's. Trials inject like
-    ``SkillBankMiddleware(bank, k=config.k, **config.middleware_options)`` would; one middleware
+    ``SkillInjectionMiddleware(bank, k=config.k, **config.middleware_options)`` would; one middleware
     serves all trials of an arm, so its query-embedding cache is shared.
     """
     return TrialValidator(bank, tasks, trial_fn, config or ValidationConfig(),
@@ -280,7 +284,7 @@ class TrialValidator:
         self.config = config
         self.min_gain = min_gain
         self.log = log
-        self.middleware_options = {"k": config.k, **config.middleware_options}
+        self.middleware_options = middleware_keywords(config.k, config.middleware_options)
         self.current_middleware = SkillInjectionMiddleware(bank, **self.middleware_options)
         # Each arm is its own measurement (the current arm's results are cached), all alike.
         self.arm_config = MeasureConfig(trials=config.trials, concurrency=config.concurrency,
@@ -364,11 +368,11 @@ class _Validation:
         config = self.validator.arm_config
         fresh = [t for t in group if self.current(t.id) is None]
         if fresh:
-            res = measure(self._agent, fresh, arms=("current",), config=config)
+            res = measure(self._agent, fresh, config=dataclasses.replace(config, arms=("current",)))
             for task_id, outcomes in res.results("current").items():
                 self.validator.current_outcomes[(self.snapshot, task_id)] = outcomes
             self.cost += len(res.records)
-        res = measure(self._agent, group, arms=("candidate",), config=config)
+        res = measure(self._agent, group, config=dataclasses.replace(config, arms=("candidate",)))
         self.cost += len(res.records)
         return res.results("candidate")
 

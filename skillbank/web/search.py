@@ -40,8 +40,8 @@ def search_rows(bank: SkillBank, text: str, *, k: int = DEFAULT_K, tools: Sequen
                 kind: str | None = None, tag: str | None = None) -> list[SearchRow]:
     """What would be injected for ``text`` (``tools``: the agent's tool names, None when not
     known), then the other matches by score. ``kind``/``tag`` narrow both."""
-    injector = SkillInjector(bank, k=k, kinds=[kind] if kind else None, tags=[tag] if tag else None,
-                             general_k=GENERAL_K)
+    injector = SkillInjector(bank, InjectionConfig(k=k, kinds=(kind,) if kind else None, tags=(tag,) if tag else None,
+                             general_k=GENERAL_K))
     chosen = injector.select(text, tools=list(tools) if tools else None)
     pinned, general = injector.standing()
     standing = {s.id for s in pinned} | {s.id for s in general}

@@ -48,7 +48,8 @@ def measure_env(
         model_factory: ``model_factory(task, seed)`` returns a LangChain chat model for one
             trial. Default: the environments' ``SimulatedPolicy`` seeded with the trial seed.
         k: Skills injected per model turn in the ``"with"`` arm.
-        middleware_options: Extra keyword arguments for ``SkillBankMiddleware``.
+        middleware_options: Extra keyword arguments for ``SkillBankMiddleware`` (a whole
+            ``InjectionConfig`` as ``injection``, with ``k`` set on it).
         model: A label for the model; default ``"simulated-policy"`` when the default policy is used.
         simulated: Stated in reports; default: True exactly when the default policy is used.
         workers: Run the (simulated) trials in these worker processes, as many at a time as

@@ -76,7 +76,7 @@ class TrialWorkers:
     def factory(self, arms: Sequence[str], k: int,
                 middleware_options: Mapping[str, Any] | None) -> Callable[[str, Any, Any], Any]:
         """An agent factory for one measurement: each trial runs in a worker through
-        ``SkillBankMiddleware(bank, k=k, inject=arm != "without", **middleware_options)``, one
+        ``SkillBankMiddleware(bank, inject=arm != "without", **middleware_keywords(k, middleware_options))``, one
         middleware per arm in each worker, shared by the measurement's trials there."""
         key = uuid.uuid4().hex
         setup = (key, tuple(arms), k, dict(middleware_options or {}))

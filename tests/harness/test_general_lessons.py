@@ -11,6 +11,7 @@ from conftest import ask_for, budget, check_first, missing_parameter, missing_to
 
 from skillbank_harness.envs import directives as dx
 from skillbank_harness.envs.guidance import read
+from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import SkillInjector
 from skillbank.consistency.validation import CandidateView
 from skillbank_harness.envs import SimulatedPolicy, run_task
@@ -257,11 +258,12 @@ def test_general_skills_go_into_every_turn_whatever_the_query(bank):
         hits = SkillInjector(bank, k=1).inject(messages).hits
         assert hits[0].skill.id == general.id and hits[0].score == 1.0
         assert [h.skill.id for h in hits].count(general.id) == 1  # not retrieved a second time
-    off = SkillInjector(bank, k=1, general_k=0).inject([HumanMessage(content="Refund my damaged order")])
+    off = SkillInjector(bank, InjectionConfig(k=1, general_k=0)).inject(
+        [HumanMessage(content="Refund my damaged order")])
     assert [h.skill.id for h in off.hits] == [specific.id]
     # Filters apply to general skills too, and the token budget bounds them.
-    assert not SkillInjector(bank, k=0, kinds=["procedure"]).inject([HumanMessage(content="x")]).hits
-    assert not SkillInjector(bank, k=0, token_budget=20).inject([HumanMessage(content="x")]).hits
+    assert not SkillInjector(bank, InjectionConfig(k=0, kinds=["procedure"])).inject([HumanMessage(content="x")]).hits
+    assert not SkillInjector(bank, InjectionConfig(k=0, token_budget=20)).inject([HumanMessage(content="x")]).hits
     # Retired: gone from the next turn.
     injector = SkillInjector(bank, k=0)
     assert injector.inject([HumanMessage(content="x")]).hits

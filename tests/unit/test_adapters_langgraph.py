@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from skillbank import SkillBank
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
+from skillbank.adapters.config import InjectionConfig, RecordingConfig
 from skillbank.adapters.injection import INJECTION_METADATA_KEY
 from skillbank.adapters.langgraph import inject_skills, skillbank_hook
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
@@ -173,8 +174,8 @@ def test_react_agent_async_and_concurrent_runs_share_one_handler(bank):
 def test_handler_verifier_and_run_id_lookup(bank):
     import uuid
 
-    handler = SkillBankCallbackHandler(bank, verifier=lambda out: "on" in out["messages"][-1].content,
-                                       labels={"arm": "react"})
+    handler = SkillBankCallbackHandler(bank, recording=RecordingConfig(
+        verifier=lambda out: "on" in out["messages"][-1].content, labels={"arm": "react"}))
     agent = create_react_agent(ScriptedChatModel(["the lights are on"]), [lights])
     run_id = uuid.uuid4()
     agent.invoke({"messages": [("user", "lights")]}, config={"callbacks": [handler], "run_id": run_id})
@@ -252,7 +253,7 @@ def test_inject_skills_leaves_messages_alone_when_nothing_fits(bank):
     from langchain_core.messages import HumanMessage
 
     msgs = [SystemMessage("base"), HumanMessage("turn on the lights")]
-    out = inject_skills(bank, msgs, token_budget=10)
+    out = inject_skills(bank, msgs, injection=InjectionConfig(token_budget=10))
     assert out == msgs
     out = inject_skills(bank, msgs)
     assert out[0].text.startswith("base\n\n<skills>") and out[1] is msgs[1]

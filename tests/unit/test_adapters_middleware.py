@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 
 from skillbank import SkillBank
+from skillbank.adapters.config import InjectionConfig, RecordingConfig
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.models import LimitType
@@ -184,7 +185,7 @@ def test_injection_follows_the_conversation(bank, skills):
         return "order 42 needs a refund after eligibility check"
 
     model = ScriptedChatModel([tool_call("lookup"), "done"])
-    mw = SkillBankMiddleware(bank, k=1, history=2)
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=1, history=2))
     # The agent has the AC skill's tool, so that skill fits it (see match_toolset).
     agent_with(model, [lookup, turn_on_ac], mw).invoke({"messages": [("user", "please handle my car request")]})
     traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
@@ -205,8 +206,8 @@ def test_inject_false_logs_only(bank, skills):
 
 def test_pinned_skills_filter_and_token_budget(bank, skills):
     model = ScriptedChatModel(["ok"])
-    mw = SkillBankMiddleware(bank, k=3, pinned=["refund-after-eligibility"],
-                             filter=lambda s: s.kind.value == "guard")
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, pinned=["refund-after-eligibility"],
+                                                             filter=lambda s: s.kind.value == "guard"))
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC and open the window")]})
     traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     got = [(i.skill_id, i.rank) for i in traj.injections]
@@ -216,7 +217,7 @@ def test_pinned_skills_filter_and_token_budget(bank, skills):
 
     # a budget too small for any skill injects nothing and leaves the prompt alone
     model = ScriptedChatModel(["ok"])
-    mw = SkillBankMiddleware(bank, k=3, token_budget=60)
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=60))
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC and open the window")]})
     assert bank.trajectories.get(mw.recording_middleware.last_trajectory_id).injections == []
     assert model.received[0][0].text == SYSTEM
@@ -226,7 +227,7 @@ def test_pinned_only_with_k_zero_over_several_turns(bank, skills):
     # k=0 retrieves nothing: the run's block is the pinned skill, turn after turn (a block with
     # no retrieved skill has no score floor).
     model = ScriptedChatModel([tool_call("ping"), tool_call("ping"), "ok"])
-    mw = SkillBankMiddleware(bank, k=0, general_k=0, pinned=["refund-after-eligibility"])
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=0, general_k=0, pinned=["refund-after-eligibility"]))
     agent_with(model, [ping], mw).invoke({"messages": [("user", "turn on the AC")]})
     traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert {i.skill_id for i in traj.injections} == {skills["refund"].id}
@@ -292,8 +293,8 @@ def test_tool_that_raises_is_stored_incomplete_with_the_error(bank):
 
 def test_custom_detectors_replace_or_disable_the_defaults(bank):
     model = ScriptedChatModel([tool_call("get_cabin"), tool_call("unlock_trunk"), "done"])
-    mw = SkillBankMiddleware(bank, unknown_field_detector=None,
-                             refusal_detector=lambda text: "trunk" in text and "trunk mentioned")
+    mw = SkillBankMiddleware(bank, recording=RecordingConfig(
+        unknown_field_detector=None, refusal_detector=lambda text: "trunk" in text and "trunk mentioned"))
     agent_with(model, [get_cabin, unlock_trunk], mw).invoke({"messages": [("user", "cabin and trunk")]})
     traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert limits(traj) == [(LimitType.policy_refusal, 3)]
@@ -390,7 +391,8 @@ def test_wall_clock_budget_ends_the_run_gracefully(bank):
         return tool_call("ping")
 
     model = ScriptedChatModel([slow_ping])
-    mw = SkillBankMiddleware(bank, max_seconds_per_run=0.12, inject=False, clock=lambda: now[0])
+    mw = SkillBankMiddleware(bank, max_seconds_per_run=0.12, inject=False,
+                             recording=RecordingConfig(clock=lambda: now[0]))
     result = agent_with(model, [ping], mw).invoke({"messages": [("user", "ping")]})
     traj = bank.trajectories.get(result["skillbank_trajectory_id"])
     # 0.05 and 0.10 s are within the budget; after the third call 0.15 s is over it
@@ -458,7 +460,7 @@ def test_every_stored_text_is_scrubbed(bank):
 
 
 def test_custom_scrubber(bank):
-    mw = SkillBankMiddleware(bank, scrubber=lambda text: text.replace("Oslo", "<city>"))
+    mw = SkillBankMiddleware(bank, recording=RecordingConfig(scrubber=lambda text: text.replace("Oslo", "<city>")))
     agent_with(ScriptedChatModel(["Sunny in Oslo"]), [ping], mw).invoke({"messages": [("user", "weather in Oslo")]})
     traj = bank.trajectories.get(mw.recording_middleware.last_trajectory_id)
     assert traj.task == "weather in <city>" and traj.final_answer == "Sunny in <city>"
@@ -578,7 +580,7 @@ def test_threads_with_a_checkpointer_get_one_trajectory_per_invocation(bank):
 
 
 def test_labels_and_task_id_from_invocation_metadata(bank):
-    mw = SkillBankMiddleware(bank, labels={"arm": "bank"}, task_type="car")
+    mw = SkillBankMiddleware(bank, recording=RecordingConfig(labels={"arm": "bank"}, task_type="car"))
     agent = agent_with(ScriptedChatModel(["ok"]), [ping], mw)
     r = agent.invoke({"messages": [("user", "go")]},
                      config={"metadata": {"skillbank_task_id": "car-7", "skillbank_labels": {"seed": 3}}})
@@ -672,7 +674,7 @@ def test_middleware_and_callback_handler_on_one_run_record_it_once(bank, tmp_pat
 
     other = SkillBank.open(tmp_path / "other", embedder="hash")
     try:
-        handler = SkillBankCallbackHandler(bank, labels={"via": "handler"})
+        handler = SkillBankCallbackHandler(bank, recording=RecordingConfig(labels={"via": "handler"}))
         elsewhere = SkillBankCallbackHandler(other)  # another bank: records its own copy
         mw = SkillBankMiddleware(bank, inject=False)
         agent = agent_with(ScriptedChatModel([tool_call("turn_on_ac", temperature=21), "The AC is on."]),

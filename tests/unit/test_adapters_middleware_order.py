@@ -90,7 +90,7 @@ def test_the_parts_in_every_order_store_the_composites_run(refund_bank, mode):
 def test_a_budget_given_to_the_recording_fails_with_where_it_went(bank):
     with pytest.raises(TypeError, match="BudgetConfig"):
         RecordingConfig(max_tokens_per_run=100)
-    with pytest.raises(TypeError, match="BudgetConfig"):
+    with pytest.raises(TypeError, match="max_seconds_per_run"):  # not a recording option
         SkillRecordingMiddleware(bank, max_seconds_per_run=5)
     # the composite takes them, as keywords or as a config
     assert SkillBankMiddleware(bank, max_tokens_per_run=100).budget_middleware.budget.max_tokens_per_run == 100

@@ -96,7 +96,7 @@ def test_a_verifier_and_a_judge_together_is_an_error(bank):
         SkillBankMiddleware(bank, verifier=lambda state: True, judge=judge)
     with pytest.raises(ValueError, match="not both"):
         SkillBankCallbackHandler(bank, verifier=lambda state: True, judge=judge)
-    with pytest.raises(ValueError, match="not both"):  # keywords over a given config, too
+    with pytest.raises(TypeError, match="verifier= and recording="):  # a keyword beside a whole config
         SkillBankMiddleware(bank, recording=RecordingConfig(judge=judge), verifier=lambda state: True)
 
 
@@ -105,7 +105,8 @@ def test_a_verifier_and_a_judge_together_is_an_error(bank):
 
 @pytest.mark.parametrize("flush_every, stored_at_each_tool", [(1, [1, 3, 5]), (3, [0, 3, 3])])
 def test_flush_every_buffers_steps_and_the_end_writes_the_rest(bank, flush_every, stored_at_each_tool):
-    mw = SkillBankMiddleware(bank, flush_every=flush_every, inject=False, verifier=lambda state: True)
+    mw = SkillBankMiddleware(bank, inject=False,
+                             recording=RecordingConfig(flush_every=flush_every, verifier=lambda state: True))
     stored = []
 
     @tool

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from skillbank import SkillBank
 from skillbank.adapters import limits as L
+from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import SkillInjector, merge_system_message
 from skillbank.adapters.judge import LLMJudge, OutcomeVerdict
 from skillbank.adapters.langchain import SkillBankMiddleware
@@ -121,7 +122,7 @@ def test_default_detectors():
 
 
 def test_query_uses_task_and_last_n_messages(bank):
-    injector = SkillInjector(bank, history=2)
+    injector = SkillInjector(bank, InjectionConfig(history=2))
     messages = [SystemMessage("sys"), HumanMessage("book a table for two"),
                 AIMessage("", tool_calls=[{"name": "search", "args": {"city": "Oslo"}, "id": "1"}]),
                 ToolMessage("no tables left", tool_call_id="1", name="search", status="error"),
@@ -131,9 +132,11 @@ def test_query_uses_task_and_last_n_messages(bank):
                                   "assistant: Shall I try tomorrow?"]
     assert "sys" not in query
     # the tool-calling assistant message adds no text of its own: its call is in the result
-    assert SkillInjector(bank, history=3).build_query(messages) == query
-    assert SkillInjector(bank, history=0).build_query(messages) == "book a table for two"
-    long = SkillInjector(bank, message_chars=20).query_parts([HumanMessage("x"), ToolMessage("y" * 50, tool_call_id="1", name="t")])
+    assert SkillInjector(bank, InjectionConfig(history=3)).build_query(messages) == query
+    assert SkillInjector(bank, InjectionConfig(history=0)).build_query(messages) == "book a table for two"
+    long = SkillInjector(bank,
+                         InjectionConfig(message_chars=20)).query_parts([HumanMessage("x"),
+                                         ToolMessage("y" * 50, tool_call_id="1", name="t")])
     assert long == ["x", "t: " + "y" * 17]
 
 
@@ -141,14 +144,15 @@ def test_injector_respects_k_budget_and_kinds(bank):
     for i in range(6):
         bank.add_skill(name=f"window-skill-{i}", description=f"opening the car window variant {i}",
                        body="Open the window slowly. " * (5 + 20 * (i % 2)), kind="guard" if i < 3 else "procedure")
-    injector = SkillInjector(bank, k=3, token_budget=None)
+    injector = SkillInjector(bank, InjectionConfig(k=3, token_budget=None))
     result = injector.inject([HumanMessage("open the car window")])
     assert len(result.hits) == 3 and result.text.count("<skill ") == 3
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
-    small = SkillInjector(bank, k=6, token_budget=200).inject([HumanMessage("open the car window")])
+    small = SkillInjector(bank, InjectionConfig(k=6, token_budget=200)).inject([HumanMessage("open the car window")])
     assert small.text and len(small.text) / 4 <= 200 + 10
     assert 0 < len(small.hits) < 6
-    guards = SkillInjector(bank, k=6, kinds=["guard"], token_budget=None).inject([HumanMessage("open the window")])
+    guards = SkillInjector(bank, InjectionConfig(k=6, kinds=["guard"], token_budget=None)).inject(
+        [HumanMessage("open the window")])
     assert {h.skill.kind.value for h in guards.hits} == {"guard"}
     assert [r[:2] for r in result.records] == [(h.skill.id, 1) for h in result.hits]
 

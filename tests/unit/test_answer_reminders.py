@@ -14,6 +14,7 @@ from langchain_core.tools import tool
 from typer.testing import CliRunner
 
 from conftest import _lesson, check_first
+from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.interventions import INTERVENTION_KEY as ANSWER_REMINDER_METADATA_KEY
 from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
@@ -295,7 +296,7 @@ def _small_talk_run(bank, script, text="Cheers, that was a great help!"):
                                "and asks for nothing a tool does.")
     model = ScriptedChatModel(script)
     # match_toolset=False: the scope by request is tests/unit/test_no_tool_scope.py's subject, on MiniLM
-    mw = SkillBankMiddleware(bank, k=3, reminders=True, match_toolset=False)
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, reminders=True, match_toolset=False))
     agent = create_agent(model, [find_trains, book_ticket], system_prompt="Be brief.", middleware=[mw])
     return agent.invoke({"messages": [("user", text)]}), model
 

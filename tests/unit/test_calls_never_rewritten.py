@@ -19,6 +19,7 @@ from langchain_core.tools import StructuredTool
 
 from skillbank import SkillBank
 from skillbank.adapters import SkillBankMiddleware
+from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.interventions import intervention_of
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.lessons import Lesson, MethodStep
@@ -96,7 +97,8 @@ def test_a_broken_lesson_never_changes_a_call_or_a_result(tmp_path, case):
         bank.add_skill(f"lesson-{case.replace('_', '-')}", f"When asked: {request}.", lessons=[lesson],
                        tools=sorted(lesson.tools()))
         model = ScriptedChatModel(script, cycle=False)
-        agent = create_agent(model, tools, middleware=[SkillBankMiddleware(bank, k=3, deliver=deliver, today=TODAY)])
+        agent = create_agent(model, tools, middleware=[SkillBankMiddleware(
+            bank, injection=InjectionConfig(k=3, deliver=deliver, today=TODAY))])
         result = agent.invoke({"messages": [("user", request)]}, {"recursion_limit": 30})
     messages = result["messages"]
     asked = [c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -128,7 +130,8 @@ def test_a_reminder_names_no_value_the_library_read_for_the_model(tmp_path):
     with SkillBank.open(tmp_path / "bank") as bank:
         bank.add_skill("booking-times", f"When asked: {request}.", lessons=[lesson], tools=["book"])
         agent = create_agent(ScriptedChatModel(script, cycle=False), _tools(ran),
-                             middleware=[SkillBankMiddleware(bank, k=3, deliver={"stated_time": "tool"}, today=TODAY)])
+                             middleware=[SkillBankMiddleware(bank, injection=InjectionConfig(
+                                 k=3, deliver={"stated_time": "tool"}, today=TODAY))])
         result = agent.invoke({"messages": [("user", request)]})
     reminder = next(m.text for m in result["messages"] if isinstance(m, ToolMessage) and intervention_of(m))
     assert "14:15" not in reminder and "was not run" in reminder

@@ -258,30 +258,8 @@ def test_callback_handler_labels_limit_endings(bank):
 # -- 3. one configuration ------------------------------------------------------------------------
 
 
-def test_short_form_and_config_objects_are_the_same(bank):
-    short = SkillBankMiddleware(bank, k=3, verifier=bool, token_budget=500)
-    full = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, token_budget=500),
-                               recording=RecordingConfig(verifier=bool))
-    assert short.injection == full.injection and short.recording == full.recording
-    assert short.prompt_middleware.injector.config is short.injection
-    # keywords apply over a given config
-    mixed = SkillBankMiddleware(bank, injection=InjectionConfig(k=3), k=4)
-    assert mixed.injection.k == 4
-
-
-def test_unknown_options_are_refused_with_the_valid_ones(bank):
-    with pytest.raises(TypeError, match="unknown option.*top_k.*valid options:.*token_budget"):
-        SkillBankMiddleware(bank, top_k=3)
-    with pytest.raises(TypeError, match="verifier"):
-        SkillInjector(bank, verifier=bool)  # a recording option where only injection applies
-    with pytest.raises(TypeError, match="k"):
-        SkillBankCallbackHandler(bank, k=3)
-    with pytest.raises(TypeError):
-        skillbank_prompt(bank, max_tokens_per_run=10)
-
-
 def test_detectors_switch_off_with_none(bank):
-    mw = SkillBankMiddleware(bank, unknown_field_detector=None, refusal_detector=None)
+    mw = SkillBankMiddleware(bank, recording=RecordingConfig(unknown_field_detector=None, refusal_detector=None))
     assert mw.recording_middleware.detectors.unknown_fields is None and mw.recording_middleware.detectors.refusal is None
 
 
@@ -301,7 +279,7 @@ def test_system_message_is_identical_across_turns_unless_a_skill_is_added(bank):
 
 
 def test_a_block_only_appends_and_a_new_skill_must_beat_the_weakest(bank):
-    injector = SkillInjector(bank, k=1, general_k=0)
+    injector = SkillInjector(bank, InjectionConfig(k=1, general_k=0))
     block = Block()
     first = injector.inject([HumanMessage("ping the server")], block=block)
     assert [h.skill.name for h in first.hits] == ["ping-politely"]
@@ -326,7 +304,7 @@ def test_skills_learned_with_another_toolset_are_not_injected(bank):
         name="when-open-window-is-unavailable", description="pinging when the window tool is unavailable",
         lessons=[Lesson(kind=LessonKind.missing_tool, tool="open_window")],
         kind="guard", tools=["open_window"], toolset=["ping", "set_climate"])
-    injector = SkillInjector(bank, k=5, general_k=0)
+    injector = SkillInjector(bank, InjectionConfig(k=5, general_k=0))
     messages = [HumanMessage("ping the server")]
     names = lambda tools: {h.skill.name for h in injector.inject(messages, tools=tools).hits}  # noqa: E731
     # An agent with only `ping`: the car guard was learned beside other tools; the window guard
@@ -334,7 +312,7 @@ def test_skills_learned_with_another_toolset_are_not_injected(bank):
     assert car_guard.name not in names(["ping"]) and window_guard.name in names(["ping"])
     assert car_guard.name in names(["get_vehicle_status"])
     assert {car_guard.name, window_guard.name} <= names(None)  # tools not known: no filter
-    off = SkillInjector(bank, k=5, general_k=0, match_toolset=False)
+    off = SkillInjector(bank, InjectionConfig(k=5, general_k=0, match_toolset=False))
     assert car_guard.name in {h.skill.name for h in off.inject(messages, tools=["ping"]).hits}
 
     # Through the middleware, which knows the agent's tools.
@@ -369,7 +347,7 @@ def test_injection_precision_counts_skills_learned_with_the_runs_tools(bank):
                    tools=["open_window"], toolset=["set_climate"])
     ids = []
     for match in (True, False):
-        mw = SkillBankMiddleware(bank, k=5, general_k=0, match_toolset=match)
+        mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=5, general_k=0, match_toolset=match))
         create_agent(ScriptedChatModel(["done"]), [ping], middleware=[mw]).invoke({"messages": [("user", "ping")]})
         ids.append(mw.recording_middleware.last_trajectory_id)
     matched, unmatched = (injection_precision(bank, [i]) for i in ids)

@@ -82,12 +82,13 @@ def test_without_a_live_config_active_skills_are_always_shown(bank):
     active = _skill(bank, "refund-active")
     for _ in range(30):
         block = Block()
-        SkillInjector(bank, k=3, reminders=False).inject([], "Refund order 4001, it arrived damaged", block=block)
+        SkillInjector(bank, InjectionConfig(k=3, reminders=False)).inject(
+            [], "Refund order 4001, it arrived damaged", block=block)
         assert active.id in block.ids() and block.exposures == {}
     held = 0
     for _ in range(60):
         block = Block()
-        SkillInjector(bank, k=3, reminders=False, live=LiveConfig(holdout=0.5)).inject(
+        SkillInjector(bank, InjectionConfig(k=3, reminders=False, live=LiveConfig(holdout=0.5))).inject(
             [], "Refund order 4001, it arrived damaged", block=block)
         held += active.id not in block.ids()
     assert 10 < held < 50

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import threading
@@ -167,10 +168,24 @@ def test_measure_config_and_keywords_are_one_thing(bank):
     by_config = measure(coin(), make_tasks(2), config=config)
     by_keywords = measure(coin(), make_tasks(2), trials=2, arms=("without",), progress=False, seed=3)
     assert by_config.results("without") == by_keywords.results("without")
-    # a keyword (or a positional shorthand) is set over the config
-    assert measure(coin(), make_tasks(2), 1, config=config).trials == 1
-    with pytest.raises(TypeError, match="unknown measurement option"):
-        measure(coin(), make_tasks(2), config=config, trails=3)
+    # each field one way: a keyword (or a positional shorthand) beside the whole config is refused
+    with pytest.raises(TypeError, match="trials= and config="):
+        measure(coin(), make_tasks(2), 1, config=config)
+    with pytest.raises(TypeError, match="concurrency= and config="):
+        measure(coin(), make_tasks(2), config=config, concurrency=4)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'trails'"):
+        measure(coin(), make_tasks(2), trails=3)
+
+
+def test_measure_takes_every_option_as_a_named_parameter():
+    import inspect
+
+    from skillbank.consistency.agents import measure_agent
+
+    for function in (measure, measure_agent):
+        params = inspect.signature(function).parameters.values()
+        assert not [p.name for p in params if p.kind is p.VAR_KEYWORD]
+        assert {p.name for p in params} >= {f.name for f in dataclasses.fields(MeasureConfig)}
 
 
 def test_unfinished_trajectory_is_rerun(bank):

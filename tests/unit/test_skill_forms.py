@@ -49,7 +49,7 @@ def test_a_lean_block_lets_general_skills_compete_by_relevance(bank):
     # The default: the general skill rides on every turn, first, whatever the request.
     assert [h.skill.id for h in SkillInjector(bank, k=1).inject(refund).hits] == [general.id, specific.id]
     # Lean: it is one candidate among the others; the refund request gets the refund skill only ...
-    lean = SkillInjector(bank, k=1, lean=True)
+    lean = SkillInjector(bank, InjectionConfig(k=1, lean=True))
     assert [h.skill.id for h in lean.inject(refund).hits] == [specific.id]
     # ... and a request its description matches gets it, retrieved (scored), not standing.
     asked = [HumanMessage(content=general.description)]
@@ -73,7 +73,7 @@ def test_a_lean_block_stays_within_its_budget(bank):
                        kind="procedure", tools=["find_order"], status="active")
     messages = [HumanMessage(content="Refund my damaged order")]
     full = SkillInjector(bank, k=8).inject(messages)
-    lean = SkillInjector(bank, k=8, lean=True).inject(messages)
+    lean = SkillInjector(bank, InjectionConfig(k=8, lean=True)).inject(messages)
     assert approx_tokens(full.text) > LEAN_TOKEN_BUDGET  # the default block would be longer
     assert 0 < approx_tokens(lean.text) <= LEAN_TOKEN_BUDGET and len(lean.hits) < len(full.hits)
 
@@ -407,9 +407,11 @@ def _skill_with_examples(bank):
 
 def test_the_example_most_like_the_request_is_shown(bank):
     _skill_with_examples(bank)
-    cancel = SkillInjector(bank, k=1, examples=True).inject([HumanMessage("cancel my gym subscription at month end")])
+    cancel = SkillInjector(bank, InjectionConfig(k=1, examples=True)).inject(
+        [HumanMessage("cancel my gym subscription at month end")])
     assert "cancel the gym subscription <ref>" in cancel.text and "refund the damaged" not in cancel.text
-    refund_text = SkillInjector(bank, k=1, examples=True).inject([HumanMessage("refund my damaged order")]).text
+    refund_text = SkillInjector(bank, InjectionConfig(k=1, examples=True)).inject(
+        [HumanMessage("refund my damaged order")]).text
     assert "refund the damaged order <ref>" in refund_text and "cancel the gym" not in refund_text
     # Off (the default): the block is the skill's body alone.
     plain = SkillInjector(bank, k=1).inject([HumanMessage("cancel my gym subscription at month end")]).text
@@ -420,8 +422,8 @@ def test_the_example_counts_in_the_token_budget(bank):
     skill = _skill_with_examples(bank)
     messages = [HumanMessage("cancel my gym subscription at month end")]
     fits_plain = TokenBudget(None).used + TokenBudget.cost(skill)  # the block without its example
-    assert SkillInjector(bank, k=1, token_budget=fits_plain).inject(messages).hits
-    assert not SkillInjector(bank, k=1, examples=True, token_budget=fits_plain).inject(messages).hits
+    assert SkillInjector(bank, InjectionConfig(k=1, token_budget=fits_plain)).inject(messages).hits
+    assert not SkillInjector(bank, InjectionConfig(k=1, examples=True, token_budget=fits_plain)).inject(messages).hits
 
 
 def test_example_text_goes_through_the_same_lint_as_the_rest_of_a_skill(bank):

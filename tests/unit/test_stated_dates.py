@@ -158,9 +158,10 @@ def _fresh():
     RAN.clear()
 
 
-def _agent(bank, script, **options):
+def _agent(bank, script, *, today=None, deliver=None):
     model = ScriptedChatModel(script)
-    mw = SkillBankMiddleware(bank, k=3, **options)
+    mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, today=today, deliver=deliver or {}),
+                             recording=RecordingConfig(today=today))
     return create_agent(model, [reserve_court], system_prompt="Be brief.", middleware=[mw]), model, mw
 
 

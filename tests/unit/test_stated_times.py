@@ -16,6 +16,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
+from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.langchain import SkillBankMiddleware
 from pydantic import ValidationError
 
@@ -168,7 +169,8 @@ def _time_skill(bank):
 def _run(bank, script, request, deliver=None):
     model = ScriptedChatModel(script)
     agent = create_agent(model, [set_pickup_time], system_prompt="Be brief.",
-                         middleware=[SkillBankMiddleware(bank, k=3, deliver=deliver or {"stated_time": "tool"})])
+                         middleware=[SkillBankMiddleware(bank, injection=InjectionConfig(
+                             k=3, deliver=deliver or {"stated_time": "tool"}))])
     return agent.invoke({"messages": [("user", request)]}), model
 
 
