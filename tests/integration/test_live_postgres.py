@@ -8,9 +8,11 @@
   write's transaction, after its commit with the lock still held): nothing committed is lost, a
   decision is a whole version or nothing, and the next monitor run completes the decisions once.
 
-The streams are strong so that decisions happen: the ``good`` canary's runs succeed exactly when
-it is shown, the ``bad`` canary's exactly when it is held back, the ``neutral`` canary's always
-(it can never be decided).
+The monitor children write slowly (half a second between a decision's check of the skill's
+version and its write), so two monitors not kept apart by the evolution lock would both decide:
+with the lock bypassed the first test fails on it. The streams are strong so that decisions
+happen: the ``good`` canary's runs succeed exactly when it is shown, the ``bad`` canary's exactly
+when it is held back, the ``neutral`` canary's always (it can never be decided).
 """
 
 from __future__ import annotations
@@ -74,12 +76,21 @@ WRITER = textwrap.dedent(f"""
 """)
 
 MONITOR = textwrap.dedent(f"""
-    import os, sys
+    import os, sys, time
     from skillbank import SkillBank
     from skillbank.live.config import LiveConfig
 
     bank = SkillBank.open(sys.argv[1], embedder="hash")
     stop = sys.argv[2]
+    # A slow write (a far host, a busy server): the decision's check of the skill's version and
+    # its write are half a second apart, so two monitors not kept apart by the lock both write.
+    write = bank.skills.new_version
+
+    def slow_write(*args, **kwargs):
+        time.sleep(0.5)
+        return write(*args, **kwargs)
+
+    bank.skills.new_version = slow_write
     print("ready", flush=True)
     passes = 0
     while True:
@@ -270,7 +281,10 @@ def test_eight_writers_and_two_monitors_at_once_decide_each_skill_once(pg_server
         labels = {(t.labels["worker"], t.labels["i"]) for t in bank.trajectories.list(limit=None)}
         assert len(labels) == WRITERS * PER_WRITER
         _committed_runs_are_all_there(bank, reported)
-        # Each decision once: one monitor version per decided skill, applied by one monitor.
+        # Each decision once: one monitor version per decided skill, applied by one monitor. The
+        # second half is the sharp one: a second write of the same decision is a no-op version
+        # (the store writes nothing for it), so without the lock two monitors would both report
+        # the decision applied while the history still showed one version.
         _no_partial_decision(bank, ids)
         _decided_once(bank, ids)
         assert sorted((sid, action) for sid, action, _ in applied) == sorted(
