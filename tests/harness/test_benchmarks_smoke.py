@@ -63,7 +63,7 @@ def test_benchmark_quick(script: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert _has_table(proc.stdout), proc.stdout[-3000:]
     if script in {"bench_retrieval.py", "bench_logging.py", "bench_startup.py", "bench_real_model.py",
-                  "bench_capture.py", "bench_scrub.py"}:
+                  "bench_capture.py", "bench_scrub.py", "bench_exposure.py"}:
         # quick numbers are never recorded
         assert (results.read_text() if results.exists() else None) == before
 
@@ -102,3 +102,16 @@ def test_middleware_benchmark_really_injects(tmp_path: Path) -> None:
     assert "retrieval_median_ms" in report["injection"] and report["query_cache"]["texts"] > 0
     assert "retrieval failed" not in proc.stderr
     assert report["injection"]["prefix_reuse"] > report["baseline"]["prefix_reuse"]  # a stable block
+
+
+def test_exposure_benchmark_really_draws_and_records(tmp_path: Path) -> None:
+    """The live arm must draw and store exposures and the other none, or the benchmark would
+    time two arms that do the same work."""
+    import json
+
+    proc = _run([str(BENCH_DIR / "bench_exposure.py"), "--quick", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["live on"]["exposures_per_turn"] > 0 and report["exposures_stored"] > 0
+    assert report["live off"]["exposures_per_turn"] == 0
+    assert report["turns_per_arm"] > 0 and "median_ms" in report["added"] and "p95_ms" in report["added"]
