@@ -1,0 +1,210 @@
+"""``skillbank evolve --gate-agent module:factory --tasks file.jsonl``: the gate runs each candidate
+on your own agent, on the tasks its retrieval reaches; and how the gate spends its budget (a
+share per candidate, a general lesson after its specific ones, canary for what it left)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillbank.bank import SkillBank
+from skillbank.cli import app
+from test_evolution_support import refund, window
+
+runner = CliRunner()
+
+# The agent reads its system prompt: with the refund skill in it, it answers as the task file
+# expects; without, it does not. Every call is kept, so a test sees which tasks the gate ran.
+FACTORY = '''
+from langchain.agents import create_agent
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+RAN = []
+
+
+@tool
+def find_order(order_id: str) -> str:
+    """Find an order."""
+    return "delivered"
+
+
+@tool
+def check_refund_policy(order_id: str) -> str:
+    """Check the refund policy."""
+    return "eligible"
+
+
+@tool
+def issue_refund(order_id: str, amount: float) -> str:
+    """Issue a refund."""
+    return "refund issued"
+
+
+@tool
+def set_climate(temperature: int) -> str:
+    """Set the AC."""
+    return "climate on"
+
+
+class Reader(BaseChatModel):
+    @property
+    def _llm_type(self):
+        return "reader"
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        system = " ".join(str(m.content) for m in messages if m.type == "system")
+        RAN.append(messages[-1].content)
+        text = "checked and refunded" if "check_refund_policy" in system else "refunded"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+def verify(task, state):
+    answer = state["messages"][-1].content
+    return answer == task.data["expect"] if task.data.get("exact") else task.data["expect"] in answer
+
+
+def build(middleware, seed):
+    tools = [find_order, check_refund_policy, issue_refund, set_climate]
+    return create_agent(Reader(), tools, middleware=middleware), verify
+'''
+
+REFUND = "Refund order {order} for {name}, it arrived damaged."
+TASKS = ([{"id": f"retail-refund-{i:04d}", "type": "refund", "split": "train",
+           "input": REFUND.format(order=4000 + i, name="Ann"), "expect": "checked and refunded"}
+          for i in range(5)]
+         + [{"id": f"car-{i:03d}", "type": "car", "split": "train",
+             "input": f"Open the driver window and set the AC to {20 + i} degrees.", "expect": "refunded"}
+            for i in range(2)]
+         + [{"id": f"poem-{i}", "type": "poem", "split": "train",
+             "input": f"Write a haiku about spring number {i}.", "expect": "refunded"} for i in range(3)]
+         + [{"id": "refund-heldout", "type": "refund", "split": "heldout",
+             "input": REFUND.format(order=4100, name="Bo"), "expect": "checked and refunded"}])
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "my_agent.py").write_text(FACTORY)
+    (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(t) for t in TASKS) + "\n")
+    with SkillBank.open(tmp_path / "bank", embedder="hash") as bank:
+        for t in [refund(i) for i in range(3)] + [refund(i, success=False, skip_check=True) for i in (3, 4)] \
+                + [window(0), window(1)]:
+            bank.trajectories.save(t)
+        # Five active skills about poems fill a poem request's k=5 slots: the candidates reach
+        # no poem task (the hash embedder scores unrelated texts 0, which min_score 0 lets in).
+        for i in range(5):
+            bank.add_skill(name=f"haiku-form-{i}", description=f"Write a haiku about spring number {i}.",
+                           body="Five, seven, five syllables about spring.")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SKILLBANK_DIR", str(tmp_path / "bank"))
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("COLUMNS", "200")
+    return tmp_path
+
+
+def evolve(*args: str):
+    return runner.invoke(app, ["evolve", *args])
+
+
+def test_the_gate_runs_your_agent_on_the_tasks_a_candidate_reaches(project: Path):
+    result = evolve("--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    status = {c["skill"]: c["status"] for c in data["changes"]}
+    assert status["refund-order-arrived-damaged"] == "active"  # it converts its evidence tasks
+    assert status["when-open-window-is-unavailable"] == "rejected"  # no gain on its own
+    gate = {d["skill_id"]: d for d in data["gate"]}
+    names = {c["candidate_id"]: c["skill"] for c in data["changes"]}
+    refund_choice = next(d["choice"] for i, d in gate.items() if names[i] == "refund-order-arrived-damaged")
+    assert refund_choice["own"] == [f"retail-refund-{i:04d}" for i in range(5)]
+    # unreached tasks are not run, and the held-out task is not in the pool at all
+    assert set(refund_choice["unreached"]) >= {"poem-0", "poem-1", "poem-2"}
+    assert refund_choice["pool"] == 10
+    ran = {t for d in data["gate"] if d["result"] for t in d["result"]["planned"]}
+    assert not ran & {"poem-0", "poem-1", "poem-2", "refund-heldout"}
+    per_task = 2 * 2  # two arms, --gate-trials 2
+    run_count = len(refund_choice["own"]) + len(refund_choice["preserve"])
+    assert refund_choice["saved_trials"] == (10 - run_count) * per_task
+    text = evolve("--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl", "--since", "1d")
+    assert text.exit_code == 0, text.output
+
+
+def test_the_report_says_how_many_trials_reach_saved(project: Path):
+    result = evolve("--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "Gate tasks chosen by reach:" in result.stdout
+    assert "trials saved against running every task" in result.stdout
+
+
+def test_a_reached_task_it_would_break_rejects_it(project: Path):
+    """The car tasks are not the refund skill's evidence, but its retrieval reaches them: they
+    are run to preserve, and one that the skill breaks rejects it."""
+    tasks = [dict(t, exact=True) if t["id"] == "car-001" else t for t in TASKS]
+    (project / "tasks.jsonl").write_text("\n".join(json.dumps(t) for t in tasks) + "\n")
+    result = evolve("--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    status = {c["skill"]: c["status"] for c in data["changes"]}
+    assert status["refund-order-arrived-damaged"] == "rejected"
+    (decision,) = [d for d in data["gate"] if d["result"] and "car-001" in d["result"]["regressions"]]
+    assert "car-001" in decision["choice"]["preserve"]
+
+
+# -- the command line's errors ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gate-agent", "my_agent.py:build"], "--gate-agent and --tasks go together"),
+    (["--tasks", "tasks.jsonl"], "--gate-agent and --tasks go together"),
+    (["--gate-agent", "my_agent", "--tasks", "tasks.jsonl"], "--gate-agent 'my_agent': use module:factory"),
+    (["--gate-agent", "my_agent.py:nope", "--tasks", "tasks.jsonl"], "has no callable 'nope'"),
+    (["--gate-agent", "no_such_module_x:build", "--tasks", "tasks.jsonl"], "cannot import no_such_module_x"),
+    (["--gate-agent", "gone.py:build", "--tasks", "tasks.jsonl"], "--gate-agent gone.py:build: no file gone.py"),
+    (["--gate-agent", "my_agent.py:build", "--tasks", "missing.jsonl"], "no tasks file at missing.jsonl"),
+    (["--gate-agent", "my_agent.py:build", "--tasks", "bad.jsonl"], "bad.jsonl:2: not valid JSON"),
+    (["--gate-agent", "my_agent.py:build", "--tasks", "heldout.jsonl"], "every task is in a held-out split"),
+    (["--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl", "--validate", "os:getcwd"],
+     "two ways to validate"),
+])
+def test_bad_gate_agent_arguments_fail_in_one_line(project: Path, args, message):
+    (project / "bad.jsonl").write_text(json.dumps(TASKS[0]) + "\nnot json\n")
+    (project / "heldout.jsonl").write_text(json.dumps(TASKS[-1]) + "\n")
+    result = evolve(*args)
+    assert result.exit_code == 1 and message in result.stderr, result.output
+    assert "Traceback" not in result.output
+    with SkillBank.open(project / "bank", embedder="hash") as bank:  # nothing was consumed
+        assert not bank.skills.list(status="candidate")
+
+
+def test_held_out_tasks_join_the_pool_with_include_heldout(project: Path):
+    result = evolve("--gate-agent", "my_agent.py:build", "--tasks", "tasks.jsonl", "--include-heldout",
+                    "--json")
+    assert result.exit_code == 0, result.output
+    assert {d["choice"]["pool"] for d in json.loads(result.stdout)["gate"]} == {11}
+
+
+# -- choosing tasks and spending the budget ------------------------------------------------------
+
+
+def test_the_saved_trials_count_tasks_of_the_pool_not_run():
+    from skillbank.evolution.review import Pending
+    from skillbank.evolution.task_choice import Reach, choose_tasks
+    from types import SimpleNamespace
+
+    skill = SimpleNamespace(content_hash="h")  # all choose_tasks reads of it: the sample's seed
+    reach = Reach(reached=("a", "b", "c", "d"), unreached=("e", "f", "g", "h", "i", "j"), trials_per_task=4)
+    choice = choose_tasks(Pending(skill=skill, task_ids=["b", "e", "elsewhere"]), reach, holdout=2)
+    assert choice.own == ("b", "e")  # its evidence in the pool, reached or not
+    assert len(choice.preserve) == 2 and set(choice.preserve) <= {"a", "c", "d"}
+    assert len(choice.cut) == 1 and "e" not in choice.unreached
+    assert choice.saved_trials == (10 - 4) * 4
+    limited = choose_tasks(Pending(skill=skill, task_ids=["b", "e"]), reach, holdout=2, limit=1)
+    assert limited.tasks == ["b"] and limited.saved_trials == 9 * 4
