@@ -208,3 +208,109 @@ def test_the_saved_trials_count_tasks_of_the_pool_not_run():
     assert choice.saved_trials == (10 - 4) * 4
     limited = choose_tasks(Pending(skill=skill, task_ids=["b", "e"]), reach, holdout=2, limit=1)
     assert limited.tasks == ["b"] and limited.saved_trials == 9 * 4
+
+
+@pytest.fixture
+def bank(tmp_path):
+    with SkillBank.open(tmp_path / "gate-bank", embedder="hash") as b:
+        yield b
+
+
+def alternatives(bank):
+    """A general check-first lesson and the two specific ones it generalises, plus an unrelated
+    pitfall with the most evidence: the round of the issue, as candidates."""
+    from skillbank.evolution.general import general_content
+    from skillbank.evolution.review import Pending
+    from skillbank.lessons import Lesson, LessonKind
+
+    def candidate(name, tasks, **fields):
+        skill = bank.add_skill(name=name, status="candidate", **fields)
+        return Pending(skill=skill, evidence=[f"run-{t}" for t in tasks], task_ids=list(tasks))
+
+    general = general_content(LessonKind.check_first)
+    return {
+        "pitfall": candidate("calendar-pitfall", ["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"],
+                             description="Calendar events need a time zone.", body="Give the time zone."),
+        "general": candidate(general.name, ["r0", "r1", "o0", "o1", "o2"], description=general.description,
+                             kind=general.kind, tags=general.tags, lessons=general.lessons),
+        "refund": candidate("check-refund-policy", ["r0", "r1"], description="Refunds need the policy check.",
+                            lessons=(Lesson(kind=LessonKind.check_first, check="check_refund_policy",
+                                            tool="issue_refund"),)),
+        "order": candidate("check-order-first", ["o0", "o1", "o2"], description="Cancel after finding the order.",
+                           lessons=(Lesson(kind=LessonKind.check_first, check="get_order", tool="cancel_order"),)),
+    }
+
+
+def scripted_validator(bank, trials=2):
+    """make_validator over tasks c0..c7, r0..r1, o0..o2 whose candidate arm always passes and
+    current arm always fails: every candidate gains wherever it runs."""
+    from skillbank.consistency.runner import SimpleTask
+    from skillbank.consistency.validation import CandidateView, ValidationConfig, make_validator
+
+    ids = [f"c{i}" for i in range(8)] + ["r0", "r1", "o0", "o1", "o2"]
+    tasks = [SimpleTask(id=t, type=t[0], input=f"request {t}") for t in ids]
+    ran = []
+
+    def trial_fn(task, middleware, seed):
+        arm = "candidate" if isinstance(middleware.injector.bank, CandidateView) else "current"
+        ran.append((arm, task.id))
+        return arm == "candidate"
+
+    return make_validator(bank, tasks, trial_fn, ValidationConfig(trials=trials, concurrency=1)), ran
+
+
+def test_the_budget_measures_every_alternative_and_the_general_one_last(bank):
+    """24 trials for four candidates: before, the pitfall (most evidence) and the general lesson
+    spent them and both specific lessons waited unmeasured; now each gets a share, its evidence
+    first, and the general lesson is measured after the specific ones it would replace."""
+    from skillbank.evolution.gate import Gate
+
+    c = alternatives(bank)
+    validate, _ = scripted_validator(bank)
+    measured: list = []
+    gate = Gate(validate=Recording(validate, measured), auto_promote=True, eval_budget=24)
+    decisions = {d.skill_id: d for d in gate.run(bank, list(c.values()), pool=[])}
+    order = [name for name, _ in measured]
+    assert set(order) == {p.skill.name for p in c.values()}, [d.detail for d in decisions.values()]
+    assert order.index(c["general"].skill.name) > max(order.index(c["refund"].skill.name),
+                                                       order.index(c["order"].skill.name))
+    for name, tasks in measured:  # each ran its own evidence first
+        own = next(p.task_ids for p in c.values() if p.skill.name == name)
+        assert tasks == own[:len(tasks)]
+    assert gate.spent <= 24 + 4  # a share is whole tasks: at most one task's trials over
+
+
+class Recording:
+    """A validator that keeps each call's candidate name and tasks, and simulates reach."""
+
+    def __init__(self, validator, calls):
+        self.validator, self.calls = validator, calls
+
+    def __call__(self, skill, tasks):
+        self.calls.append((skill.name, list(tasks)))
+        return self.validator(skill, tasks)
+
+    def reach(self, skill):
+        return self.validator.reach(skill)
+
+
+@pytest.mark.parametrize("policy", ["canary", None])
+def test_candidates_the_budget_leaves_unmeasured_go_to_canary_under_the_canary_policy(bank, policy):
+    from skillbank.evolution.gate import Gate
+    from skillbank.live.config import CANARY_TAG
+
+    c = alternatives(bank)
+    validate, _ = scripted_validator(bank)
+    gate = Gate(validate=validate, auto_promote=True, eval_budget=4, promote_policy=policy)
+    decisions = gate.run(bank, list(c.values()), pool=[])
+    measured = [d for d in decisions if d.result is not None]
+    undecided = [d for d in decisions if d.result is None]
+    assert len(measured) == 1 and len(undecided) == 3  # one task's trials: the whole budget
+    for d in undecided:
+        skill = bank.get_skill(d.skill_id)
+        if policy == "canary":
+            assert d.decision == "promoted" and d.detail == "into canary: evaluation budget spent"
+            assert skill.status.value == "active" and CANARY_TAG in skill.tags
+        else:
+            assert d.decision == "waiting" and d.detail == "evaluation budget spent"
+            assert skill.status.value == "candidate"
