@@ -312,7 +312,8 @@ class TrialValidator:
         from skillbank.adapters.injection import SkillInjector
 
         injector = SkillInjector(CandidateView.for_pending(self.bank, candidate), self.injection)
-        reached, unreached = [], []
+        reached: list[str] = []
+        unreached: list[str] = []
         for task_id, task in self.by_id.items():
             hits = injector.inject(_request_messages(task.input)).hits
             (reached if any(h.skill.id == candidate.id for h in hits) else unreached).append(task_id)
