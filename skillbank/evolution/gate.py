@@ -7,7 +7,8 @@
   compares with and without this candidate) with no regression on any task it was checked on;
   otherwise it is rejected and remembered. Candidates beyond the budget wait for review, or,
   with ``promote_policy="canary"``, go live in canary (the live monitor decides what the
-  budget could not). Each measurement is kept with its decision, in the same transaction, as a
+  budget could not; so does one the budget share measured on too few tasks to show a gain,
+  with no regression). Each measurement is kept with its decision, in the same transaction, as a
   :class:`~skillbank.store.gate_records.GateRecord` (``bank.gate_records``).
 - A validator that simulates retrieval (:class:`~skillbank.evolution.task_choice.ReachesTasks`)
   has its tasks chosen by reach instead of the held-out sample: the evidence tasks, other tasks
@@ -221,8 +222,15 @@ class Gate:
         except Exception as exc:  # a broken validator leaves the candidate for review
             return GateDecision(p.skill.id, GateVerdict.waiting, f"validation failed: {type(exc).__name__}: {exc}")
         self.spent += result.cost
-        decision = self._decide(bank, p, len(tasks), result)
+        if choice is not None and choice.limited and not result.regressions \
+                and not result.accepted(self.config.min_gain):
+            # Rejecting is remembered for good: not on a measurement the budget cut short.
+            decision = self._undecided(bank, p, policy, f"no gain on the {len(result.planned or tasks)} "
+                                       f"task(s) the budget allowed ({result.describe()})")
+        else:
+            decision = self._decide(bank, p, len(tasks), result)
         decision.choice = choice
+        decision.result = decision.result or result
         return decision
 
     def _choice(self, p: Pending, rest: Sequence[Pending]) -> TaskChoice | None:

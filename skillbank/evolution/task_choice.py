@@ -67,6 +67,8 @@ class TaskChoice:
         cut: Tasks it reaches that were left out (the ``holdout`` cap or the budget share).
         pool: Tasks in the pool.
         saved_trials: Trials not run against running every task of the pool.
+        limited: The budget share left out tasks it would have run (so a measurement without a
+            gain does not settle it: see :class:`~skillbank.evolution.gate.Gate`).
     """
 
     own: tuple[str, ...]
@@ -75,6 +77,7 @@ class TaskChoice:
     cut: tuple[str, ...]
     pool: int
     saved_trials: int
+    limited: bool = False
 
     @property
     def tasks(self) -> list[str]:
@@ -94,13 +97,15 @@ def choose_tasks(pending: Pending, reach: Reach, holdout: int, limit: int | None
     others = [t for t in reach.reached if t not in set(own)]
     rng = random.Random(pending.proposal_hash or pending.skill.content_hash)
     preserve = rng.sample(others, min(holdout, len(others)))
-    chosen = (own + preserve)[:limit] if limit is not None else own + preserve
+    wanted = own + preserve
+    chosen = wanted[:limit] if limit is not None else wanted
     kept_own = tuple(t for t in own if t in chosen)
     kept_preserve = tuple(t for t in preserve if t in chosen)
     cut = tuple(t for t in others if t not in set(chosen))
     unreached = tuple(t for t in reach.unreached if t not in set(own))
     return TaskChoice(own=kept_own, preserve=kept_preserve, unreached=unreached, cut=cut,
-                      pool=len(pool), saved_trials=(len(pool) - len(chosen)) * reach.trials_per_task)
+                      pool=len(pool), saved_trials=(len(pool) - len(chosen)) * reach.trials_per_task,
+                      limited=len(chosen) < len(wanted))
 
 
 def tasks_within(remaining_budget: float, candidates_left: int, trials_per_task: int) -> int:

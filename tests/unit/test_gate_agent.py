@@ -241,9 +241,10 @@ def alternatives(bank):
     }
 
 
-def scripted_validator(bank, trials=2):
+def scripted_validator(bank, trials=2, gains=True):
     """make_validator over tasks c0..c7, r0..r1, o0..o2 whose candidate arm always passes and
-    current arm always fails: every candidate gains wherever it runs."""
+    current arm always fails (``gains``: every candidate gains wherever it runs), or both arms
+    fail (no candidate gains anywhere)."""
     from skillbank.consistency.runner import SimpleTask
     from skillbank.consistency.validation import CandidateView, ValidationConfig, make_validator
 
@@ -254,7 +255,7 @@ def scripted_validator(bank, trials=2):
     def trial_fn(task, middleware, seed):
         arm = "candidate" if isinstance(middleware.injector.bank, CandidateView) else "current"
         ran.append((arm, task.id))
-        return arm == "candidate"
+        return gains and arm == "candidate"
 
     return make_validator(bank, tasks, trial_fn, ValidationConfig(trials=trials, concurrency=1)), ran
 
@@ -314,3 +315,42 @@ def test_candidates_the_budget_leaves_unmeasured_go_to_canary_under_the_canary_p
         else:
             assert d.decision == "waiting" and d.detail == "evaluation budget spent"
             assert skill.status.value == "candidate"
+
+
+@pytest.mark.parametrize("budget", [None, 8])
+def test_no_gain_on_tasks_the_budget_cut_short_is_no_rejection(bank, budget):
+    """A rejection is remembered for good: a candidate the budget share measured on fewer tasks
+    than it would have run, with no gain and no regression, waits; measured in full, it is rejected."""
+    from skillbank.evolution.gate import Gate
+
+    c = alternatives(bank)
+    validate, _ = scripted_validator(bank, gains=False)
+    decisions = Gate(validate=validate, auto_promote=True, eval_budget=budget).run(bank, list(c.values()), pool=[])
+    pitfall = next(d for d in decisions if d.skill_id == c["pitfall"].skill.id)
+    if budget is None:
+        assert pitfall.decision == "rejected" and not pitfall.choice.limited
+        assert bank.get_skill(pitfall.skill_id).status.value == "retired"
+    else:
+        assert pitfall.choice.limited and pitfall.result is not None  # measured, on too few tasks
+        assert pitfall.decision == "waiting" and pitfall.detail.startswith("no gain on the 1 task(s) the budget")
+        assert bank.get_skill(pitfall.skill_id).status.value == "candidate"
+
+
+def test_a_candidate_that_reaches_no_task_is_not_run_and_not_rejected(bank):
+    from skillbank.consistency.runner import SimpleTask
+    from skillbank.consistency.validation import ValidationConfig, make_validator
+    from skillbank.evolution.gate import Gate
+    from skillbank.evolution.review import Pending
+
+    for i in range(5):  # fill the k=5 slots of a poem request
+        bank.add_skill(name=f"haiku-{i}", description=f"Write a haiku about spring number {i}.", body="5-7-5.")
+    skill = bank.add_skill(name="refund-check", description="Refund orders after the policy check.",
+                           body="Check the policy.", status="candidate")
+    ran = []
+    tasks = [SimpleTask(id=f"p{i}", type="poem", input=f"Write a haiku about spring number {i}.") for i in range(3)]
+    validate = make_validator(bank, tasks, lambda task, mw, seed: ran.append(task.id) or True,
+                              ValidationConfig(trials=1))
+    (decision,) = Gate(validate=validate, auto_promote=True).run(bank, [Pending(skill=skill)], pool=[])
+    assert ran == [] and decision.decision == "waiting" and "reaches none of the 3 task(s)" in decision.detail
+    assert decision.choice.saved_trials == 3 * 2
+    assert bank.get_skill(skill.id).status.value == "candidate"
