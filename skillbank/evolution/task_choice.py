@@ -64,7 +64,8 @@ class TaskChoice:
             reaches it: a run can pull it in later, when a tool fails).
         preserve: Other tasks it reaches, to preserve.
         unreached: Tasks of the pool it cannot reach: not run.
-        cut: Tasks it reaches that were left out (the ``holdout`` cap or the budget share).
+        cut: Evidence tasks and tasks it reaches that were left out (the ``holdout`` cap or the
+            budget share).
         pool: Tasks in the pool.
         saved_trials: Trials not run against running every task of the pool.
         limited: The budget share left out tasks it would have run (so a measurement without a
@@ -101,7 +102,7 @@ def choose_tasks(pending: Pending, reach: Reach, holdout: int, limit: int | None
     chosen = wanted[:limit] if limit is not None else wanted
     kept_own = tuple(t for t in own if t in chosen)
     kept_preserve = tuple(t for t in preserve if t in chosen)
-    cut = tuple(t for t in others if t not in set(chosen))
+    cut = tuple(t for t in own + others if t not in set(chosen))
     unreached = tuple(t for t in reach.unreached if t not in set(own))
     return TaskChoice(own=kept_own, preserve=kept_preserve, unreached=unreached, cut=cut,
                       pool=len(pool), saved_trials=(len(pool) - len(chosen)) * reach.trials_per_task,
