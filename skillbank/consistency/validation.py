@@ -1,8 +1,11 @@
 """Validating a candidate skill by re-running tasks with and without it (the evolution gate).
 
 ``evolve(bank, auto_promote=True, validate=...)`` calls ``validate(candidate, task_ids)`` for each
-candidate, with the tasks of the candidate's evidence plus a sample of other tasks from the same
-round. :func:`make_validator` builds that function from a way to run one trial: it runs each
+candidate. The validator :func:`make_validator` builds also simulates retrieval
+(:meth:`TrialValidator.reach`), so the gate gives it the candidate's evidence tasks and other
+tasks the candidate reaches, never one it cannot reach
+(:mod:`skillbank.evolution.task_choice`).
+:func:`make_validator` builds that function from a way to run one trial: it runs each
 task ``trials`` times against the bank as it is (``current``) and against the bank as it would be
 with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
 reports a :class:`GateMeasurement`: the gain in pass^k, the tasks that got worse and each task's
