@@ -68,7 +68,7 @@ class DemoConfig:
 
 FULL = DemoConfig()
 QUICK = DemoConfig(families=("car",), per_template=1, trials=3, rounds=1, validate_trials=1,
-                   validate_tasks=2, validate_budget=16, max_train_tasks=6, max_heldout_tasks=3,
+                   validate_tasks=2, validate_budget=32, max_train_tasks=6, max_heldout_tasks=3,
                    processes=0)  # a few dozen trials: starting workers would take longer
 
 

@@ -4,8 +4,6 @@ on your own agent (``--agent module:factory --tasks tasks.jsonl``)."""
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from skillbank.cli._common import console, err_console, fail, open_bank
+from skillbank.cli.agent_factory import load_factory
 from skillbank.cli.options import DirOption, EmbedderOption
 
 
@@ -90,32 +89,6 @@ def _per_trial(chat_model: Any) -> Callable[[Any, int], Any]:
 
     def factory(task: Any, trial_seed: int) -> Any:
         return with_seed(chat_model, trial_seed)
-    return factory
-
-
-def load_factory(spec: str) -> Callable[..., Any]:
-    """``package.module:name`` or ``path/to/file.py:name`` -> the callable it names."""
-    target, sep, name = spec.rpartition(":")
-    if not sep or not target or not name:
-        fail(f"--agent {spec!r}: use module:factory or path/to/file.py:factory")
-    try:
-        if target.endswith(".py") or "/" in target or "\\" in target:
-            path = Path(target)
-            if not path.is_file():
-                fail(f"--agent {spec}: no file {path}")
-            module_spec = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules.setdefault(path.stem, module)
-            module_spec.loader.exec_module(module)
-        else:
-            if "" not in sys.path and str(Path.cwd()) not in sys.path:
-                sys.path.insert(0, str(Path.cwd()))  # like `python -m`: the current folder first
-            module = importlib.import_module(target)
-    except ImportError as exc:
-        fail(f"--agent {spec}: cannot import {target} ({exc})")
-    factory = getattr(module, name, None)
-    if not callable(factory):
-        fail(f"--agent {spec}: {target} has no callable {name!r}")
     return factory
 
 

@@ -106,9 +106,22 @@ def evolve(
     validate: Annotated[Optional[str], typer.Option(
         "--validate", help="Validation function module:function, called as f(candidate, task_ids) "
                            "-> GateResult.")] = None,
+    gate_agent: Annotated[Optional[str], typer.Option(
+        "--gate-agent", help="Validate each candidate on your agent, as `skillbank eval --agent` "
+                             "runs it: module:factory or file.py:factory; factory(middleware=[...], "
+                             "seed=N) returns (agent, verify). Needs --tasks; implies --auto-promote.")] = None,
+    tasks_path: Annotated[Optional[Path], typer.Option(
+        "--tasks", help="With --gate-agent: the JSON Lines task file of `skillbank eval --tasks`. A "
+                        "candidate runs on its evidence tasks and the other tasks its retrieval "
+                        "reaches, never on tasks it cannot reach; held-out tasks only with "
+                        "--include-heldout.")] = None,
+    gate_trials: Annotated[int, typer.Option(
+        "--gate-trials", min=1, help="With --gate-agent: trials of each task in each arm.")] = 2,
     promote_policy: Annotated[Optional[PromotePolicy], typer.Option(
         "--promote-policy", help="Promote without validation: all candidates, template guards only, "
-                                  "or every new skill into canary (the live monitor decides).")] = None,
+                                  "or every new skill into canary (the live monitor decides). With "
+                                  "validation, canary takes the candidates the --eval-budget left "
+                                  "unmeasured.")] = None,
     eval_budget: Annotated[Optional[float], typer.Option(
         "--eval-budget", help="Stop validating after this much evaluation cost (1 per call by default).")] = None,
     min_support: Annotated[int, typer.Option(
@@ -127,7 +140,13 @@ def evolve(
     from skillbank.evolution import GateConfig
     from skillbank.evolution import evolve as run_round
 
+    if (gate_agent is None) != (tasks_path is None):
+        fail("--gate-agent and --tasks go together: --gate-agent module:factory --tasks tasks.jsonl")
+    if gate_agent is not None and validate is not None:
+        fail("--gate-agent and --validate are two ways to validate candidates: pass one of them")
     validator = load_callable(validate) if validate else None
+    agent_gate = _agent_gate(gate_agent, tasks_path, include_heldout) if gate_agent is not None else None
+    auto_promote = auto_promote or agent_gate is not None
     since_at = parse_since(since)
     if with_rules and not llm:
         raise typer.BadParameter("--with-rules pools the rule distiller with an --llm model; "
@@ -141,6 +160,8 @@ def evolve(
         gate = GateConfig(validate=validator, auto_promote=auto_promote,
                           promote_policy=promote_policy.value if promote_policy else None,
                           eval_budget=eval_budget)
+        if agent_gate is not None:
+            gate = dataclasses.replace(gate, validate=_agent_validator(bank, agent_gate, gate, gate_trials))
         report = run_round(bank, distiller, dry_run=dry_run, since=since_at, gate=gate,
                            lock_timeout=lock_timeout, min_support=min_support,
                            include_heldout=include_heldout)
@@ -153,6 +174,34 @@ def evolve(
     if held_out:
         console().print(f"Skipped {held_out} run(s) labelled with a held-out split "
                         "(pass --include-heldout to learn from them).")
+
+
+def _agent_gate(spec: str, tasks_path: Path | None, include_heldout: bool) -> tuple[Any, list[Any]]:
+    """``--gate-agent`` and ``--tasks``: the factory and the tasks the gate may run (without
+    held-out ones unless ``include_heldout``); a bad spec or task file fails in one line."""
+    from skillbank.cli.agent_factory import load_factory
+    from skillbank.consistency.taskfile import load_tasks
+    from skillbank.splits import HELD_OUT_SPLITS
+
+    assert tasks_path is not None
+    build = load_factory(spec, "--gate-agent")
+    tasks = load_tasks(tasks_path)
+    pool = [t for t in tasks if include_heldout or t.split not in HELD_OUT_SPLITS]
+    if not pool:
+        fail(f"--tasks {tasks_path}: every task is in a held-out split, which evolution never "
+             "learns from; add tasks of another split, or pass --include-heldout")
+    return build, pool
+
+
+def _agent_validator(bank: Any, agent_gate: tuple[Any, list[Any]], gate: Any, trials: int) -> Any:
+    """The gate's validator on the user's agent: one trial at a time (an agent of one's own may
+    not be thread-safe), its tasks chosen by reach."""
+    from skillbank.consistency.agents import agent_trial_fn
+    from skillbank.consistency.validation import ValidationConfig, make_validator
+
+    build, pool = agent_gate
+    return make_validator(bank, pool, agent_trial_fn(build), ValidationConfig(trials=trials, concurrency=1),
+                          gate=gate)
 
 
 # -- skillbank candidates ... ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from skillbank.errors import MeasureError
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.bank import SkillBank
 
-__all__ = ["measure_agent", "logged_factory", "middleware_keywords"]
+__all__ = ["measure_agent", "logged_factory", "middleware_keywords", "run_agent_trial", "agent_trial_fn"]
 
 
 def measure_agent(
@@ -61,27 +61,50 @@ def measure_agent(
     """
     if bank is None:
         raise MeasureError("measure_agent needs a bank: every trial is logged in it")
-    from langgraph.errors import GraphRecursionError
 
     def run_trial(task: Any, middleware: Any, spec: TrialSpec, config: dict[str, Any]) -> Any:
-        built = build(middleware=[middleware], seed=spec.seed)
-        try:
-            agent, verify = built
-        except (TypeError, ValueError):
-            raise MeasureError(f"the agent factory returned {type(built).__name__}; it must "
-                               "return (agent, verify)") from None
-        try:
-            state = agent.invoke(agent_input(task.input),
-                                 config={**config, "recursion_limit": recursion_limit})
-        except GraphRecursionError:
-            return None, False
-        return state, bool(verify(task, state))
+        return run_agent_trial(build, task, middleware, spec.seed, config, recursion_limit)
 
     cfg = measure_config(config, owner="measure_agent", trials=trials, arms=arms, concurrency=concurrency,
                          run_id=run_id, progress=progress, splits=splits, seed=seed, model=model,
                          simulated=simulated, description=description)
     factory = logged_factory(bank, cfg.arms, k, middleware_options, run_trial)
     return measure(factory, tasks, bank=bank, config=cfg)
+
+
+def run_agent_trial(build: Callable[..., Any], task: Any, middleware: Any, seed: int,
+                    config: Mapping[str, Any] | None = None, recursion_limit: int = 100) -> tuple[Any, bool]:
+    """One trial of your agent: ``build(middleware=[middleware], seed=seed)`` -> ``(agent,
+    verify)``, the agent invoked with the task's input, ``verify(task, final_state)`` judging it.
+
+    Returns ``(final_state, success)``; a run that hits ``recursion_limit`` is ``(None, False)``.
+
+    Raises:
+        MeasureError: ``build`` did not return ``(agent, verify)``.
+    """
+    from langgraph.errors import GraphRecursionError
+
+    built = build(middleware=[middleware], seed=seed)
+    try:
+        agent, verify = built
+    except (TypeError, ValueError):
+        raise MeasureError(f"the agent factory returned {type(built).__name__}; it must "
+                           "return (agent, verify)") from None
+    try:
+        state = agent.invoke(agent_input(task.input),
+                             config={**(config or {}), "recursion_limit": recursion_limit})
+    except GraphRecursionError:
+        return None, False
+    return state, bool(verify(task, state))
+
+
+def agent_trial_fn(build: Callable[..., Any], recursion_limit: int = 100) -> Callable[[Any, Any, int], bool]:
+    """Your agent factory as the gate's ``trial_fn(task, middleware, seed) -> success``
+    (:func:`skillbank.consistency.validation.make_validator`): each trial as
+    :func:`measure_agent` runs it, with the gate's middleware in place of the bank's."""
+    def trial_fn(task: Any, middleware: Any, seed: int) -> bool:
+        return run_agent_trial(build, task, middleware, seed, None, recursion_limit)[1]
+    return trial_fn
 
 
 def logged_factory(bank: "SkillBank", arms: Sequence[str], k: int,

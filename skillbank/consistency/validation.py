@@ -1,8 +1,11 @@
 """Validating a candidate skill by re-running tasks with and without it (the evolution gate).
 
 ``evolve(bank, auto_promote=True, validate=...)`` calls ``validate(candidate, task_ids)`` for each
-candidate, with the tasks of the candidate's evidence plus a sample of other tasks from the same
-round. :func:`make_validator` builds that function from a way to run one trial: it runs each
+candidate. The validator :func:`make_validator` builds also simulates retrieval
+(:meth:`TrialValidator.reach`), so the gate gives it the candidate's evidence tasks and other
+tasks the candidate reaches, never one it cannot reach
+(:mod:`skillbank.evolution.task_choice`).
+:func:`make_validator` builds that function from a way to run one trial: it runs each
 task ``trials`` times against the bank as it is (``current``) and against the bank as it would be
 with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
 reports a :class:`GateMeasurement`: the gain in pass^k, the tasks that got worse and each task's
@@ -34,6 +37,7 @@ from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.evolution.gate import GateConfig, GateResult
 from skillbank.evolution.seam import EvolutionBank
+from skillbank.evolution.task_choice import Reach
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
 from skillbank.queries import ScoredHit, SearchFilters, SkillHit, SolvedRequest
@@ -286,6 +290,7 @@ class TrialValidator:
         self.log = log
         self.middleware_options = middleware_keywords(config.k, config.middleware_options)
         self.current_middleware = SkillInjectionMiddleware(bank, **self.middleware_options)
+        self.injection = self.current_middleware.config
         # Each arm is its own measurement (the current arm's results are cached), all alike.
         self.arm_config = MeasureConfig(trials=config.trials, concurrency=config.concurrency,
                                         progress=False, seed=config.seed)
@@ -303,6 +308,23 @@ class TrialValidator:
         measured = validation.measurement()
         self._record(candidate, measured, time.perf_counter() - started)
         return measured
+
+    def reach(self, candidate: Skill) -> Reach:
+        """Which tasks' requests would put ``candidate`` into the first prompt: the injector's
+        own selection (:meth:`~skillbank.adapters.injection.SkillInjector.inject`) over a
+        :class:`CandidateView`, as the candidate arm's first model call makes it. The agent's
+        tools are not known before it is built, so nothing is kept out by toolset here (the
+        trials still count a task the toolset kept it out of as not reached)."""
+        from skillbank.adapters.injection import SkillInjector
+
+        injector = SkillInjector(CandidateView.for_pending(self.bank, candidate), self.injection)
+        reached: list[str] = []
+        unreached: list[str] = []
+        for task_id, task in self.by_id.items():
+            hits = injector.inject(_request_messages(task.input)).hits
+            (reached if any(h.skill.id == candidate.id for h in hits) else unreached).append(task_id)
+        return Reach(reached=tuple(reached), unreached=tuple(unreached),
+                     trials_per_task=2 * self.config.trials)
 
     def _record(self, candidate: Skill, measured: GateMeasurement, seconds: float) -> None:
         entry = measured.log_entry(candidate) if measured.trials else None
@@ -328,7 +350,7 @@ class _Validation:
         self.chosen = chosen
         self.snapshot = validator.bank.snapshot_id()
         self.middleware = SkillInjectionMiddleware(CandidateView.for_pending(validator.bank, candidate),
-                                                   **validator.middleware_options)
+                                                   injection=validator.injection)
         self.tally = _Tally(config.trials, config.regression_margin, validator.min_gain, len(chosen))
         self.measured: dict[str, TaskTrials] = {}
         self.unreached: list[str] = []
@@ -426,3 +448,23 @@ class _Validation:
         else:
             rest = [-1.0 if c is None else self.tally.task_delta(c, [False] * trials) for c in left]
         return (math.fsum(self.tally.deltas) + math.fsum(rest)) / self.tally.planned
+
+
+def _request_messages(value: Any) -> list[Any]:
+    """A task input as the messages an agent's first model call sees (the request)."""
+    from langchain_core.messages import convert_to_messages
+
+    from skillbank.consistency.tasks import agent_input
+
+    given = agent_input(value)
+    messages = given.get("messages") if isinstance(given, Mapping) else None
+    if isinstance(messages, (list, tuple)) and messages:
+        try:
+            return list(convert_to_messages(messages))
+        except (ValueError, TypeError, NotImplementedError):
+            pass
+    from langchain_core.messages import HumanMessage
+
+    from skillbank.consistency.tasks import task_text
+
+    return [HumanMessage(task_text(value))]

@@ -5,9 +5,16 @@
   round, until ``eval_budget`` (total :attr:`GateResult.cost`, one per call by default) is
   spent. It is promoted only for an attributable gain (``gain > min_gain``; the validator
   compares with and without this candidate) with no regression on any task it was checked on;
-  otherwise it is rejected and remembered. Candidates beyond the budget wait for review. Each
-  measurement is kept with its decision, in the same transaction, as a
+  otherwise it is rejected and remembered. Candidates beyond the budget wait for review, or,
+  with ``promote_policy="canary"``, go live in canary (the live monitor decides what the
+  budget could not; so does one the budget share measured on too few tasks to show a gain,
+  with no regression). Each measurement is kept with its decision, in the same transaction, as a
   :class:`~skillbank.store.gate_records.GateRecord` (``bank.gate_records``).
+- A validator that simulates retrieval (:class:`~skillbank.evolution.task_choice.ReachesTasks`)
+  has its tasks chosen by reach instead of the held-out sample: the evidence tasks, other tasks
+  the candidate reaches, none it cannot; with a budget, each candidate gets an equal share of
+  what is left, and a general lesson is measured after the specific ones it generalises (see
+  :mod:`skillbank.evolution.task_choice`).
 - Without a validator, candidates wait for review (``skillbank candidates promote|reject``),
   unless a ``promote_policy`` opts into promoting by policy: ``"all"`` (every lint-clean
   candidate), ``"guards"`` (template-written guard skills only), or a callable
@@ -26,6 +33,7 @@ from typing import Any, Callable, Sequence
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution.review import Pending, promote, reject
 from skillbank.evolution.seam import EvolutionBank
+from skillbank.evolution.task_choice import ReachesTasks, TaskChoice, choose_tasks, measuring_order, tasks_within
 from skillbank.live.canary import start_canary
 from skillbank.models import Skill, SkillKind, SkillStatus
 from skillbank.provenance import Source, text_source
@@ -115,6 +123,7 @@ class GateDecision:
     detail: str
     result: GateResult | None = None
     active_id: str | None = None  # the skill that became active (the target, for a draft)
+    choice: TaskChoice | None = None  # the tasks chosen by reach, when the validator simulates it
 
 
 @dataclass(frozen=True)
@@ -129,7 +138,8 @@ class GateConfig:
             ``"canary"``: every new skill goes live in canary and the live monitor decides.
         eval_budget: Stop validating once this much :attr:`GateResult.cost` is spent.
         min_gain: The smallest gain that counts as a gain (strictly more is needed).
-        holdout: Other tasks of the round added to a candidate's own for validation.
+        holdout: Other tasks added to a candidate's own for validation: a sample of the
+            round's tasks or, with a validator that simulates retrieval, of the tasks it reaches.
     """
 
     validate: Validator | None = None
@@ -164,7 +174,8 @@ class Gate:
 
     def run(self, bank: EvolutionBank, candidates: list[Pending], pool: Sequence[str]) -> list[GateDecision]:
         policy = resolve_policy(self.config.promote_policy)
-        for p in sorted(candidates, key=lambda c: -len(c.evidence)):
+        order = measuring_order(candidates)
+        for i, p in enumerate(order):
             if p.skill.status != SkillStatus.candidate:
                 self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, "quarantined: needs a person"))
                 continue
@@ -173,28 +184,14 @@ class Gate:
                 self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, full))
                 continue
             if self.config.auto_promote and self.config.validate is not None:
-                if self.config.eval_budget is not None and self.spent >= self.config.eval_budget:
-                    self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, "evaluation budget spent"))
-                    continue
-                tasks = self.task_ids(p, pool)
-                try:
-                    result = as_gate_result(self.config.validate(p.skill, tasks))
-                except Exception as exc:  # a broken validator leaves the candidate for review
-                    self.decisions.append(GateDecision(
-                        p.skill.id, GateVerdict.waiting, f"validation failed: {type(exc).__name__}: {exc}"))
-                    continue
-                self.spent += result.cost
-                self.decisions.append(self._decide(bank, p, len(tasks), result))
+                self.decisions.append(self._validate(bank, p, order[i:], pool, policy))
             elif policy is not None and _model_written(bank, p):
                 self.decisions.append(GateDecision(
                     p.skill.id, GateVerdict.waiting, "written by an LLM distiller: only the gate's measured gain or a "
                     "person promotes it, never a policy alone"))
             elif policy is not None and policy(p) and self.config.promote_policy == "canary":
-                with bank.transaction():
-                    live = start_canary(bank.skills, p.skill.id, author="policy",
-                                        reason="canary by policy: the live monitor promotes or rejects it")
-                    bank.drafts.drop_pending(p.skill.id)
-                self.decisions.append(GateDecision(p.skill.id, GateVerdict.promoted, "into canary", None, live.id))
+                self.decisions.append(self._into_canary(bank, p, "canary by policy: the live monitor promotes "
+                                                        "or rejects it", "into canary"))
             elif policy is not None and policy(p):
                 active = promote(bank, p.skill.id, author="policy",
                                  reason=f"promoted by policy {self.config.promote_policy!r}")
@@ -204,6 +201,66 @@ class Gate:
                        if self.config.auto_promote else "waiting for review")
                 self.decisions.append(GateDecision(p.skill.id, GateVerdict.waiting, why))
         return self.decisions
+
+    def _validate(self, bank: EvolutionBank, p: Pending, rest: Sequence[Pending], pool: Sequence[str],
+                  policy: Callable[[Pending], bool] | None) -> GateDecision:
+        """Measure ``p`` (``rest``: it and the candidates after it) and decide; a candidate the
+        budget or the task pool leaves unmeasured is undecided (:meth:`_undecided`)."""
+        if self.config.eval_budget is not None and self.spent >= self.config.eval_budget:
+            return self._undecided(bank, p, policy, "evaluation budget spent")
+        validate = self.config.validate
+        assert validate is not None
+        try:
+            choice = self._choice(p, rest)
+            if choice is not None and not choice.tasks:
+                decision = self._undecided(bank, p, policy, f"reaches none of the {choice.pool} task(s) "
+                                           "it could be validated on: nothing to measure offline")
+                decision.choice = choice
+                return decision
+            tasks = choice.tasks if choice is not None else self.task_ids(p, pool)
+            result = as_gate_result(validate(p.skill, tasks))
+        except Exception as exc:  # a broken validator leaves the candidate for review
+            return GateDecision(p.skill.id, GateVerdict.waiting, f"validation failed: {type(exc).__name__}: {exc}")
+        self.spent += result.cost
+        if choice is not None and choice.limited and not result.regressions \
+                and not result.accepted(self.config.min_gain):
+            # Rejecting is remembered for good: not on a measurement the budget cut short.
+            decision = self._undecided(bank, p, policy, f"no gain on the {len(result.planned or tasks)} "
+                                       f"task(s) the budget allowed ({result.describe()})")
+        else:
+            decision = self._decide(bank, p, len(tasks), result)
+        decision.choice = choice
+        decision.result = decision.result or result
+        return decision
+
+    def _choice(self, p: Pending, rest: Sequence[Pending]) -> TaskChoice | None:
+        """The tasks for ``p`` by reach, within its share of the budget left; None when the
+        validator cannot simulate retrieval."""
+        validate = self.config.validate
+        if not isinstance(validate, ReachesTasks):
+            return None
+        reach = validate.reach(p.skill)
+        limit = None
+        if self.config.eval_budget is not None:
+            left = sum(1 for c in rest if c.skill.status == SkillStatus.candidate)
+            limit = tasks_within(self.config.eval_budget - self.spent, left, reach.trials_per_task)
+        return choose_tasks(p, reach, self.config.holdout, limit)
+
+    def _undecided(self, bank: EvolutionBank, p: Pending, policy: Callable[[Pending], bool] | None,
+                   why: str) -> GateDecision:
+        """A candidate the gate could not measure: into canary when the promote policy is
+        ``"canary"`` (and would take it; never text an LLM distiller wrote), else waiting."""
+        if self.config.promote_policy == "canary" and policy is not None and policy(p) \
+                and not _model_written(bank, p):
+            return self._into_canary(bank, p, f"canary: {why} before the gate could measure it; the live "
+                                     "monitor promotes or rejects it", f"into canary: {why}")
+        return GateDecision(p.skill.id, GateVerdict.waiting, why)
+
+    def _into_canary(self, bank: EvolutionBank, p: Pending, reason: str, detail: str) -> GateDecision:
+        with bank.transaction():
+            live = start_canary(bank.skills, p.skill.id, author="policy", reason=reason)
+            bank.drafts.drop_pending(p.skill.id)
+        return GateDecision(p.skill.id, GateVerdict.promoted, detail, None, live.id)
 
     def _decide(self, bank: EvolutionBank, p: Pending, n_tasks: int, result: GateResult) -> GateDecision:
         """Promote or reject a measured candidate, its record written in the same transaction:

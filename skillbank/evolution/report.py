@@ -101,6 +101,7 @@ class EvolutionReport:
             lines.append(f"Possible environment exploits, not learned from ({len(self.exploits)}):")
             for tid, why in list(self.exploits.items())[:10]:
                 lines.append(f"  {tid}: {why}")
+        lines.extend(self._task_choice_lines())
         waiting = [d for d in self.gate if d.decision == "waiting"]
         if waiting:
             lines.append(f"{len(waiting)} candidate(s) waiting: `skillbank candidates list`")
@@ -114,6 +115,19 @@ class EvolutionReport:
         if self.dry_run:
             lines.append("Dry run: nothing was written.")
         return "\n".join(lines)
+
+    def _task_choice_lines(self) -> list[str]:
+        """The gate's tasks chosen by reach, per candidate, and the trials that saved."""
+        chosen = [d for d in self.gate if d.choice is not None]
+        if not chosen:
+            return []
+        names = {c.candidate_id: c.skill for c in self.changes if c.candidate_id}
+        saved = sum(d.choice.saved_trials for d in chosen if d.choice is not None)
+        lines = [f"Gate tasks chosen by reach: {saved} trials saved against running every task"]
+        for d in chosen:
+            assert d.choice is not None
+            lines.append(f"  {names.get(d.skill_id, d.skill_id):<40} {d.choice.describe()}")
+        return lines
 
 
 def _ids(ids: Iterable[str], n: int = 4) -> str:
