@@ -123,9 +123,9 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-def print_json(data: Any) -> None:
-    """Valid JSON on stdout and nothing else."""
-    sys.stdout.write(json.dumps(data, indent=2, default=_default, ensure_ascii=False) + "\n")
+def print_json(data: Any, *, indent: int | None = 2) -> None:
+    """Valid JSON on stdout and nothing else (``indent=None``: one line, for JSON Lines)."""
+    sys.stdout.write(json.dumps(data, indent=indent, default=_default, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 

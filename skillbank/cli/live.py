@@ -45,19 +45,32 @@ def monitor(
     alpha: Annotated[float, typer.Option(help="Error rate of each skill's anytime-valid interval.")] = 0.05,
     stale_days: Annotated[float, typer.Option(help="Flag a skill stale after this many days without an "
                                                    "eligible run.")] = 14.0,
+    every: Annotated[float | None, typer.Option("--every", min=0, help="With --apply: decide again every this "
+                                                "many seconds, until Ctrl-C (or --rounds).")] = None,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="With --every: stop after this many "
+                                               "rounds.")] = None,
     as_json: JsonOption = False,
     bank_dir: DirOption = Path(".skillbank"),
     embedder: EmbedderOption = None,
 ) -> None:
     """Show each randomized skill's live effect and what the monitor decides.
 
-    Success shown vs held back, overall and per kind of request; with --apply, write the decisions."""
+    Success shown vs held back, overall and per kind of request; with --apply, write the decisions;
+    with --apply --every SECONDS, keep deciding on that cadence (one line per decision written, or
+    one JSON line per round with --json)."""
     from datetime import timedelta
 
     from skillbank.live.config import LiveConfig
 
+    if every is None and rounds is not None:
+        fail("--rounds goes with --every: skillbank monitor --apply --every SECONDS --rounds N")
+    if every is not None and not apply:
+        fail("--every decides on a cadence, so it writes: add --apply (skillbank monitor --apply --every SECONDS)")
     config = LiveConfig(holdout=holdout, alpha=alpha, stale_after=timedelta(days=stale_days))
     with open_bank(bank_dir, embedder) as bank:
+        if every is not None:
+            _on_cadence(bank, config, every, rounds, as_json)
+            return
         report = bank.monitor(config, apply=apply, kind_of=_kind)
     data = report.as_dict()
     if as_json:
@@ -80,6 +93,36 @@ def monitor(
     print_rows(console(), [Column("skill"), Column("status"), *EFFECT_COLUMNS], rows, text_header="decision",
                texts=decisions, title=f"Live effect (anytime-valid, alpha {alpha:g})",
                caption="Indented: per kind of request. tok/run, steps/run: shown | held back.")
+
+
+def _on_cadence(bank: Any, config: Any, every: float, rounds: int | None, as_json: bool) -> None:
+    """``bank.monitor(config, apply=True)`` every ``every`` seconds, ``rounds`` times (None: until
+    Ctrl-C), printing what each round wrote."""
+    import time
+
+    from skillbank.models import utcnow
+
+    done = 0
+    try:
+        while rounds is None or done < rounds:
+            if done:
+                time.sleep(every)
+            data = bank.monitor(config, apply=True, kind_of=_kind).as_dict()
+            done += 1
+            if as_json:
+                print_json({"round": done, "at": utcnow().isoformat(timespec="seconds"), **data}, indent=None)
+                continue
+            at = utcnow().strftime("%Y-%m-%d %H:%M:%S")
+            written = [s for s in data["skills"] if s["applied"]]
+            for s in written:
+                d = s["effect"]["difference"]
+                console().print(f"{at}  {s['decision']['action']} {escape(s['name'])}: shown "
+                                f"{_arm(s['effect']['shown'])}, held {_arm(s['effect']['held'])}, "
+                                f"interval [{d['low']:+.2f}, {d['high']:+.2f}]", soft_wrap=True)
+            if not written:
+                console().print(f"{at}  round {done}: {len(data['skills'])} randomized skill(s), no decision written")
+    except KeyboardInterrupt:
+        console().print(f"stopped after {done} round(s)")
 
 
 #: The columns of a live effect: success shown and held back (successes/labelled), the difference

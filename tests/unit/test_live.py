@@ -356,3 +356,33 @@ def test_prune_keeps_a_skill_whose_live_effect_helps_though_its_runs_mostly_fail
     assert plan.retire == []
     (kept,) = plan.spared
     assert kept.skill_id == skill.id and kept.effect.kind.value == "live" and kept.effect.gain > 0
+
+
+def test_the_monitor_decides_on_a_cadence_once_per_decision(bank, cli_env):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    canary = start_canary(bank.skills, _skill(bank, "refund-canary").id)
+    _runs(bank, canary, 300, 0.9, 0.3)
+    where = str(bank.path)
+    out = CliRunner().invoke(app, ["monitor", "--apply", "--every", "0", "--rounds", "3", "--json", "--dir", where])
+    assert out.exit_code == 0, out.output
+    rounds = [json.loads(line) for line in out.output.splitlines()]
+    assert [r["round"] for r in rounds] == [1, 2, 3]
+    assert [[s["applied"] for s in r["skills"]] for r in rounds] == [[True], [False], [False]]
+    assert [v.author for v in bank.history(canary.id)].count("monitor") == 1
+    text = CliRunner().invoke(app, ["monitor", "--apply", "--every", "0", "--rounds", "1", "--dir", where])
+    assert "round 1: 1 randomized skill(s), no decision written" in text.output
+
+
+def test_the_monitor_cadence_needs_apply_and_rounds_need_a_cadence(bank, cli_env):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    where = str(bank.path)
+    no_apply = CliRunner().invoke(app, ["monitor", "--every", "60", "--dir", where])
+    assert no_apply.exit_code != 0 and "add --apply" in no_apply.output
+    no_every = CliRunner().invoke(app, ["monitor", "--apply", "--rounds", "2", "--dir", where])
+    assert no_every.exit_code != 0 and "--rounds goes with --every" in no_every.output
