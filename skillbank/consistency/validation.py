@@ -454,17 +454,16 @@ def _request_messages(value: Any) -> list[Any]:
     """A task input as the messages an agent's first model call sees (the request)."""
     from langchain_core.messages import convert_to_messages
 
-    from skillbank.consistency.tasks import agent_input
+    from langchain_core.messages import HumanMessage
+
+    from skillbank.consistency.tasks import agent_input, task_text
 
     given = agent_input(value)
     messages = given.get("messages") if isinstance(given, Mapping) else None
-    if isinstance(messages, (list, tuple)) and messages:
-        try:
-            return list(convert_to_messages(messages))
-        except (ValueError, TypeError, NotImplementedError):
-            pass
-    from langchain_core.messages import HumanMessage
-
-    from skillbank.consistency.tasks import task_text
-
-    return [HumanMessage(task_text(value))]
+    fallback = [HumanMessage(task_text(value))]  # the task's text, when its input is not messages
+    if not isinstance(messages, (list, tuple)) or not messages:
+        return fallback
+    try:
+        return list(convert_to_messages(messages))
+    except (ValueError, TypeError, NotImplementedError):
+        return fallback
