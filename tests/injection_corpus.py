@@ -6,7 +6,7 @@ the same time, before any pattern, and not looked at while tuning them: its reca
 figure. ``CLEAN`` holds ordinary lines of hand-written skills, including the negated forms of
 the injections ("never refund without checking"), which must not be flagged.
 
-Used by tests/unit/test_entry_lint.py and scripts/hardening_report.py.
+Used by tests/unit/screen/test_entry_lint.py and scripts/hardening_report.py.
 """
 
 from __future__ import annotations

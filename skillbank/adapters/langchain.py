@@ -21,7 +21,7 @@ They keep what they need per run in the run's
 through its :class:`~skillbank.adapters.run_context.CallContext` (the skills injected, the
 budget's stop, who records it), found once per call by the outermost part. So they work in any
 order, here or in a plain ``create_agent(middleware=[...])`` list
-(``tests/unit/test_adapters_middleware_order.py`` stores the same run in every order). This composite
+(``tests/unit/adapters/test_adapters_middleware_order.py`` stores the same run in every order). This composite
 is the short form, and picks the cheapest order: the budget outermost (a stopped call goes no
 further), the recording around the injection on a tool call (it sees a reminder come back) and
 inside it on a model call (it sees the skills go in).

@@ -122,7 +122,7 @@ def test_fresh_interpreter_with_empty_home_writes_nothing_outside(tmp_path):
            if k not in {"ANONYMIZED_TELEMETRY", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}}
     env.update(HOME=str(home), HF_HUB_OFFLINE="1")
     # This module's folder and tests/ (test_hardening_support), for the child's imports.
-    tests_dir = os.pathsep.join([str(Path(__file__).parent), str(Path(__file__).parents[1])])
+    tests_dir = os.pathsep.join([str(Path(__file__).parent), str(Path(__file__).parents[2])])
     out = subprocess.run([sys.executable, "-c", CHILD, str(bank_dir / "bank"), tests_dir], cwd=cwd, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -295,7 +295,7 @@ def _small_talk_run(bank, script, text="Cheers, that was a great help!"):
                    description='When the user says something like "thanks a lot, the trains were spot on!" '
                                "and asks for nothing a tool does.")
     model = ScriptedChatModel(script)
-    # match_toolset=False: the scope by request is tests/unit/test_no_tool_scope.py's subject, on MiniLM
+    # match_toolset=False: the scope by request is tests/unit/adapters/test_no_tool_scope.py's subject, on MiniLM
     mw = SkillBankMiddleware(bank, injection=InjectionConfig(k=3, reminders=True, match_toolset=False))
     agent = create_agent(model, [find_trains, book_ticket], system_prompt="Be brief.", middleware=[mw])
     return agent.invoke({"messages": [("user", text)]}), model

@@ -45,7 +45,7 @@ def ping() -> str:
 @pytest.mark.parametrize("cls", [SkillInjectionMiddleware, SkillRecordingMiddleware, RunBudgetMiddleware,
                                  SkillBankMiddleware])
 def test_every_part_works_only_inside_the_model_and_tool_calls(cls):
-    # before_*/after_* hooks would be graph nodes, a superstep each (tests/unit/test_capture_costs.py).
+    # before_*/after_* hooks would be graph nodes, a superstep each (tests/unit/adapters/test_capture_costs.py).
     for hook in ("before_agent", "before_model", "after_model", "after_agent"):
         for name in (hook, f"a{hook}"):
             assert getattr(cls, name) is getattr(AgentMiddleware, name), f"{cls.__name__}.{name}"

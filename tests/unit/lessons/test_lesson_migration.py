@@ -16,7 +16,7 @@ import pytest
 from skillbank import SkillBank
 from skillbank.lessons import KINDS, Lesson
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bank_before_lesson_plugins"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bank_before_lesson_plugins"
 
 
 @pytest.fixture()

@@ -25,7 +25,7 @@ from skillbank.adapters.recorder import TrajectoryRecorder, coerce_outcome
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.models import LimitType, Outcome
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

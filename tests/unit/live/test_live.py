@@ -22,7 +22,7 @@ from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw
 from skillbank.live.monitor import Action, decide, monitor
 from skillbank.models import SkillStatus
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_live.py"
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_live.py"
 
 
 def _skill(bank, name, **kw):
