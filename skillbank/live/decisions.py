@@ -3,8 +3,10 @@
 The monitor writes each decision as a version by :data:`~skillbank.live.monitor.MONITOR_AUTHOR`
 (:func:`~skillbank.live.monitor.monitor` with ``apply``). What it decided is read from the typed
 change that version made against the one before it (a canary made active: promote; made retired:
-reject for a canary, retire otherwise; the content changed: narrow); the evidence is the JSON
-object the monitor put after ``; evidence`` in the version's reason.
+reject for a canary, retire otherwise; the content changed: narrow); the evidence is the object
+the monitor recorded with that version on the change log
+(:meth:`~skillbank.store.skills.SkillRepo.recorded_evidence`). Versions written before the
+change log held it carry it as JSON after ``; evidence`` in their reason, and are read from there.
 
 A skill the monitor retired or rejected stays *waiting* until a person acknowledges it: an
 ``acknowledge`` event on the bank's hash-chained change log naming the retiring version
@@ -15,7 +17,7 @@ its content hash and its history stay as the monitor left them; reading never wr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +29,7 @@ from skillbank.models import SkillStatus, SkillVersion
 __all__ = ["MonitorVersion", "NothingToAcknowledge", "acknowledge_rollback", "evidence_in_words",
            "last_decision", "monitor_versions", "pending_rollback", "pending_rollbacks"]
 
-_EVIDENCE = "; evidence "
+_LEGACY_EVIDENCE = "; evidence "  # where versions written before evidence events kept it
 
 
 class NothingToAcknowledge(SkillBankError):
@@ -58,8 +60,8 @@ class MonitorVersion:
                 "at": self.at.isoformat(), "evidence": self.evidence, "in_words": self.words()}
 
 
-def _recorded_evidence(reason: str) -> dict[str, Any] | None:
-    _, found, tail = reason.partition(_EVIDENCE)
+def _legacy_evidence(reason: str) -> dict[str, Any] | None:
+    _, found, tail = reason.partition(_LEGACY_EVIDENCE)
     if not found:
         return None
     try:
@@ -77,21 +79,31 @@ def _action(prev: SkillVersion, v: SkillVersion) -> Action:
     return Action.narrow
 
 
-def monitor_versions(history: Sequence[SkillVersion]) -> list[MonitorVersion]:
-    """The versions of ``history`` (one skill's, oldest first) the monitor wrote, oldest first."""
-    return [MonitorVersion(v.skill_id, v.version, _action(prev, v), v.created_at, _recorded_evidence(v.reason))
+Evidence = Mapping[int, dict[str, Any]]  # one skill's recorded evidence, by version
+
+
+def monitor_versions(history: Sequence[SkillVersion], evidence: Evidence | None = None) -> list[MonitorVersion]:
+    """The versions of ``history`` (one skill's, oldest first) the monitor wrote, oldest first,
+    each with its evidence from ``evidence`` (the skill's
+    :meth:`~skillbank.store.skills.SkillRepo.recorded_evidence`)."""
+    evidence = evidence or {}
+    return [MonitorVersion(v.skill_id, v.version, _action(prev, v), v.created_at,
+                           evidence.get(v.version) or _legacy_evidence(v.reason))
             for prev, v in zip(history, history[1:]) if v.author == MONITOR_AUTHOR]
 
 
-def last_decision(history: Sequence[SkillVersion]) -> MonitorVersion | None:
-    """The newest decision the monitor wrote on the skill, if any."""
-    found = monitor_versions(history)
+def last_decision(history: Sequence[SkillVersion], evidence: Evidence | None = None) -> MonitorVersion | None:
+    """The newest decision the monitor wrote on the skill, if any (``evidence``: as for
+    :func:`monitor_versions`)."""
+    found = monitor_versions(history, evidence)
     return found[-1] if found else None
 
 
-def pending_rollback(history: Sequence[SkillVersion], acknowledged: Iterable[int] = ()) -> MonitorVersion | None:
+def pending_rollback(history: Sequence[SkillVersion], acknowledged: Iterable[int] = (),
+                     evidence: Evidence | None = None) -> MonitorVersion | None:
     """The monitor's reject or retire that made the skill retired as it is now, unless a person
-    acknowledged that version (``acknowledged``: the versions acknowledged)."""
+    acknowledged that version (``acknowledged``: the versions acknowledged; ``evidence``: as for
+    :func:`monitor_versions`)."""
     if not history or history[-1].status != SkillStatus.retired:
         return None
     start = len(history) - 1
@@ -100,7 +112,7 @@ def pending_rollback(history: Sequence[SkillVersion], acknowledged: Iterable[int
     retiring = history[start]
     if start == 0 or retiring.author != MONITOR_AUTHOR or retiring.version in set(acknowledged):
         return None
-    return monitor_versions(history[start - 1:start + 1])[0]
+    return monitor_versions(history[start - 1:start + 1], evidence)[0]
 
 
 def pending_rollbacks(bank: Any, skill_ids: Iterable[str] | None = None) -> dict[str, MonitorVersion]:
@@ -116,9 +128,10 @@ def pending_rollbacks(bank: Any, skill_ids: Iterable[str] | None = None) -> dict
     now = bank.skills.get_many(retired_by_monitor)
     ids = [sid for sid, s in now.items() if s.status == SkillStatus.retired]
     seen = bank.skills.acknowledged(ids)
+    recorded = bank.skills.recorded_evidence(ids)
     found = {}
     for sid in ids:
-        waiting = pending_rollback(bank.skills.history(sid), seen.get(sid, ()))
+        waiting = pending_rollback(bank.skills.history(sid), seen.get(sid, ()), recorded.get(sid))
         if waiting is not None:
             found[sid] = waiting
     return found
@@ -139,7 +152,8 @@ def acknowledge_rollback(bank: Any, skill_id: str, *, author: str = "human",
     with bank.transaction(ordered=True):
         skill = bank.skills.get(skill_id)
         seen = bank.skills.acknowledged([skill.id]).get(skill.id, ())
-        waiting = pending_rollback(bank.skills.history(skill.id), seen)
+        waiting = pending_rollback(bank.skills.history(skill.id), seen,
+                                   bank.skills.recorded_evidence([skill.id]).get(skill.id))
         if waiting is None:
             raise NothingToAcknowledge(
                 f"{skill.name} has no rollback by the monitor waiting to be acknowledged (it is {skill.status.value}"

@@ -22,7 +22,6 @@ decide once.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -189,17 +188,17 @@ def _apply(bank: Any, decision: Decision) -> bool:
     skill = bank.skills.get(decision.skill_id)
     if skill.version != decision.version or decision.action == Action.stale:
         return False
-    reason = f"monitor: {decision.action.value}: {decision.reason}; evidence " + json.dumps(
-        decision.evidence, sort_keys=True)
+    reason = f"monitor: {decision.action.value}: {decision.reason}"
+    evidence = decision.evidence
     if decision.action == Action.promote:
         bank.skills.new_version(skill.id, content=without_canary(skill.content), author=MONITOR_AUTHOR,
-                                reason=reason, action="status:active")
+                                reason=reason, action="status:active", evidence=evidence)
     elif decision.action in (Action.reject, Action.retire):
         bank.skills.new_version(skill.id, status=SkillStatus.retired, author=MONITOR_AUTHOR, reason=reason,
-                                note=reason, action="status:retired")
+                                note=reason, action="status:retired", evidence=evidence)
     elif decision.action == Action.narrow:
         bank.skills.new_version(skill.id, content=_narrowed(skill, decision.hurts), author=MONITOR_AUTHOR,
-                                reason=reason, action="update")
+                                reason=reason, action="update", evidence=evidence)
     return True
 
 

@@ -90,6 +90,7 @@ def live_views(bank: Any, skill_ids: Sequence[str], config: LiveConfig | None = 
     since = {s.id: evidence_start(histories[s.id]) for s in skills}
     tallies = tally_runs(bank.exposures.runs([s.id for s in skills]), since, kind_of)
     seen = bank.skills.acknowledged([s.id for s in skills])
+    recorded = bank.skills.recorded_evidence([s.id for s in skills])
     views = []
     for s in skills:
         history = histories[s.id]
@@ -104,7 +105,8 @@ def live_views(bank: Any, skill_ids: Sequence[str], config: LiveConfig | None = 
                            person),
             alpha=config.alpha, since_version=since[s.id], p_shown=p_shown, randomized=randomized,
             last_eligible=last, stale=randomized and now - last > config.stale_after,
-            last_written=last_decision(history), waiting=pending_rollback(history, seen.get(s.id, ()))))
+            last_written=last_decision(history, recorded.get(s.id)),
+            waiting=pending_rollback(history, seen.get(s.id, ()), recorded.get(s.id))))
     return views
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from skillbank.errors import DuplicateSkillError, SkillNotFoundError, VersionNotFoundError
 from skillbank.hashing import content_hash
@@ -393,8 +393,13 @@ class SkillRepo:
         provenance: Iterable[str] = (),
         note: str | None = None,
         action: str = "update",
+        evidence: Mapping[str, Any] | None = None,
     ) -> Skill:
-        """Append a version that changes any of content, status or pinned. A no-op writes nothing."""
+        """Append a version that changes any of content, status or pinned. A no-op writes nothing.
+
+        ``evidence``, a JSON object, is what the change rests on (the live monitor's reading): it
+        is kept in the version's change-log event, hash-chained with it, and read back by
+        :meth:`recorded_evidence`."""
         with self.store.transaction() as conn:
             self.store.serialize_changes(conn)
             current = self.get(skill_id)
@@ -410,7 +415,7 @@ class SkillRepo:
                 if clash:
                     raise DuplicateSkillError(f"a skill named {content.name!r} already exists ({clash[0]})")
             self._append(conn, current.id, content, status, pinned, author, reason, provenance,
-                         note, action=action)
+                         note, action=action, evidence=evidence)
         return self.get(current.id)
 
     def rollback(self, skill_id: str, to_version: int, *, reason: str | None = None,
@@ -435,6 +440,7 @@ class SkillRepo:
         provenance: Iterable[str],
         note: str | None,
         action: str,
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         row = conn.execute(
             "SELECT version, content_hash FROM skills WHERE id = ?", (skill_id,)
@@ -468,6 +474,7 @@ class SkillRepo:
         self._log(conn, action, skill_id, version, {
             "content_hash": chash, "parent_hash": parent_hash, "status": status.value,
             "pinned": pinned, "author": author, "reason": reason, "provenance": provenance,
+            **({"evidence": dict(evidence)} if evidence is not None else {}),
         })
 
     def _log(self, conn: Any, action: str, skill_id: str | None, version: int | None,
@@ -517,6 +524,21 @@ class SkillRepo:
                                     f" ({', '.join('?' * len(chunk))})", (ACKNOWLEDGE, *chunk))
             for r in rows:
                 found.setdefault(r["skill_id"], set()).add(int(json.loads(r["payload"])["version"]))
+        return found
+
+    def recorded_evidence(self, skill_ids: Iterable[str]) -> dict[str, dict[int, dict[str, Any]]]:
+        """Per skill id of ``skill_ids``, the evidence each version was written with
+        (:meth:`new_version`'s ``evidence``), by version; versions written without any are left out."""
+        ids = list(dict.fromkeys(skill_ids))
+        found: dict[str, dict[int, dict[str, Any]]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.store.query(f"SELECT skill_id, version, payload FROM events WHERE version IS NOT NULL"
+                                    f" AND skill_id IN ({', '.join('?' * len(chunk))})", tuple(chunk))
+            for r in rows:
+                evidence = json.loads(r["payload"]).get("evidence")
+                if isinstance(evidence, dict):
+                    found.setdefault(r["skill_id"], {})[int(r["version"])] = evidence
         return found
 
     def bump_usage(self, conn: Any, skill_ids: Iterable[str], used_at: datetime,

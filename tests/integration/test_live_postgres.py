@@ -17,7 +17,6 @@ when it is held back, the ``neutral`` canary's always (it can never be decided).
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import subprocess
@@ -217,7 +216,7 @@ def _monitor_versions(bank: SkillBank, skill_id: str) -> list:
 
 def _no_partial_decision(bank: SkillBank, ids: dict[str, str]) -> None:
     """Every skill has exactly the versions its row claims; each monitor version is whole (its
-    reason holds the evidence, the skill's state is the decision's); the chain verifies."""
+    change-log event holds the evidence, the skill's state is the decision's); the chain verifies."""
     rows = bank.store.query("SELECT s.id, s.version, count(v.version) AS n FROM skills s"
                             " LEFT JOIN skill_versions v ON v.skill_id = s.id GROUP BY s.id, s.version")
     assert all(int(r["version"]) == int(r["n"]) for r in rows), rows
@@ -225,7 +224,7 @@ def _no_partial_decision(bank: SkillBank, ids: dict[str, str]) -> None:
         versions = _monitor_versions(bank, sid)
         assert len(versions) <= 1, f"{role} decided {len(versions)} times"
         for v in versions:
-            assert v.reason.startswith("monitor: ") and "evidence {" in v.reason
+            assert v.reason.startswith("monitor: ") and "overall" in bank.skills.recorded_evidence([sid])[sid][v.version]
             skill = bank.get_skill(sid)
             if "promote" in v.reason:
                 assert skill.status == SkillStatus.active and CANARY_TAG not in skill.tags
@@ -294,7 +293,7 @@ def test_eight_writers_and_two_monitors_at_once_decide_each_skill_once(pg_server
         assert min(passes) >= 2, passes
         for role in ("good", "bad"):
             (version,) = _monitor_versions(bank, ids[role])
-            evidence = json.loads(version.reason.split("evidence ", 1)[1])["overall"]
+            evidence = bank.skills.recorded_evidence([ids[role]])[ids[role]][version.version]["overall"]
             final = bank.store.query_one("SELECT count(*) AS n FROM exposures WHERE skill_id = ?", (ids[role],))["n"]
             assert evidence["shown"][1] + evidence["held"][1] < final, (role, evidence, final)
 

@@ -14,9 +14,10 @@ from test_evolution_support import refund
 
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, SkillInjector
-from skillbank.live.canary import start_canary
+from skillbank.live.canary import start_canary, without_canary
 from skillbank.live.config import CANARY_TAG, LiveConfig
 from skillbank.live.confseq import bernoulli_cs, difference_cs
+from skillbank.live.decisions import last_decision
 from skillbank.live.effect import Tally
 from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw
 from skillbank.live.monitor import Action, decide, monitor
@@ -182,9 +183,11 @@ def test_monitor_promotes_a_canary_once_as_a_version_by_monitor_with_its_evidenc
     assert CANARY_TAG not in skill.tags and skill.status == SkillStatus.active
     last = bank.history(canary.id)[-1]
     assert last.author == "monitor" and last.reason.startswith("monitor: promote")
-    evidence = json.loads(last.reason.split("evidence ", 1)[1])
+    assert "evidence" not in last.reason  # typed data on the change log, not text in the reason
+    evidence = bank.skills.recorded_evidence([canary.id])[canary.id][last.version]
     assert evidence["overall"]["interval"][0] > 0 and sum(evidence["overall"]["shown"]) > 0
-    assert bank.verify(check_index=False).ok
+    assert last_decision(bank.history(canary.id), {last.version: evidence}).evidence == evidence
+    assert bank.verify(check_index=False).ok  # the evidence is hash-chained with its version
     versions = len(bank.history(canary.id))
     assert bank.monitor(apply=True).decisions == []  # promoted once: it helps, so it stays
     assert len(bank.history(canary.id)) == versions
@@ -386,3 +389,13 @@ def test_the_monitor_cadence_needs_apply_and_rounds_need_a_cadence(bank, cli_env
     assert no_apply.exit_code != 0 and "add --apply" in no_apply.output
     no_every = CliRunner().invoke(app, ["monitor", "--apply", "--rounds", "2", "--dir", where])
     assert no_every.exit_code != 0 and "--rounds goes with --every" in no_every.output
+
+
+def test_a_version_written_before_evidence_events_is_read_from_its_reason(bank):
+    """Banks whose monitor wrote the evidence as JSON after "; evidence" in the reason read unchanged."""
+    canary = start_canary(bank.skills, _skill(bank, "refund-legacy").id)
+    old = {"overall": {"shown": [9, 10], "held": [3, 10], "difference": 0.6, "interval": [0.1, 0.9], "alpha": 0.05}}
+    bank.skills.new_version(canary.id, content=without_canary(canary.content), author="monitor",
+                            reason="monitor: promote: helps; evidence " + json.dumps(old), action="status:active")
+    assert bank.skills.recorded_evidence([canary.id]) == {}
+    assert last_decision(bank.history(canary.id)).evidence == old
