@@ -222,7 +222,7 @@ def run_demo(
                                  middleware=[middleware]).success
 
         rounds: list[dict[str, Any]] = []
-        general_options = {} if config.general_lessons else {"min_general_tools": 0}
+        general_tools = None if config.general_lessons else 0  # None: EvolutionConfig's default
         k = baseline.key_k
         empty = baseline.headline("train").get(ARM_WITH, {})
         progress_points = [_point("baseline\n(without)", baseline, ARM_WITHOUT, "train",
@@ -249,9 +249,9 @@ def run_demo(
                                               max_tasks=config.validate_tasks)
                     validate = make_validator(bank, by_id, trial_fn, checks, log=log)
                     report = evolve(bank, auto_promote=True, validate=validate,
-                                    eval_budget=config.validate_budget, **general_options)
+                                    eval_budget=config.validate_budget, min_general_tools=general_tools)
                 else:
-                    report = evolve(bank, promote_policy="all", **general_options)
+                    report = evolve(bank, promote_policy="all", min_general_tools=general_tools)
             row = _round_row(report, {"trials": log.trials, "seconds": log.seconds}
                              if config.gate == "validate" else None)
             row["gate"] = config.gate

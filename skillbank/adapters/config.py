@@ -21,9 +21,10 @@ import functools
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
+from skillbank.config_keywords import with_options
 from skillbank.lessons import Delivery, LessonKind, spec_of
 from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
@@ -269,36 +270,3 @@ def a_date(value: Any, owner: str) -> dt.date | None:
         with contextlib.suppress(ValueError):  # not ISO: the error below says what is
             return dt.date.fromisoformat(value)
     raise ValueError(f"{owner} must be a date or ISO text such as '2027-03-08', not {value!r}")
-
-
-Config = TypeVar("Config")
-
-
-def with_options(config: Config | None, kind: Callable[..., Config], *, owner: str, argument: str,
-                 options: Mapping[str, Any]) -> Config:
-    """The config an adapter runs with: ``config`` as given, or ``kind`` built from the explicit
-    keyword ``options`` the caller set (those not ``None``; the rest keep their defaults).
-
-    Args:
-        config: The whole config the caller passed as ``argument`` (``None``: not given).
-        kind: The config class (a frozen dataclass), built when ``config`` is ``None``.
-        owner: The adapter's name, for the error.
-        argument: The name of the adapter's parameter that takes the whole config.
-        options: The adapter's explicit keywords for fields of ``kind``, by field name.
-
-    Returns:
-        ``config`` unchanged, or a new ``kind`` with the options set.
-
-    Raises:
-        TypeError: an option was given both as a keyword and through ``config``: each option
-            is given one way, so which value applies is never a rule to remember.
-    """
-    given = {name: value for name, value in options.items() if value is not None}
-    if config is None:
-        return kind(**given)
-    if given:
-        names = ", ".join(f"{name}=" for name in given)
-        example = ", ".join(f"{name}=..." for name in given)
-        raise TypeError(f"{owner} got {names} and {argument}=: give each option one way, here on "
-                        f"the config ({argument}={getattr(kind, '__name__', 'Config')}(..., {example}))")
-    return config

@@ -137,7 +137,7 @@ def evolve(
 ) -> None:
     """Run an evolution round: distil labelled runs into candidate skills."""
     from skillbank.splits import HELD_OUT_SPLITS
-    from skillbank.evolution import GateConfig
+    from skillbank.evolution import EvolutionConfig, GateConfig
     from skillbank.evolution import evolve as run_round
 
     if (gate_agent is None) != (tasks_path is None):
@@ -163,8 +163,8 @@ def evolve(
         if agent_gate is not None:
             gate = dataclasses.replace(gate, validate=_agent_validator(bank, agent_gate, gate, gate_trials))
         report = run_round(bank, distiller, dry_run=dry_run, since=since_at, gate=gate,
-                           lock_timeout=lock_timeout, min_support=min_support,
-                           include_heldout=include_heldout)
+                           config=EvolutionConfig(min_support=min_support, include_heldout=include_heldout),
+                           lock_timeout=lock_timeout)
         held_out = 0 if include_heldout else bank.trajectories.count(
             labelled=True, unconsumed=since_at is None, since=since_at, splits=HELD_OUT_SPLITS)
     if as_json:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from skillbank.adapters.config import with_options
+from skillbank.config_keywords import with_options
 from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT
 from skillbank.errors import MeasureError
 

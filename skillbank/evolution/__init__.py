@@ -8,8 +8,9 @@
     print(report)
 
 Candidates wait for review unless a validation function (``validate=``, with
-``auto_promote=True``) or a ``promote_policy`` promotes them (a :class:`GateConfig`, or its fields
-as keywords): see :mod:`.gate` and :mod:`.review`.
+``auto_promote=True``) or a ``promote_policy`` promotes them (keywords of ``evolve``, or a whole
+``gate=GateConfig(...)``): see :mod:`.gate` and :mod:`.review`. Any other option is a field of
+``config=EvolutionConfig(...)`` or ``gate=GateConfig(...)``.
 """
 
 from skillbank.evolution.cluster import Cluster

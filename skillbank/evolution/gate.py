@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import random
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -152,15 +151,24 @@ class GateConfig:
 
 class Gate:
     """One round's gate: decides as its :class:`GateConfig` says, keeping what it spent and
-    decided. ``Gate(promote_policy="all")`` is ``Gate(GateConfig(promote_policy="all"))``.
+    decided (``spent``, ``decisions``).
 
-    ``room(pending)`` says why a candidate cannot be promoted now (e.g. the bank budget is
-    full); None: it can.
+    ``Gate(GateConfig(promote_policy="all"))``; ``evolve`` builds one per round.
+
+    Args:
+        config: How candidates are promoted (``None``: ``GateConfig()``, every candidate waits
+            for review).
+        room: ``room(pending)`` says why a candidate cannot be promoted now (e.g. the bank
+            budget is full); it returns ``None`` when it can be. ``None``: always room.
+
+    Raises:
+        TypeError: Any other argument: a gate option is a field of ``config``
+            (``Gate(GateConfig(auto_promote=True, validate=f))``).
     """
 
     def __init__(self, config: GateConfig | None = None, *,
-                 room: Callable[[Pending], str | None] | None = None, **options: Any):
-        self.config = dataclasses.replace(config or GateConfig(), **options)
+                 room: Callable[[Pending], str | None] | None = None):
+        self.config = config or GateConfig()
         self.room = room
         self.spent = 0.0
         self.decisions: list[GateDecision] = []

@@ -27,7 +27,6 @@ from __future__ import annotations
 from functools import partial
 
 import contextlib
-import dataclasses
 import functools
 import time
 from collections import Counter, defaultdict
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping
 
+from skillbank.config_keywords import with_options
 from skillbank.errors import SkillNotFoundError
 from skillbank.evolution import budget as budget_mod
 from skillbank.evolution.batch import Batch, load_batch
@@ -44,7 +44,7 @@ from skillbank.evolution.dedupe import Deduper
 from skillbank.evolution.distiller import Distiller, SkillEvidence
 from skillbank.evolution.evidence import Run
 from skillbank.evolution.exploit import flag_exploits
-from skillbank.evolution.gate import Gate, GateConfig
+from skillbank.evolution.gate import Gate, GateConfig, Validator
 from skillbank.evolution.general import general_proposals
 from skillbank.evolution.guards import Situation, situations
 from skillbank.evolution.harm import assess_harm
@@ -88,33 +88,77 @@ def evolve(
     config: EvolutionConfig | None = None,
     gate: GateConfig | None = None,
     lock_timeout: float | None = 10.0,
-    **options: Any,
+    validate: Validator | None = None,
+    auto_promote: bool | None = None,
+    promote_policy: Any = None,
+    eval_budget: float | None = None,
+    min_support: int | None = None,
+    min_general_tools: int | None = None,
+    examples_per_lesson: int | None = None,
+    max_active: int | None = None,
+    max_rendered_tokens: int | None = None,
 ) -> EvolutionReport:
     """Run one evolution round on ``bank`` and return what it did (or, dry, would do).
 
-    ``config`` holds the round's thresholds, ``gate`` how its candidates are promoted.
-    ``options`` set single fields of either by name (``min_support=3``, ``validate=f``,
-    ``auto_promote=True``, ``promote_policy="all"``, ``eval_budget=10``), over the configs. Two
-    rounds on one bank never run at once: the second waits up to ``lock_timeout`` seconds, then
-    raises :class:`~skillbank.errors.LockedError`. A dry run takes no lock and writes nothing.
+    ``evolve(bank, auto_promote=True, validate=f, eval_budget=10)``. The options callers set
+    most are keywords; every other option is a field of the whole config passed as ``config=``
+    (:class:`~skillbank.evolution.config.EvolutionConfig`, the round's thresholds) or ``gate=``
+    (:class:`~skillbank.evolution.gate.GateConfig`, how its candidates are promoted). A keyword
+    left ``None`` keeps its config's default. Two rounds on one bank never run at once: the
+    second waits up to ``lock_timeout`` seconds. A dry run takes no lock and writes nothing.
+
+    Args:
+        bank: The bank whose labelled runs are read and whose skills are changed.
+        distiller: What writes the proposals (see :func:`resolve_distiller`): ``None`` or
+            ``"rule"``, a ``Distiller``, a chat model or ``"provider:model"``, or a list of these.
+        dry_run: Plan the round and report it; write nothing.
+        since: Re-read labelled runs from this time on, including runs earlier rounds consumed.
+        config: A whole ``EvolutionConfig`` (then ``min_support``, ``min_general_tools``,
+            ``examples_per_lesson``, ``max_active`` and ``max_rendered_tokens`` are set on it,
+            not here).
+        gate: A whole ``GateConfig`` (then ``validate``, ``auto_promote``, ``promote_policy``
+            and ``eval_budget`` are set on it, not here).
+        lock_timeout: Seconds to wait for another round on the bank (``None``: wait as long
+            as it takes).
+        validate: ``validate(candidate, task_ids)``, measuring a candidate for the gate
+            (``GateConfig.validate``).
+        auto_promote: Promote a candidate whose validation shows a gain
+            (``GateConfig.auto_promote``, default ``False``).
+        promote_policy: Promote without validation: ``"all"``, ``"guards"``, ``"canary"`` or a
+            callable (``GateConfig.promote_policy``).
+        eval_budget: Stop validating once this much cost is spent (``GateConfig.eval_budget``).
+        min_support: Runs a pattern needs before it becomes a skill
+            (``EvolutionConfig.min_support``, default 2).
+        min_general_tools: Tools a lesson must be learned for to become a general skill; ``0``
+            turns general skills off (``EvolutionConfig.min_general_tools``, default 2).
+        examples_per_lesson: Worked examples kept on each lesson the rule distiller writes
+            (``EvolutionConfig.examples_per_lesson``, default 0).
+        max_active: Active skills the bank keeps at most (``EvolutionConfig.max_active``).
+        max_rendered_tokens: Rendered tokens of the active skills at most
+            (``EvolutionConfig.max_rendered_tokens``).
+
+    Returns:
+        The round's :class:`~skillbank.evolution.report.EvolutionReport`.
+
+    Raises:
+        TypeError: A keyword the round does not take (set it on ``config=`` or ``gate=``), or
+            a keyword given beside the whole config it belongs to.
+        LockedError: Another round held the bank's lock for ``lock_timeout`` seconds
+            (:class:`~skillbank.errors.LockedError`).
     """
-    config, gate = _configs(config, gate, options)
+    config = with_options(config, EvolutionConfig, owner="evolve", argument="config", options={
+        "min_support": min_support, "min_general_tools": min_general_tools,
+        "examples_per_lesson": examples_per_lesson, "max_active": max_active,
+        "max_rendered_tokens": max_rendered_tokens})
+    gate = with_options(gate, GateConfig, owner="evolve", argument="gate", options={
+        "validate": validate, "auto_promote": auto_promote, "promote_policy": promote_policy,
+        "eval_budget": eval_budget})
     # Why a candidate cannot be promoted now: the bank's budget, as it is when the gate asks.
     room = functools.partial(_no_room, bank, config)
     lock = contextlib.nullcontext() if dry_run else evolution_lock(bank, timeout=lock_timeout)
     with lock:
         return _Round(bank, resolve_distiller(distiller), config, Gate(gate, room=room),
                       dry_run, since).run()
-
-
-def _configs(config: EvolutionConfig | None, gate: GateConfig | None,
-             options: dict[str, Any]) -> tuple[EvolutionConfig, GateConfig]:
-    """The round's two configs, ``options`` set over them by field name."""
-    gate_names = {f.name for f in dataclasses.fields(GateConfig)}
-    gate_options = {name: value for name, value in options.items() if name in gate_names}
-    config = dataclasses.replace(config or EvolutionConfig(),
-                                 **{n: v for n, v in options.items() if n not in gate_names})
-    return config, dataclasses.replace(gate or GateConfig(), **gate_options)
 
 
 def _no_room(bank: EvolutionBank, config: EvolutionConfig, pending: Pending) -> str | None:

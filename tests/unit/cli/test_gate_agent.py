@@ -264,12 +264,12 @@ def test_the_budget_measures_every_alternative_and_the_general_one_last(bank):
     """24 trials for four candidates: before, the pitfall (most evidence) and the general lesson
     spent them and both specific lessons waited unmeasured; now each gets a share, its evidence
     first, and the general lesson is measured after the specific ones it would replace."""
-    from skillbank.evolution.gate import Gate
+    from skillbank.evolution.gate import Gate, GateConfig
 
     c = alternatives(bank)
     validate, _ = scripted_validator(bank)
     measured: list = []
-    gate = Gate(validate=Recording(validate, measured), auto_promote=True, eval_budget=24)
+    gate = Gate(GateConfig(validate=Recording(validate, measured), auto_promote=True, eval_budget=24))
     decisions = {d.skill_id: d for d in gate.run(bank, list(c.values()), pool=[])}
     order = [name for name, _ in measured]
     assert set(order) == {p.skill.name for p in c.values()}, [d.detail for d in decisions.values()]
@@ -297,12 +297,12 @@ class Recording:
 
 @pytest.mark.parametrize("policy", ["canary", None])
 def test_candidates_the_budget_leaves_unmeasured_go_to_canary_under_the_canary_policy(bank, policy):
-    from skillbank.evolution.gate import Gate
+    from skillbank.evolution.gate import Gate, GateConfig
     from skillbank.live.config import CANARY_TAG
 
     c = alternatives(bank)
     validate, _ = scripted_validator(bank)
-    gate = Gate(validate=validate, auto_promote=True, eval_budget=4, promote_policy=policy)
+    gate = Gate(GateConfig(validate=validate, auto_promote=True, eval_budget=4, promote_policy=policy))
     decisions = gate.run(bank, list(c.values()), pool=[])
     measured = [d for d in decisions if d.result is not None]
     undecided = [d for d in decisions if d.result is None]
@@ -321,11 +321,11 @@ def test_candidates_the_budget_leaves_unmeasured_go_to_canary_under_the_canary_p
 def test_no_gain_on_tasks_the_budget_cut_short_is_no_rejection(bank, budget):
     """A rejection is remembered for good: a candidate the budget share measured on fewer tasks
     than it would have run, with no gain and no regression, waits; measured in full, it is rejected."""
-    from skillbank.evolution.gate import Gate
+    from skillbank.evolution.gate import Gate, GateConfig
 
     c = alternatives(bank)
     validate, _ = scripted_validator(bank, gains=False)
-    decisions = Gate(validate=validate, auto_promote=True, eval_budget=budget).run(bank, list(c.values()), pool=[])
+    decisions = Gate(GateConfig(validate=validate, auto_promote=True, eval_budget=budget)).run(bank, list(c.values()), pool=[])
     pitfall = next(d for d in decisions if d.skill_id == c["pitfall"].skill.id)
     if budget is None:
         assert pitfall.decision == "rejected" and not pitfall.choice.limited
@@ -339,7 +339,7 @@ def test_no_gain_on_tasks_the_budget_cut_short_is_no_rejection(bank, budget):
 def test_a_candidate_that_reaches_no_task_is_not_run_and_not_rejected(bank):
     from skillbank.consistency.runner import SimpleTask
     from skillbank.consistency.validation import ValidationConfig, make_validator
-    from skillbank.evolution.gate import Gate
+    from skillbank.evolution.gate import Gate, GateConfig
     from skillbank.evolution.review import Pending
 
     for i in range(5):  # fill the k=5 slots of a poem request
@@ -350,7 +350,7 @@ def test_a_candidate_that_reaches_no_task_is_not_run_and_not_rejected(bank):
     tasks = [SimpleTask(id=f"p{i}", type="poem", input=f"Write a haiku about spring number {i}.") for i in range(3)]
     validate = make_validator(bank, tasks, lambda task, mw, seed: ran.append(task.id) or True,
                               ValidationConfig(trials=1))
-    (decision,) = Gate(validate=validate, auto_promote=True).run(bank, [Pending(skill=skill)], pool=[])
+    (decision,) = Gate(GateConfig(validate=validate, auto_promote=True)).run(bank, [Pending(skill=skill)], pool=[])
     assert ran == [] and decision.decision == "waiting" and "reaches none of the 3 task(s)" in decision.detail
     assert decision.choice.saved_trials == 3 * 2
     assert bank.get_skill(skill.id).status.value == "candidate"

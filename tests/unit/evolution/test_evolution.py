@@ -225,7 +225,7 @@ def test_overlong_skill_is_split_into_a_pitfall_skill(bank):
     skill = refund_skill(bank, body=long_lead)
     save(bank, *(refund(i, skill=skill) for i in range(3)))
     save(bank, *(refund(i, success=False, skip_check=True, skill=skill) for i in range(3, 6)))
-    report = evolve(bank, split_chars=1500, max_body_chars=4000)
+    report = evolve(bank, config=EvolutionConfig(split_chars=1500, max_body_chars=4000))
     spun = next(c for c in report.changes if c.skill_id != skill.id)
     pit = bank.get_skill(spun.skill_id)
     assert pit.name == "refund-orders-pitfalls" and pit.kind.value == "pitfall"
@@ -245,7 +245,7 @@ def test_harmful_skill_is_retired_with_the_rule_documented(bank):
     without = [refund(i, success=i % 10 != 0, task_type="refund") for i in range(10, 20)]
     few = [refund(i, success=False, skill=fine_skill, task_type="refund") for i in range(20, 23)]
     save(bank, *with_it, *without, *few)
-    report = evolve(bank, max_retire_fraction=0.5)
+    report = evolve(bank, config=EvolutionConfig(max_retire_fraction=0.5))
     retired = [c for c in report.changes if c.kind == "retire"]
     assert [c.skill for c in retired] == ["skip-the-check"]
     assert "harmful" in retired[0].reason and "20%" in retired[0].reason
@@ -267,7 +267,7 @@ def test_retire_fraction_caps_a_round(bank):
                   for i in range(9)]
     trajs += [refund(900 + i, task_type="refund") for i in range(12)]
     save(bank, *trajs)
-    report = evolve(bank, max_retire_fraction=0.2)  # ceil(0.2 * 6) = 2
+    report = evolve(bank, config=EvolutionConfig(max_retire_fraction=0.2))  # ceil(0.2 * 6) = 2
     assert len([c for c in report.changes if c.kind == "retire"]) == 2
     assert any("retire cap" in (c.note or "") for c in report.skipped)
 
@@ -401,7 +401,7 @@ def test_bank_budget_retires_least_useful_within_the_fraction(bank):
     # Give tip-0 a poor record and tip-9 a good one.
     save(bank, *(refund(i, success=False, skill=skills[0]) for i in range(3)),
          *(refund(i, skill=skills[9]) for i in range(3, 6)))
-    report = evolve(bank, max_active=5, max_retire_fraction=0.2, harm_min_uses=100)
+    report = evolve(bank, config=EvolutionConfig(max_active=5, max_retire_fraction=0.2, harm_min_uses=100))
     retired = [c for c in report.changes if c.kind == "retire"]
     assert len(retired) == 2 and retired[0].skill == "tip-0"
     assert all("bank budget" in c.reason for c in retired)
@@ -413,7 +413,7 @@ def test_bank_budget_on_total_rendered_size(bank):
     for n in range(4):
         bank.add_skill(name=f"long-tip-{n}", description=f"Tip {n}", body="Detailed advice. " * 100)
     save(bank, refund(0))
-    report = evolve(bank, max_rendered_tokens=1000, max_retire_fraction=0.5)
+    report = evolve(bank, config=EvolutionConfig(max_rendered_tokens=1000, max_retire_fraction=0.5))
     retired = [c for c in report.changes if c.kind == "retire"]
     assert len(retired) == 2 and "rendered tokens" in retired[0].reason
 
@@ -562,8 +562,8 @@ def test_report_lists_kind_skill_reason_and_evidence(bank):
 
 
 def test_config_overrides_are_validated(bank):
-    with pytest.raises(TypeError):
-        evolve(bank, no_such_setting=1)
+    with pytest.raises(TypeError, match="no_such_setting"):
+        evolve(bank, no_such_setting=1)  # type: ignore[call-arg]
     assert EvolutionConfig().min_support == 2
 
 

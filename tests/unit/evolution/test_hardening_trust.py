@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
-from skillbank.evolution.gate import Gate, GateResult
+from skillbank.evolution.gate import Gate, GateConfig, GateResult
 from skillbank.evolution.review import get_pending, promote
 from skillbank.models import SkillStatus
 from skillbank.provenance import Source, evidence, recorded, text_source
@@ -90,13 +90,14 @@ def _candidate(bank, name: str, author: str):
 def test_policy_never_promotes_llm_distiller_text_but_the_gate_or_a_person_can(bank):
     llm = _candidate(bank, "llm-refunds", "evolution:llm:FakeChat")
     rule = _candidate(bank, "rule-refunds", "evolution:rule")
-    decisions = {d.skill_id: d for d in Gate(promote_policy="all").run(bank, [llm, rule], pool=[])}
+    decisions = {d.skill_id: d for d in Gate(GateConfig(promote_policy="all")).run(bank, [llm, rule], pool=[])}
     assert decisions[rule.skill.id].decision == "promoted"
     assert decisions[llm.skill.id].decision == "waiting"
     assert "LLM distiller" in decisions[llm.skill.id].detail
     assert bank.get_skill(llm.skill.id).status == SkillStatus.candidate
 
-    gated = Gate(validate=lambda skill, tasks: GateResult(gain=0.2), auto_promote=True, promote_policy="all")
+    gated = Gate(GateConfig(validate=lambda skill, tasks: GateResult(gain=0.2), auto_promote=True,
+                            promote_policy="all"))
     (decision,) = gated.run(bank, [get_pending(bank, llm.skill.id)], pool=[])
     assert decision.decision == "promoted"  # a measured gain promotes it
 
