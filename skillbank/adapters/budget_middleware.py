@@ -23,7 +23,8 @@ from typing import Awaitable, Callable
 from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from skillbank.adapters.config import BudgetConfig, with_options
+from skillbank.adapters.config import BudgetConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.limits import LimitSignal, budget_stop_message
 from skillbank.adapters.run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.messages import response_message

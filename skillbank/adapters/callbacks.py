@@ -34,7 +34,8 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
-from skillbank.adapters.config import RecordingConfig, with_options
+from skillbank.adapters.config import RecordingConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import is_interrupt, limit_from_message
 from skillbank.adapters.recorder import TrajectoryRecorder

@@ -9,7 +9,7 @@ The middleware takes all three; ``skillbank_prompt``, ``skillbank_hook``, ``inje
 ``SkillInjector`` take an :class:`InjectionConfig`; ``SkillBankCallbackHandler`` takes a
 :class:`RecordingConfig`; ``RunBudgetMiddleware`` a :class:`BudgetConfig`. Each also names the
 options users set most as explicit keywords (``k``, ``verifier``, ...), applied with
-:func:`with_options`; any other option is set on the config. Defaults live here once.
+:func:`~skillbank.config_keywords.with_options`; any other option is set on the config. Defaults live here once.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
-from skillbank.config_keywords import with_options
 from skillbank.lessons import Delivery, LessonKind, spec_of
 from skillbank.live.config import LiveConfig
 from skillbank.models import Skill
 
-__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "with_options", "MESSAGE_CHARS", "GENERAL_K",
+__all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "MESSAGE_CHARS", "GENERAL_K",
            "LEAN_TOKEN_BUDGET"]
 
 # A turn's query is the task plus the gist of each recent message, at most this many characters

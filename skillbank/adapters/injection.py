@@ -21,7 +21,8 @@ import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from skillbank.adapters.agent_runs import AgentRuns
-from skillbank.adapters.config import InjectionConfig, with_options
+from skillbank.adapters.config import InjectionConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.reminders import ToolReminders
 from skillbank.adapters.tools import tool_names
 from skillbank.lessons import Example, LessonKind, sentence

@@ -18,7 +18,8 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters._compose import through
-from skillbank.adapters.config import InjectionConfig, with_options
+from skillbank.adapters.config import InjectionConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
 from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
 from skillbank.live.config import LiveConfig

@@ -45,7 +45,8 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters.budget_middleware import RunBudgetMiddleware
-from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig, with_options
+from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters._compose import through
 from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
 from skillbank.adapters.prompt_middleware import SkillPromptMiddleware

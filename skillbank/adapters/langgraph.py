@@ -26,7 +26,8 @@ from typing import Any, Callable
 from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.config import InjectionConfig, with_options
+from skillbank.adapters.config import InjectionConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 from skillbank.messages import state_messages
 from skillbank.protocols import SkillSource

@@ -47,7 +47,8 @@ from typing_extensions import NotRequired
 from skillbank.adapters.agent_runs import AgentRuns, run_config
 from skillbank.adapters.run_context import CallContext, RunContext, agent_runs, enter_call, leave_call
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
-from skillbank.adapters.config import RecordingConfig, with_options
+from skillbank.adapters.config import RecordingConfig
+from skillbank.config_keywords import with_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.live.recording import keep_exposures
 from skillbank.adapters.limits import LimitSignal, limit_from_message, unknown_parameters
