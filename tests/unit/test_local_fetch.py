@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import unavailable
 from skillbank.cli import app
-from skillbank.local import fetch as f
+from skillbank.engines.local import fetch as f
 
 try:
     import gguf
