@@ -57,15 +57,14 @@ def list_(cache_dir: CacheOption = None, as_json: JsonOption = False) -> None:
 
     from skillbank.engines.local.fetch import KNOWN_MODELS, find_model, model_file
 
-    rows = [{"size": c.size, "name": c.name, "bytes": c.size_bytes, "sha256": c.sha256,
+    rows = [{"size": c.size, "bytes": c.size_bytes, "sha256": c.sha256,
              "packages": f"{c.package.format(n=1)}..{c.parts} =={c.version}",
              "path": str(model_file(c.size, cache_dir)),
              "fetched": find_model(c.size, cache_dir) is not None} for c in KNOWN_MODELS.values()]
     if as_json:
         print_json(rows)
         return
-    table = Table("size", "model", "MB", "fetched", "path")
+    table = Table("size", "MB", "fetched", "path")
     for r in rows:
-        table.add_row(r["size"], r["name"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no",
-                      escape(r["path"]))
+        table.add_row(r["size"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no", escape(r["path"]))
     console().print(table)

