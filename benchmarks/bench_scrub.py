@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from test_scrub import CASES, PATHOLOGICAL, _realistic_log
 
-    from skillbank import scrub_betterleaks
+    from skillbank.engines import scrub_betterleaks
     from skillbank.scrub import Scrubber
 
     scrubber = Scrubber(betterleaks=False)  # our patterns alone: the linear-time rows below

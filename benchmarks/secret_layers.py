@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from heldout_corpus import HELDOUT, HELDOUT_SECRETS_V3, HELDOUT_V2, lookalikes, secrets  # noqa: E402
 
-from skillbank import scrub_betterleaks  # noqa: E402
+from skillbank.engines import scrub_betterleaks  # noqa: E402
 from skillbank.scrub import Scrubber, placeholder  # noqa: E402
 
 

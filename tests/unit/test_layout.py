@@ -86,3 +86,14 @@ def test_a_harness_import_cycle_breaks_the_harness_contract(lint, tmp_path, lazy
     assert result.returncode != 0
     assert "The harness has no import cycles BROKEN" in result.stdout
     assert ".guidance -> .directives" in result.stdout or ".directives -> .guidance" in result.stdout
+
+
+def test_an_engine_importing_the_onnx_engine_breaks_the_engines_layers(lint, tmp_path):
+    copy = _copy(tmp_path)
+    # The numpy MiniLM reaching up into the ONNX engine built on it.
+    with (copy / "skillbank" / "engines" / "minilm.py").open("a") as fh:
+        fh.write("\n\ndef _onnx():\n    from skillbank.engines import minilm_onnx\n    return minilm_onnx\n")
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert "The engines are layered BROKEN" in result.stdout
+    assert "skillbank.engines.minilm -> skillbank.engines.minilm_onnx" in result.stdout

