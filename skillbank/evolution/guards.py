@@ -17,7 +17,8 @@ A *situation* is what the lesson is about:
 
 Evidence is the failures that hit the limit, plus successes that hit it too (the agent coped) or,
 for budgets, came within ``near_share`` of a known budget. Provider rate limits are not a lesson
-for the agent and are ignored.
+for the agent and are ignored: a limit type of its own that no lesson kind learns from teaches
+nothing.
 
 What a guard teaches is lessons (``skillbank.lessons``), rendered like every other skill's. What a
 situation teaches, and how its guard is named and described, is up to the lesson kind that learns
@@ -37,12 +38,11 @@ from skillbank.evolution.methods import leaves
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.templates import common_pattern, describable
 from skillbank.toolnames import fitting_tool, is_skill_name
-from skillbank.lessons import Lesson, limit_learner
+from skillbank.lessons import Lesson, learner_of, limit_learner
 from skillbank.lessons.kinds.budget import BUDGETS
 from skillbank.models import LimitType, SkillContent, SkillKind
 
 BUDGET_FAMILY = {LimitType(t): budget for t, budget in BUDGETS.items()}
-IGNORED = {LimitType.rate_limit}
 
 
 def slug(text: str, limit: int = 24) -> str:
@@ -223,8 +223,6 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
             continue
         seen: set[tuple] = set()
         for hit in run.limits:
-            if hit.type in IGNORED:
-                continue
             if hit.type in BUDGET_FAMILY:
                 sit = get("budget:" + BUDGET_FAMILY[hit.type], _most_repeated(run), None)
                 budget_types[sit.key].add(hit.type)
@@ -242,6 +240,8 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
                 sit = get("check_first", hit.tool, check)
             elif hit.type in _VALUE_ERRORS and _made_up(run, hit):
                 continue  # the failure is the call itself, not the tool (see _made_up)
+            elif learner_of(hit.type.value) is None:
+                continue  # no lesson kind learns from it (a provider's rate limit: no lesson for the agent)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
                     hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)

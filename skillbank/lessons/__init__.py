@@ -24,8 +24,8 @@ from pydantic import Field
 import skillbank.lessons.kinds  # noqa: F401  (registers every kind)
 from skillbank.lessons._base import STORED_FIELDS, Example, Lesson, LessonKind, MethodStep
 from skillbank.lessons._learning import LimitLearner, LimitSituation
-from skillbank.lessons._registry import (KINDS, CallCheck, CallView, Delivery, KindSpec, kind_class, limit_learner,
-                                         spec_of)
+from skillbank.lessons._registry import (KINDS, CallCheck, CallView, Delivery, KindSpec, kind_class, learner_of,
+                                         limit_learner, spec_of)
 from skillbank.lessons._render import SECTION_ORDER, example_text, render_body, sentence, step_text
 from skillbank.lessons.kinds.answer_unit import AnswerUnit
 from skillbank.lessons.kinds.ask_for import AskFor
@@ -46,7 +46,7 @@ from skillbank.lessons.kinds.wrong_tool_name import WrongToolName
 __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "AnyLesson", "parse_lesson", "GENERALISABLE",
            "sentence", "render_body", "general_form", "lesson_tools", "scrub_lesson", "example_text", "step_text",
            "SECTION_ORDER", "KINDS", "KindSpec", "CallCheck", "CallView", "Delivery", "spec_of", "kind_class",
-           "LimitLearner", "LimitSituation", "limit_learner",
+           "LimitLearner", "LimitSituation", "limit_learner", "learner_of",
            "STORED_FIELDS", "Procedure", "CheckFirst", "MissingTool", "MissingParameter", "AskFor", "UnknownField",
            "Budget", "Pitfall", "Guidance", "ToolError", "Policy", "WrongToolName", "NoTool", "AnswerUnit",
            "StatedTime", "StatedDate"]

@@ -102,7 +102,3 @@ class LimitLearner:
     what_happened: Callable[[LimitSituation], str]
     description: Callable[[LimitSituation, str], str]
     skill_kind: SkillKindName = "guard"
-
-    def learns(self, sit: LimitSituation) -> bool:
-        """Whether this learner learns from ``sit`` (its family is one of :attr:`families`)."""
-        return sit.family in self.families

@@ -17,7 +17,7 @@ from skillbank.lessons._base import CLASSES, Lesson, LessonKind
 from skillbank.lessons._learning import LimitLearner, LimitSituation
 
 __all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of",
-           "limit_learner"]
+           "limit_learner", "learner_of"]
 
 Scope = Literal["its_tool", "any_tool", "unknown_tool"]
 """Which tool calls a lesson's call check reads."""
@@ -161,6 +161,15 @@ def kind_class(kind: LessonKind | str) -> type[Lesson]:
     return spec_of(kind).cls
 
 
+def learner_of(family: str) -> LimitLearner | None:
+    """The registered learner of the limit situation family ``family`` (``None``: no kind learns
+    from it, so it teaches nothing)."""
+    for spec in KINDS.values():
+        if spec.limit_learner is not None and family in spec.limit_learner.families:
+            return spec.limit_learner  # register() lets one kind only learn from a family
+    return None
+
+
 def limit_learner(sit: LimitSituation) -> LimitLearner:
     """The one registered learner that takes the limit situation ``sit``.
 
@@ -168,8 +177,8 @@ def limit_learner(sit: LimitSituation) -> LimitLearner:
         ValueError: no registered kind learns from ``sit``'s family (register a kind whose
             ``limit_learner`` lists it).
     """
-    for spec in KINDS.values():
-        if spec.limit_learner is not None and spec.limit_learner.learns(sit):
-            return spec.limit_learner  # register() lets one kind only learn from a family
+    learner = learner_of(sit.family)
+    if learner is not None:
+        return learner
     raise ValueError(f"no lesson kind learns from the limit situation family {sit.family!r} "
                      f"(tool {sit.tool!r}, detail {sit.detail!r}); register a kind whose limit learner lists it")
