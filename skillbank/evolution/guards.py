@@ -16,9 +16,8 @@ A *situation* is what the lesson is about:
   the tool the run kept repeating, if any (the usual way a budget is burnt).
 
 Evidence is the failures that hit the limit, plus successes that hit it too (the agent coped) or,
-for budgets, came within ``near_share`` of a known budget. Provider rate limits are not a lesson
-for the agent and are ignored: a limit type of its own that no lesson kind learns from teaches
-nothing.
+for budgets, came within ``near_share`` of a known budget. A limit that no lesson kind learns
+from teaches nothing: a provider's rate limit is no lesson for the agent.
 
 What a guard teaches is lessons (``skillbank.lessons``), rendered like every other skill's. What a
 situation teaches, and how its guard is named and described, is up to the lesson kind that learns
