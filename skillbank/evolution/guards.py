@@ -16,16 +16,18 @@ A *situation* is what the lesson is about:
   the tool the run kept repeating, if any (the usual way a budget is burnt).
 
 Evidence is the failures that hit the limit, plus successes that hit it too (the agent coped) or,
-for budgets, came within ``near_share`` of a known budget. Provider rate limits are not a lesson
-for the agent and are ignored.
+for budgets, came within ``near_share`` of a known budget. A limit that no lesson kind learns
+from teaches nothing: a provider's rate limit is no lesson for the agent.
 
-What a guard teaches is lessons (``skillbank.lessons``), rendered like every other skill's.
+What a guard teaches is lessons (``skillbank.lessons``), rendered like every other skill's. What a
+situation teaches, and how its guard is named and described, is up to the lesson kind that learns
+from its family (``KindSpec.limit_learner``, found by :func:`skillbank.lessons.limit_learner`):
+this module groups limit events into situations and names no family's lessons.
 """
 
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -35,20 +37,11 @@ from skillbank.evolution.methods import leaves
 from skillbank.evolution.naming import fit_name
 from skillbank.evolution.templates import common_pattern, describable
 from skillbank.toolnames import fitting_tool, is_skill_name
-from skillbank.lessons import (AskFor, Budget, CheckFirst, Guidance, Lesson, MissingParameter, MissingTool, Policy,
-                               ToolError, UnknownField, WrongToolName)
+from skillbank.lessons import Lesson, learner_of, limit_learner
+from skillbank.lessons.kinds.budget import BUDGETS
 from skillbank.models import LimitType, SkillContent, SkillKind
 
-BUDGET_FAMILY = {
-    LimitType.recursion_limit: "steps",
-    LimitType.step_limit: "steps",
-    LimitType.model_call_limit: "steps",
-    LimitType.tool_call_limit: "steps",
-    LimitType.token_budget: "tokens",
-    LimitType.context_overflow: "tokens",
-    LimitType.time_budget: "time",
-}
-IGNORED = {LimitType.rate_limit}
+BUDGET_FAMILY = {LimitType(t): budget for t, budget in BUDGETS.items()}
 
 
 def slug(text: str, limit: int = 24) -> str:
@@ -88,22 +81,14 @@ class Situation:
     def limit(self) -> int | None:
         return min(self.limits) if self.limits else None
 
+    @property
+    def hit_type(self) -> LimitType | None:
+        """The limit type hit most often in this situation, if any."""
+        return self.types.most_common(1)[0][0] if self.types else None
+
     def describe(self) -> str:
-        what = {"missing_tool": f"`{self.tool}` was unavailable",
-                "missing_parameter": f"`{self.tool}` has no "
-                + (f"`{self.detail}` parameter" if self.detail else "parameter for an argument given"),
-                "unknown_field": f"`{self.tool}` returned `{self.detail}` as unknown",
-                "invalid_tool_args": f"`{self.tool}` could not take the arguments given"
-                + (f" (`{self.detail}`)" if self.detail else ""),
-                "tool_error": f"`{self.tool}` returned errors",
-                "policy_refusal": f"a policy refused `{self.tool}`" if self.tool else "a policy refused the request",
-                "check_first": f"`{self.tool}` was refused with a message naming `{self.detail}` to call first",
-                "wrong_tool_name": f"`{self.tool}` was called by another name ("
-                                   + ", ".join(f"`{c}`" for c in sorted(self.called)) + ")",
-                }.get(self.family)
-        if what is None:
-            budget = self.family.split(":", 1)[1]
-            what = f"the {budget} budget ran out" + (f" while repeating `{self.tool}`" if self.tool else "")
+        """What the runs ran into, with how many runs did (for a round's report)."""
+        what = limit_learner(self).what_happened(self)
         # Separators keep a count ("3,532 runs") from reading as a literal id to the linter.
         near = f", {len(self.successes):,} success(es) that coped or came close" if self.successes else ""
         return f"{what} in {len(self.failures):,} failed run(s){near}"
@@ -237,8 +222,6 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
             continue
         seen: set[tuple] = set()
         for hit in run.limits:
-            if hit.type in IGNORED:
-                continue
             if hit.type in BUDGET_FAMILY:
                 sit = get("budget:" + BUDGET_FAMILY[hit.type], _most_repeated(run), None)
                 budget_types[sit.key].add(hit.type)
@@ -256,6 +239,8 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
                 sit = get("check_first", hit.tool, check)
             elif hit.type in _VALUE_ERRORS and _made_up(run, hit):
                 continue  # the failure is the call itself, not the tool (see _made_up)
+            elif learner_of(hit.type.value) is None:
+                continue  # no lesson kind learns from it (a provider's rate limit: no lesson for the agent)
             else:
                 detail = hit.field if hit.type == LimitType.unknown_field else (
                     hit.param if hit.type in (LimitType.invalid_tool_args, LimitType.missing_parameter)
@@ -270,10 +255,9 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
             (sit.successes if run.success else sit.failures).append(run)
     # Successes that came close to a known budget count as evidence for that budget's lesson.
     for sit in list(found.values()):
-        limit = sit.limit
-        if not sit.is_budget or limit is None:
+        limit, hit_type = sit.limit, sit.hit_type
+        if not sit.is_budget or limit is None or hit_type is None:
             continue
-        hit_type = sit.types.most_common(1)[0][0]
         have = set(sit.evidence)
         for run in runs:
             if not run.success or run.suspect or run.id in have:
@@ -284,88 +268,20 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
     return [s for s in found.values() if s.failures or (s.is_budget and s.successes)]
 
 
-def step_budget(sit: Situation, near_share: float = 0.8) -> int:
-    """The tool-call budget to advise: below the known limit, and room for what successes needed.
-
-    Successes that came close to the limit are evidence that the budget is tight, not a model
-    of how many calls to make, so the comfortable successes set the number when there are any.
-    """
-    hit_type = sit.types.most_common(1)[0][0] if sit.types else LimitType.tool_call_limit
-    # A token or time limit is not a number of calls: only the runs' own calls can set it.
-    limit = sit.limit if BUDGET_FAMILY.get(hit_type) == "steps" else None
-    ok = [len(r.calls) for r in sit.successes if r.calls]
-    if limit is not None:
-        # The most tool calls the limit allows: all of them for a tool-call limit; one model
-        # call must be left for the answer under a model-call limit; a graph step limit counts
-        # a model step and a tool step per call.
-        if hit_type in (LimitType.recursion_limit, LimitType.step_limit):
-            cap = (limit - 1) // 2
-        elif hit_type == LimitType.model_call_limit:
-            cap = limit - 1
-        else:
-            cap = limit
-        cap = max(1, cap)
-        comfortable = [n for n in ok if n < near_share * limit]
-        return max(1, min(cap, max(comfortable))) if comfortable else cap
-    if ok:
-        return max(1, max(ok))
-    distinct_failed = [len({c.key for c in r.calls}) for r in sit.failures]
-    return max(2, int(statistics.median(distinct_failed)) if distinct_failed else 2)
-
-
 def situation_lessons(sit: Situation) -> list[Lesson]:
-    """What a situation teaches, as lessons (the guard's whole content)."""
-    t, d = sit.tool, sit.detail
-    named = t or ""  # a situation of a family about one tool names it (an empty name fails validation)
-    if sit.family == "missing_tool":
-        return [MissingTool(tool=t)]
-    if sit.family == "missing_parameter" and d:
-        return [MissingParameter(tool=t, parameter=d)]
-    if sit.family in ("missing_parameter", "invalid_tool_args") and not d:
-        return [AskFor(tool=t)]
-    if sit.family == "unknown_field":
-        if d:
-            return [UnknownField(tool=t, field=d)]
-        return [UnknownField()]
-    if sit.family == "invalid_tool_args":
-        return [AskFor(tool=t, parameter=d)]
-    if sit.family == "tool_error":
-        return [ToolError(tool=named)]
-    if sit.family == "policy_refusal":
-        return [Policy(tool=t)]
-    if sit.family == "wrong_tool_name":
-        return [WrongToolName(tool=named)]
-    if sit.family == "check_first":
-        return [CheckFirst(check=d, tool=t)]
-    budget = sit.family.split(":", 1)[1]
-    lessons: list[Lesson] = [Budget(budget=step_budget(sit), tool=t)]
-    if budget == "tokens":
-        lessons.append(Guidance(text="Request only the fields you need and "
-                              "summarise long tool outputs instead of quoting them."))
-    if budget == "time":
-        lessons.append(Guidance(text="Prefer one broad call over many narrow "
-                              "ones; do not wait on slow calls that are not needed for the answer."))
-    return lessons
+    """What a situation teaches, as lessons (the guard's whole content).
+
+    Raises:
+        ValueError: no lesson kind learns from ``sit``'s family.
+    """
+    return limit_learner(sit).lessons(sit)
 
 
 def guard_name(sit: Situation) -> str:
+    """The guard skill's name: the parts its family's learner names, slugged and fitted."""
     t = slug(sit.tool, 64) if sit.tool else None
     d = slug(sit.detail, 64) if sit.detail else None
-    named: dict[str, list[str | None]] = {
-        "missing_tool": ["when", t, "is-unavailable"],
-        "missing_parameter": ["when", t, "has-no", d] if d else ["check", t, "arguments"],
-        "unknown_field": ["when", t, d, "is-unknown"] if d else ["when", t, "returns-unknown"],
-        "invalid_tool_args": ["ask-for", d, "before", t] if d else ["check", t, "arguments"],
-        "tool_error": ["when", t, "fails"],
-        "policy_refusal": ["check-policy-before", t] if t else ["check-policy-first"],
-        "wrong_tool_name": ["call", t, "by-its-exact-name"],
-        "check_first": ["call", d, "before", t],
-    }
-    parts = named.get(sit.family)
-    if parts is None:
-        budget = sit.family.split(":", 1)[1]
-        parts = [f"finish-within-{budget}-budget", *(["stop-repeating", t] if t else [])]
-    return fit_name([p for p in parts if p])
+    return fit_name([p for p in limit_learner(sit).name(sit, t, d) if p])
 
 
 def guard_content(sit: Situation) -> SkillContent:
@@ -377,31 +293,11 @@ def guard_content(sit: Situation) -> SkillContent:
     # embeddings match; a one-word name ("mv") needs no second spelling.
     words = " ".join(slug(sit.tool, 64).split("-")) if sit.tool else ""
     tool = f"`{sit.tool}`" + (f" ({words})" if words and words != sit.tool else "")
-    if sit.is_budget:
-        budget = sit.family.split(":", 1)[1]
-        description = (f"When a task risks running out of its {budget} budget"
-                       + (f", especially by repeating {tool}" if sit.tool else "")
-                       + "." + like)
-    else:
-        description = {
-            "missing_tool": f"When a request needs {tool} and that tool may "
-                            "not be among your tools.",
-            "missing_parameter": f"When a request asks {tool} for "
-                                 + (f"`{sit.detail}`" if sit.detail else "a setting")
-                                 + ", which it may have no parameter for.",
-            "unknown_field": f"When {tool} may return "
-                             + (f"`{sit.detail}`" if sit.detail else "a field") + " as unknown or null.",
-            "invalid_tool_args": f"When calling {tool}"
-                                 + (f", which needs `{sit.detail}`" if sit.detail else "") + ".",
-            "tool_error": f"When {tool} returns an error.",
-            "policy_refusal": "When a request may not be allowed by policy"
-                              + (f", before calling {tool}" if sit.tool else "") + ".",
-            "wrong_tool_name": f"When a request needs {tool}: call it by its exact name.",
-            "check_first": f"When a request needs {tool}, which needs `{sit.detail}` called first.",
-        }[sit.family] + like
+    learner = limit_learner(sit)
+    description = learner.description(sit, tool) + like
     tools = (sit.tool,) if sit.tool and re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$", sit.tool) else ()
     tags = ("limit", sit.family.replace(":", "-"), "budget" if sit.is_budget else "capability")
-    kind = {"wrong_tool_name": SkillKind.pitfall, "check_first": SkillKind.policy}.get(sit.family, SkillKind.guard)
+    kind = SkillKind(learner.skill_kind)
     toolset = tuple(sorted({t for r in sit.failures + sit.successes for t in r.toolset}))
     return SkillContent(name=guard_name(sit), description=description[:1000], kind=kind,
-                        tools=tools, tags=tags, lessons=tuple(situation_lessons(sit)), toolset=toolset)
+                        tools=tools, tags=tags, lessons=tuple(learner.lessons(sit)), toolset=toolset)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
 from skillbank.lessons._base import CLASSES, Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner, LimitSituation
 
-__all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of"]
+__all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of",
+           "limit_learner", "learner_of"]
 
 Scope = Literal["its_tool", "any_tool", "unknown_tool"]
 """Which tool calls a lesson's call check reads."""
@@ -98,6 +100,7 @@ class KindSpec:
     delivery: Delivery = "prompt"
     call_check: CallCheck | None = None
     tools_to_call: Callable[[Any], tuple[str, ...]] = lambda lesson: ()  # tools it says to call, in order
+    limit_learner: LimitLearner | None = None  # how evolution learns it from a limit situation
 
     @property
     def name(self) -> str:
@@ -118,7 +121,8 @@ def register(spec: KindSpec) -> KindSpec:
 
     Raises:
         ValueError: the kind is registered already, its class's ``kind`` default is another
-            kind, or it is delivered at the tool without a call check.
+            kind, it is delivered at the tool without a call check, or its limit learner learns
+            from a family another kind's learner learns from.
     """
     name = _name(spec.kind)
     if name in KINDS and KINDS[name] is not spec:
@@ -128,6 +132,13 @@ def register(spec: KindSpec) -> KindSpec:
         raise ValueError(f"the class of lesson kind {name!r} must default its kind to {name!r}")
     if spec.delivery == "tool" and spec.call_check is None:
         raise ValueError(f"lesson kind {name!r} is delivered at the tool but has no call check")
+    if spec.limit_learner is not None:
+        taken = {family: other for other, spec_other in KINDS.items() if spec_other is not spec
+                 and spec_other.limit_learner is not None for family in spec_other.limit_learner.families}
+        shared = [f for f in spec.limit_learner.families if f in taken]
+        if shared:
+            raise ValueError(f"lesson kind {name!r} learns from the limit family {shared[0]!r}, which lesson "
+                             f"kind {taken[shared[0]]!r} learns from already; one kind learns from each family")
     KINDS[name] = spec
     CLASSES[name] = spec.cls
     return spec
@@ -148,3 +159,26 @@ def spec_of(kind: LessonKind | str) -> KindSpec:
 def kind_class(kind: LessonKind | str) -> type[Lesson]:
     """The class of ``kind``'s lessons."""
     return spec_of(kind).cls
+
+
+def learner_of(family: str) -> LimitLearner | None:
+    """The registered learner of the limit situation family ``family`` (``None``: no kind learns
+    from it, so it teaches nothing)."""
+    for spec in KINDS.values():
+        if spec.limit_learner is not None and family in spec.limit_learner.families:
+            return spec.limit_learner  # register() lets one kind only learn from a family
+    return None
+
+
+def limit_learner(sit: LimitSituation) -> LimitLearner:
+    """The one registered learner that takes the limit situation ``sit``.
+
+    Raises:
+        ValueError: no registered kind learns from ``sit``'s family (register a kind whose
+            ``limit_learner`` lists it).
+    """
+    learner = learner_of(sit.family)
+    if learner is not None:
+        return learner
+    raise ValueError(f"no lesson kind learns from the limit situation family {sit.family!r} "
+                     f"(tool {sit.tool!r}, detail {sit.detail!r}); register a kind whose limit learner lists it")

@@ -1,4 +1,8 @@
-"""``ask_for``: ask for ``parameter`` of ``tool`` rather than guess (``None``s widen it)."""
+"""``ask_for``: ask for ``parameter`` of ``tool`` rather than guess (``None``s widen it).
+
+Learnt from an ``invalid_tool_args`` limit (and, through ``missing_parameter``'s learner, from a
+``missing_parameter`` limit that did not record the parameter).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Literal
 from pydantic import model_validator
 
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
 from skillbank.lessons.kinds._calls import its_tool, not_run
@@ -54,4 +59,12 @@ def reminder(lesson: AskFor, call: CallView) -> str:
 SPEC = register(KindSpec(
     LessonKind.ask_for, AskFor, "Checks", sentence, advice, delivery="tool",
     call_check=CallCheck(scope=its_tool, breaks=lambda lesson, call: call.guessed(lesson.parameter),
-                         reminder=reminder)))
+                         reminder=reminder),
+    limit_learner=LimitLearner(
+        families=("invalid_tool_args",),
+        lessons=lambda sit: [AskFor(tool=sit.tool, parameter=sit.detail)],
+        name=lambda sit, tool, detail: ["ask-for", detail, "before", tool] if detail else ["check", tool, "arguments"],
+        what_happened=lambda sit: (f"`{sit.tool}` could not take the arguments given"
+                                   + (f" (`{sit.detail}`)" if sit.detail else "")),
+        description=lambda sit, tool: f"When calling {tool}" + (f", which needs `{sit.detail}`" if sit.detail else "")
+        + ".")))

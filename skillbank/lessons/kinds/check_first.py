@@ -1,4 +1,8 @@
-"""``check_first``: call ``check`` before ``tool`` (neither: every check a tool's description asks for)."""
+"""``check_first``: call ``check`` before ``tool`` (neither: every check a tool's description asks for).
+
+Learnt from a ``check_first`` situation: evolution reads a refusal or error that names another
+tool to call first as one (its detail is that tool); the guard is a policy skill.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pydantic import model_validator
 
 from skillbank.hashing import canonical_json
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
 from skillbank.lessons.kinds._calls import not_run
@@ -58,4 +63,11 @@ SPEC = register(KindSpec(
                          breaks=lambda lesson, call: not call.tool_ran(lesson.check),
                          reminder=reminder,
                          never_held=lambda lesson: (lesson.check,) if lesson.check else ()),
-    tools_to_call=lambda lesson: (lesson.check, lesson.tool) if lesson.tool else ()))
+    tools_to_call=lambda lesson: (lesson.check, lesson.tool) if lesson.tool else (),
+    limit_learner=LimitLearner(
+        families=("check_first",),
+        lessons=lambda sit: [CheckFirst(check=sit.detail, tool=sit.tool)],
+        name=lambda sit, tool, detail: ["call", detail, "before", tool],
+        what_happened=lambda sit: f"`{sit.tool}` was refused with a message naming `{sit.detail}` to call first",
+        description=lambda sit, tool: f"When a request needs {tool}, which needs `{sit.detail}` called first.",
+        skill_kind="policy")))

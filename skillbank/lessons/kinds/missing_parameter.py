@@ -1,4 +1,8 @@
-"""``missing_parameter``: ``tool`` may lack ``parameter`` (both ``None``: any)."""
+"""``missing_parameter``: ``tool`` may lack ``parameter`` (both ``None``: any).
+
+Learnt from a ``missing_parameter`` limit; one that did not record the parameter teaches to ask
+for the tool's values instead (an ``ask_for`` lesson).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Literal
 from pydantic import model_validator
 
 from skillbank.lessons._base import Lesson, LessonKind
-from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
+from skillbank.lessons._learning import LimitLearner, LimitSituation
+from skillbank.lessons._registry import CallCheck, CallView, KindSpec, kind_class, register
 from skillbank.lessons._render import tool_ref
 from skillbank.lessons.kinds._calls import not_run
 
@@ -57,8 +62,28 @@ def reminder(lesson: MissingParameter, call: CallView) -> str:
             f"rest is still needed, and tell the user `{extra}` cannot be set.")
 
 
+def lessons(sit: LimitSituation) -> list[Lesson]:
+    if sit.detail:
+        return [MissingParameter(tool=sit.tool, parameter=sit.detail)]
+    # Built by kind: importing ask_for's module here would register it before this one.
+    return [kind_class(LessonKind.ask_for).model_validate({"tool": sit.tool})]
+
+
+def what_happened(sit: LimitSituation) -> str:
+    return f"`{sit.tool}` has no " + (f"`{sit.detail}` parameter" if sit.detail else "parameter for an argument given")
+
+
+def description(sit: LimitSituation, tool: str) -> str:
+    return (f"When a request asks {tool} for " + (f"`{sit.detail}`" if sit.detail else "a setting")
+            + ", which it may have no parameter for.")
+
+
 SPEC = register(KindSpec(
     LessonKind.missing_parameter, MissingParameter, "When a tool is missing or falls short", sentence,
     advice, delivery="tool",
     call_check=CallCheck(scope=lambda lesson: "its_tool" if lesson.tool else "any_tool",
-                         breaks=breaks, reminder=reminder)))
+                         breaks=breaks, reminder=reminder),
+    limit_learner=LimitLearner(
+        families=("missing_parameter",), lessons=lessons,
+        name=lambda sit, tool, detail: ["when", tool, "has-no", detail] if detail else ["check", tool, "arguments"],
+        what_happened=what_happened, description=description)))

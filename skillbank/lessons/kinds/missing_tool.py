@@ -1,10 +1,11 @@
-"""``missing_tool``: ``tool`` may be missing (``None``: any tool)."""
+"""``missing_tool``: ``tool`` may be missing (``None``: any tool); learnt from a ``missing_tool`` limit."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
 from skillbank.lessons.kinds._calls import not_run
@@ -46,4 +47,10 @@ SPEC = register(KindSpec(
     LessonKind.missing_tool, MissingTool, "When a tool is missing or falls short", sentence, advice,
     delivery="tool",
     call_check=CallCheck(scope=lambda lesson: "its_tool" if lesson.tool else "unknown_tool",
-                         breaks=lambda lesson, call: not call.offered, reminder=reminder)))
+                         breaks=lambda lesson, call: not call.offered, reminder=reminder),
+    limit_learner=LimitLearner(
+        families=("missing_tool",),
+        lessons=lambda sit: [MissingTool(tool=sit.tool)],
+        name=lambda sit, tool, detail: ["when", tool, "is-unavailable"],
+        what_happened=lambda sit: f"`{sit.tool}` was unavailable",
+        description=lambda sit, tool: f"When a request needs {tool} and that tool may not be among your tools.")))

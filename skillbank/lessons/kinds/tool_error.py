@@ -1,4 +1,4 @@
-"""``tool_error``: ``tool`` may fail: retry once, then report it."""
+"""``tool_error``: ``tool`` may fail: retry once, then report it; learnt from a ``tool_error`` limit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import KindSpec, register
 from skillbank.lessons._render import tool_ref
 
@@ -26,4 +27,12 @@ def sentence(lesson: ToolError) -> str:
             f"again, do the rest of the request and tell the user that {t} failed.")
 
 
-SPEC = register(KindSpec(LessonKind.tool_error, ToolError, "When a tool is missing or falls short", sentence))
+SPEC = register(KindSpec(
+    LessonKind.tool_error, ToolError, "When a tool is missing or falls short", sentence,
+    limit_learner=LimitLearner(
+        families=("tool_error",),
+        # a situation without a tool names none (and fails validation: no guard about no tool)
+        lessons=lambda sit: [ToolError(tool=sit.tool or "")],
+        name=lambda sit, tool, detail: ["when", tool, "fails"],
+        what_happened=lambda sit: f"`{sit.tool}` returned errors",
+        description=lambda sit, tool: f"When {tool} returns an error.")))

@@ -1,4 +1,5 @@
-"""``unknown_field``: ``tool`` may return ``field`` as unknown (both ``None``: any)."""
+"""``unknown_field``: ``tool`` may return ``field`` as unknown (both ``None``: any); learnt from an
+``unknown_field`` limit."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Literal
 from pydantic import model_validator
 
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import KindSpec, register
 from skillbank.lessons._render import tool_ref
 
@@ -38,4 +40,12 @@ def sentence(lesson: UnknownField) -> str:
 
 SPEC = register(KindSpec(
     LessonKind.unknown_field, UnknownField, "When a tool is missing or falls short", sentence,
-    advice=lambda lesson: "Answer the parts that are known and name the unknown field as the blocker."))
+    advice=lambda lesson: "Answer the parts that are known and name the unknown field as the blocker.",
+    limit_learner=LimitLearner(
+        families=("unknown_field",),
+        lessons=lambda sit: [UnknownField(tool=sit.tool, field=sit.detail) if sit.detail else UnknownField()],
+        name=lambda sit, tool, detail: (["when", tool, detail, "is-unknown"] if detail
+                                        else ["when", tool, "returns-unknown"]),
+        what_happened=lambda sit: f"`{sit.tool}` returned `{sit.detail}` as unknown",
+        description=lambda sit, tool: (f"When {tool} may return " + (f"`{sit.detail}`" if sit.detail else "a field")
+                                       + " as unknown or null."))))

@@ -1,4 +1,8 @@
-"""``wrong_tool_name``: call ``tool`` by its exact name (the wrong name is never stored or shown)."""
+"""``wrong_tool_name``: call ``tool`` by its exact name (the wrong name is never stored or shown).
+
+Learnt from a ``wrong_tool_name`` situation: evolution reads a ``missing_tool`` limit as one when a
+tool of the run's toolset fits the name called; the guard is a pitfall skill.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from skillbank.lessons._base import Lesson, LessonKind
+from skillbank.lessons._learning import LimitLearner
 from skillbank.lessons._registry import CallCheck, CallView, KindSpec, register
 from skillbank.lessons._render import tool_ref
 from skillbank.lessons.kinds._calls import not_run
@@ -35,4 +40,12 @@ SPEC = register(KindSpec(
     LessonKind.wrong_tool_name, WrongToolName, "Common mistakes", sentence, delivery="tool",
     call_check=CallCheck(scope=lambda lesson: "unknown_tool", breaks=_breaks,
                          reminder=lambda lesson, call: (f"{not_run(call)} There is no tool by that name. "
-                                                        f"Call `{lesson.tool}` instead."))))
+                                                        f"Call `{lesson.tool}` instead.")),
+    limit_learner=LimitLearner(
+        families=("wrong_tool_name",),
+        lessons=lambda sit: [WrongToolName(tool=sit.tool or "")],
+        name=lambda sit, tool, detail: ["call", tool, "by-its-exact-name"],
+        what_happened=lambda sit: (f"`{sit.tool}` was called by another name ("
+                                   + ", ".join(f"`{c}`" for c in sorted(sit.called)) + ")"),
+        description=lambda sit, tool: f"When a request needs {tool}: call it by its exact name.",
+        skill_kind="pitfall")))

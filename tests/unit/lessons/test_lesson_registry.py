@@ -1,7 +1,8 @@
 """Lesson kinds as plug-ins: one class per kind with only its own fields, one registry.
 
-The last tests add a kind from this file alone (its class, sentence, section and call check),
-the way a new kind is added to the library: one module and its registry line.
+The last tests add kinds from this file alone (a class, sentence, section and call check; a
+limit learner that evolution writes guards with), the way a new kind is added to the library: one
+module and its registry line.
 """
 
 from __future__ import annotations
@@ -144,3 +145,89 @@ def test_a_new_kinds_call_check_holds_a_call_at_the_tool(confirm_kind):
     assert ran == []  # held back: the lesson's own check, with no library code of its own
     texts = [m.text for m in result["messages"] if m.type == "tool"]
     assert texts == ["`delete_account` was not run. Ask the user to confirm."]
+
+
+# -- a new kind that evolution learns from a limit, from this file alone ----------------------------
+# A provider's rate limit teaches nothing today (no kind learns from the ``rate_limit`` family).
+# Registering a kind whose limit learner lists that family is all it takes for evolution to write
+# a guard of it: no line of evolution changes.
+
+
+class BackOff(Lesson):
+    kind: Literal["back_off"] = "back_off"  # type: ignore[assignment]
+    tool: str
+
+
+@pytest.fixture()
+def back_off_kind():
+    from skillbank.lessons import LimitLearner
+    from skillbank.lessons._base import CLASSES
+
+    spec = register(KindSpec(
+        "back_off", BackOff, "When a tool is missing or falls short",
+        lambda lesson: f"If `{lesson.tool}` is rate limited, wait a moment and retry once; then tell the user.",
+        limit_learner=LimitLearner(
+            families=("rate_limit",),
+            lessons=lambda sit: [BackOff(tool=sit.tool or "")],
+            name=lambda sit, tool, detail: ["back-off-when", tool, "is-rate-limited"],
+            what_happened=lambda sit: f"`{sit.tool}` was rate limited",
+            description=lambda sit, tool: f"When {tool} may answer that it is rate limited.")))
+    yield spec
+    KINDS.pop("back_off")
+    CLASSES.pop("back_off")
+
+
+def _rate_limited(i: int):
+    from test_evolution_support import traj
+
+    from skillbank.models import LimitEvent, LimitType
+    return traj(f"Find flights to Lisbon for trip {i}.", [("search_flights", {"to": "Lisbon"}, None, "429 slow down")],
+                success=False, answer="", task_id=f"t-{i}",
+                limits=[LimitEvent(type=LimitType.rate_limit, step=1, detail="429 slow down", tool="search_flights")])
+
+
+def _saved(bank) -> list:
+    """Two runs that hit a rate limit on ``search_flights``, saved to ``bank``, as the round reads them."""
+    from skillbank.evolution.evidence import to_run
+    trajectories = [_rate_limited(i) for i in range(2)]
+    for t in trajectories:
+        bank.trajectories.save(t)
+    return [to_run(t) for t in trajectories]
+
+
+def test_a_limit_no_kind_learns_from_teaches_nothing(bank):
+    from skillbank.evolution import evolve
+    from skillbank.lessons import learner_of
+    from skillbank.evolution.guards import situations
+    assert learner_of("rate_limit") is None
+    assert situations(_saved(bank)) == []
+    assert [c for c in evolve(bank, distiller="rule", dry_run=True).changes if c.origin == "guard"] == []
+
+
+def test_a_new_kinds_limit_learner_is_what_evolution_writes(bank, back_off_kind):
+    from skillbank.evolution import evolve
+    from skillbank.evolution.guards import guard_content, situations
+    [sit] = situations(_saved(bank))
+    content = guard_content(sit)
+    assert content.name == "back-off-when-search-flights-is-rate-limited"
+    assert content.description.startswith("When `search_flights` (search flights) may answer that it is rate limited.")
+    assert content.lessons == (BackOff(tool="search_flights"),)
+    assert "- If `search_flights` is rate limited, wait a moment and retry once" in content.body
+    assert sit.describe() == "`search_flights` was rate limited in 2 failed run(s)"
+    guards = [c for c in evolve(bank, distiller="rule", dry_run=True).changes if c.origin == "guard"]
+    assert [(c.skill, c.reason) for c in guards] == [
+        ("back-off-when-search-flights-is-rate-limited",
+         "limit lesson: `search_flights` was rate limited in 2 failed run(s)")]
+
+
+def test_two_kinds_cannot_learn_from_one_limit_family(back_off_kind):
+    from skillbank.lessons import LimitLearner
+
+    class Twice(Lesson):
+        kind: Literal["twice"] = "twice"  # type: ignore[assignment]
+
+    learner = LimitLearner(families=("rate_limit",), lessons=lambda sit: [Twice()], name=lambda sit, t, d: ["x"],
+                           what_happened=lambda sit: "", description=lambda sit, tool: "")
+    with pytest.raises(ValueError, match="learns from the limit family 'rate_limit', which lesson kind 'back_off'"):
+        register(KindSpec("twice", Twice, "Checks", lambda lesson: "Twice.", limit_learner=learner))
+    assert "twice" not in KINDS
