@@ -216,7 +216,6 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
             found[key] = Situation(family, tool, detail)
         return found[key]
 
-    budget_types: dict[tuple, set[LimitType]] = defaultdict(set)
     for run in runs:
         if run.suspect:
             continue
@@ -224,7 +223,6 @@ def situations(runs: list[Run], *, near_share: float = 0.8,
         for hit in run.limits:
             if hit.type in BUDGET_FAMILY:
                 sit = get("budget:" + BUDGET_FAMILY[hit.type], _most_repeated(run), None)
-                budget_types[sit.key].add(hit.type)
                 if hit.limit:
                     sit.limits.append(hit.limit)
             elif hit.type == LimitType.missing_tool and hit.tool and (
