@@ -138,3 +138,20 @@ def fill_live(bank):
     bank.monitor(apply=True)
     plain = bank.add_skill("cancel-politely", "Cancel an order politely.", "Say sorry.")
     return {"hurt": hurt.id, "running": running.id, "plain": plain.id}
+
+
+def client(bank, *, read_only=False, login=True):
+    """A TestClient on the review app over ``bank``, logged in with :data:`TOKEN` unless ``login``
+    is false (the web extra must be installed: the caller checks)."""
+    from starlette.testclient import TestClient
+
+    from skillbank.web import create_app
+
+    c = TestClient(create_app(bank, token=TOKEN, read_only=read_only), base_url="http://127.0.0.1",
+                   follow_redirects=False)
+    if login:
+        r = c.get(f"/skills?token={TOKEN}", follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/skills"
+        cookie = r.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+    return c

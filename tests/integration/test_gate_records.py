@@ -176,7 +176,7 @@ def _evidence_bank(bank):
 @pytest.fixture
 def web_client(bank):
     pytest.importorskip("starlette")
-    from test_serve import client
+    from serve_support import client
 
     return client(bank)
 

@@ -7,13 +7,13 @@ import pytest
 from conftest import unavailable
 
 try:
-    from starlette.testclient import TestClient
+    from starlette.testclient import TestClient  # noqa: F401  (the web extra is installed)
 
-    from skillbank.web import create_app
+    from skillbank.web import create_app  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
-from serve_support import TOKEN, csrf_and_version, fill
+from serve_support import TOKEN, client, csrf_and_version, fill
 from skillbank.evolution.review import list_candidates
 from skillbank.models import SkillStatus
 
@@ -21,17 +21,6 @@ from skillbank.models import SkillStatus
 @pytest.fixture
 def ids(bank):
     return fill(bank)
-
-
-def client(bank, *, read_only=False, login=True):
-    c = TestClient(create_app(bank, token=TOKEN, read_only=read_only), base_url="http://127.0.0.1",
-                   follow_redirects=False)
-    if login:
-        r = c.get(f"/skills?token={TOKEN}", follow_redirects=False)
-        assert r.status_code == 303 and r.headers["location"] == "/skills"
-        cookie = r.headers["set-cookie"].lower()
-        assert "httponly" in cookie and "samesite=strict" in cookie
-    return c
 
 
 def test_no_token_is_403_with_no_bank_data(bank, ids):
