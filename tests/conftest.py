@@ -27,7 +27,7 @@ def in_ci() -> bool:
 
 def unavailable(reason: str, *, allow_module_level: bool = False) -> None:
     """Skip for ``reason`` (what is missing and how to install it); under CI, fail instead: the
-    one rule for PostgreSQL, BFCL, the local model and the GGUF reader."""
+    one rule for PostgreSQL, BFCL, τ²-bench and the local model."""
     if in_ci():
         pytest.fail(f"CI must run this test, but {reason}: .ci/run installs it", pytrace=False)
     pytest.skip(reason, allow_module_level=allow_module_level)
