@@ -35,13 +35,6 @@ Phases, each resumable (a trial already in ``trials.jsonl`` is never run again):
 
 Every trial's transcript (its messages) goes to ``transcripts/<phase>.jsonl``.
 
-Its reading of the protocol where the protocol is silent: the calibration's seeds are the
-model's sampling seeds, on instance 0 of the evidence generation; the gate runs one trial at a
-time; a round stopped midway restarts from the evidence bank (its gate trials run again, no
-measured trial does); the sign-flip test enumerates every flip up to 20 templates, else draws
-200,000. (The tier's own files, ``README.md`` and ``protocol.json`` beside this one, are not
-edited after they were committed.)
-
 ``--fake`` replaces the model by the task's reference run on odd seeds and a give-up reply on
 even ones, and skips the model file's check: it tests the plumbing, nothing about a model.
 """
