@@ -533,8 +533,11 @@ class SkillRepo:
         found: dict[str, dict[int, dict[str, Any]]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
+            # The LIKE only skips events that cannot hold evidence (most of a history); the
+            # payload's JSON decides.
             rows = self.store.query(f"SELECT skill_id, version, payload FROM events WHERE version IS NOT NULL"
-                                    f" AND skill_id IN ({', '.join('?' * len(chunk))})", tuple(chunk))
+                                    f" AND payload LIKE ? AND skill_id IN ({', '.join('?' * len(chunk))})",
+                                    ('%"evidence": {%', *chunk))
             for r in rows:
                 evidence = json.loads(r["payload"]).get("evidence")
                 if isinstance(evidence, dict):
