@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_middleware import Clock, make_agent, pct, task_texts  # noqa: E402
 from common import base_parser, synthetic_skills  # noqa: E402
 
-import skillbank.adapters.recording_middleware as recording_mod  # noqa: E402
+import skillbank.adapters._recording_middleware as recording_mod  # noqa: E402
 from skillbank import SkillBank  # noqa: E402
 from skillbank.adapters.config import InjectionConfig, RecordingConfig  # noqa: E402
 from skillbank.adapters.langchain import SkillBankMiddleware  # noqa: E402
-from skillbank.live.config import LiveConfig  # noqa: E402
+from skillbank.live._config import LiveConfig  # noqa: E402
 
 ARMS = ("live off", "live on")
 

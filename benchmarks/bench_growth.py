@@ -68,7 +68,7 @@ def run_arm(name: str, caps: dict[str, int], train: list, rounds: int, embedder:
     from skillbank.bank import SkillBank
     from skillbank_harness.envs.measure import ARM_WITH, measure_env
     from skillbank.evolution import evolve
-    from skillbank.evolution.budget import rendered_tokens
+    from skillbank.evolution._budget import rendered_tokens
 
     path = root / name.replace(" ", "-")
     shutil.rmtree(path, ignore_errors=True)

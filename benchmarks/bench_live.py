@@ -2,7 +2,7 @@
 null stream is decided on wrongly.
 
 A seeded Bernoulli stream of runs, each of one of two kinds of request ("a", "b"), each eligible
-for every live skill; each skill's arm is drawn per run (skillbank.live.exposure.draw) and the
+for every live skill; each skill's arm is drawn per run (skillbank.live._exposure.draw) and the
 run succeeds with probability ``BASE`` plus the effect of every skill it was shown:
 
 - ``helps``    canary, +0.12 on both kinds            -> the monitor should promote it
@@ -11,7 +11,7 @@ run succeeds with probability ``BASE`` plus the effect of every skill it was sho
 - ``neutral``  canary, 0                              -> undecided (or stale)
 - ``turns``    active, +0.08, then -0.15 from run TURN_AT -> retire
 
-Every ``CHECK_EVERY`` runs the monitor's decision rule (skillbank.live.monitor.decide) reads
+Every ``CHECK_EVERY`` runs the monitor's decision rule (skillbank.live._monitor.decide) reads
 each skill's tally; a decision takes effect at once (a promoted skill stays under the holdout, a
 rejected or retired one is never shown again, a narrowed one is no longer eligible for the kind
 it hurts, and its evidence starts again). Then ``--null-seeds`` streams where no skill has any
@@ -32,11 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillbank.live.canary import with_canary, without_canary
-from skillbank.live.config import LiveConfig
-from skillbank.live.effect import Tally
-from skillbank.live.exposure import ExposureDraw
-from skillbank.live.monitor import Action, decide
+from skillbank.live._canary import with_canary, without_canary
+from skillbank.live._config import LiveConfig
+from skillbank.live._effect import Tally
+from skillbank.live._exposure import ExposureDraw
+from skillbank.live._monitor import Action, decide
 from skillbank.models import Skill, SkillContent, SkillStatus, utcnow
 
 BASE = 0.5

@@ -168,8 +168,8 @@ def compare_engines(queries: int = 300, seed: int = 5) -> dict[str, Any]:
     import numpy as np
 
     from skillbank.embed import MiniLMEmbedder
-    from skillbank.engines.minilm import NumpyMiniLM
-    from skillbank.engines.minilm_onnx import OnnxMiniLM
+    from skillbank._engines.minilm import NumpyMiniLM
+    from skillbank._engines.minilm_onnx import OnnxMiniLM
 
     model_dir = MiniLMEmbedder().model_ref
     engines: dict[str, Any] = {"numpy (1 BLAS thread)": NumpyMiniLM(model_dir)}

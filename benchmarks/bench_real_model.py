@@ -93,7 +93,7 @@ class OracleSkills:
 
     def middleware(self, template_id: str) -> Any:
         from skillbank.adapters.config import InjectionConfig
-        from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+        from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 
         return SkillInjectionMiddleware(self.bank, InjectionConfig(k=0, general_k=0, token_budget=None, reminders=True,
                                                                    pinned=(self.names[template_id],)))
@@ -315,7 +315,7 @@ def _outcomes(result: Any, arm: str) -> dict[str, list[bool]]:
 
 
 def _pass_hat(outcomes: list[bool], k: int) -> float:
-    from skillbank.consistency.metrics import pass_hat_k
+    from skillbank.consistency._metrics import pass_hat_k
 
     return pass_hat_k(sum(outcomes), len(outcomes), k)
 

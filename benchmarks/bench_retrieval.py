@@ -32,7 +32,7 @@ Method (identical data and vectors for every system):
 the exact index (numpy over the cached vectors, in this process) and Chroma's HNSW, each as the
 raw index query and as ``SkillBank.search_vector`` (everything a search does after embedding),
 with recall@5 of the raw query against brute force. The switch-over is the smallest size at
-which HNSW's ``search_vector`` p50 beats exact's; ``skillbank.store.index.EXACT_MAX`` is set from it.
+which HNSW's ``search_vector`` p50 beats exact's; ``skillbank.store._index.EXACT_MAX`` is set from it.
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def bank_vectors(n: int, args: Any, base_embedder: Any, log: Any) -> tuple[list[
 def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log: Any) -> dict[str, Any]:
     """One bank of ``n`` skills searched both ways (see the module docstring)."""
     from skillbank import SkillBank
-    from skillbank.store.index import INDEX_DIR, SizedIndex, SkillIndex
+    from skillbank.store._index import INDEX_DIR, SizedIndex, SkillIndex
 
     skills, vectors, made = bank_vectors(n, args, base_embedder, log)
     texts = [common.embedding_text(s) for s in skills]
@@ -297,7 +297,7 @@ def exact_vs_hnsw(n: int, args: Any, base_embedder: Any, qvecs: np.ndarray, log:
 
 
 def report_exact_vs_hnsw(rows: list[dict[str, Any]], args: Any, argv: Any, nq: int) -> None:
-    from skillbank.store.index import EXACT_MAX
+    from skillbank.store._index import EXACT_MAX
 
     f = common.fmt
     headers = ["skills", "vectors", "path", "raw p50 ms", "raw p95 ms", "search_vector p50 ms",
@@ -313,7 +313,7 @@ def report_exact_vs_hnsw(rows: list[dict[str, Any]], args: Any, argv: Any, nq: i
                      if r["hnsw_search"]["p50"] < r["exact_search"]["p50"]), None)
     verdict = (f"HNSW's search_vector p50 first beats exact's at {crossing} skills"
                if crossing else "exact is faster (p50) at every size measured")
-    line = f"Switch-over: {verdict}; skillbank.store.index.EXACT_MAX = {EXACT_MAX} (exact up to it, HNSW above)."
+    line = f"Switch-over: {verdict}; skillbank.store._index.EXACT_MAX = {EXACT_MAX} (exact up to it, HNSW above)."
     print(line)
     if not args.no_write and not args.quick:
         body = "\n\n".join([

@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from test_scrub import CASES, PATHOLOGICAL, _realistic_log
 
-    from skillbank.engines import scrub_betterleaks
-    from skillbank.scrub import Scrubber
+    from skillbank._engines import scrub_betterleaks
+    from skillbank._scrub import Scrubber
 
     scrubber = Scrubber(betterleaks=False)  # our patterns alone: the linear-time rows below
     log = _realistic_log(100_000)

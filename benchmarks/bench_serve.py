@@ -72,7 +72,7 @@ class ServerTimer:
 def client(bank):
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 
     timer = ServerTimer(create_app(bank, token=TOKEN))
     c = TestClient(timer, base_url="http://127.0.0.1", follow_redirects=False)
@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from skillbank import SkillBank
     from skillbank.models import SkillStatus
-    from skillbank.web.runs import RUNS_PER_PAGE
-    from skillbank.web.views import PAGE_SIZE
+    from skillbank._web.runs import RUNS_PER_PAGE
+    from skillbank._web.views import PAGE_SIZE
 
     sizes = [120, 250] if args.quick else [1_000, 10_000]
     versions, candidates = (5, 10) if args.quick else (50, 200)

@@ -102,7 +102,7 @@ def _fill(bank: Any, skills: list[dict[str, Any]]) -> float:
 def bench_search(n: int, args: Any, base: Any, targets: dict[str, Any], plain_db: Any,
                  qvecs: np.ndarray) -> tuple[list[list[Any]], str]:
     from skillbank import SkillBank
-    from skillbank.store.transfer import copy_store
+    from skillbank.store._transfer import copy_store
 
     skills = common.synthetic_skills(n)
     texts = [common.embedding_text(s) for s in skills]

@@ -8,7 +8,7 @@ Needs ``pip install 'skillbank[local]'`` and ``skillbank model fetch --size 1.5b
 with the same ``--out`` to continue a stopped stream from its next run.
 
 A fresh bank (``<out>.bank/``, beside the log) holds two skills, both put into canary
-(:func:`skillbank.live.canary.start_canary`, what ``skillbank canary NAME`` does):
+(:func:`skillbank.live._canary.start_canary`, what ``skillbank canary NAME`` does):
 
 - **helps** (``refund-check-first``): the oracle of ``small.shop.refund`` as ``OracleSkills`` in
   ``bench_real_model.py`` builds it, the person-written hint of ``oracle_hints.py`` plus the
@@ -89,7 +89,7 @@ def make_bank(path: Path, seed: int) -> Any:
     from oracle_lessons import ORACLE_LESSONS
     from skillbank.bank import SkillBank
     from skillbank.lessons import Lesson, LessonKind
-    from skillbank.live.canary import start_canary
+    from skillbank.live._canary import start_canary
 
     bank = SkillBank.open(path, embedder="hash")
     refund, bare = (ORACLE[t] for t in HELPS_TEMPLATES)
@@ -214,7 +214,7 @@ def _arms(bank: Any, run_id: str | None, ids: dict[str, str]) -> dict[str, str]:
 def summarise(bank: Any, records: list[dict], ids: dict[str, str], config: Any) -> dict[str, Any]:
     """Per skill: runs shown and held back with their successes (the bank's exposure record), and
     the decisions with the run index each came at."""
-    from skillbank.live.effect import tally_runs
+    from skillbank.live._effect import tally_runs
 
     tallies = tally_runs(bank.exposures.runs(list(ids.values())))
     skills = {}
@@ -243,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from skillbank.bank import SkillBank
-    from skillbank.consistency.trials import trial_seed
-    from skillbank.live.config import LiveConfig
+    from skillbank.consistency._trials import trial_seed
+    from skillbank.live._config import LiveConfig
 
     tag = "fake" if args.fake else args.size.replace(".", "p")
     out = args.out or ROOT / "benchmarks" / "runs" / f"live_real_model_{tag}_s{args.seed}.jsonl"

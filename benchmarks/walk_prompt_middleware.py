@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import skillbank
 from skillbank import SkillBank
-from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
+from skillbank.adapters._prompt_middleware import SkillPromptMiddleware
 from skillbank.lessons import Lesson
 
 ROOT = Path(skillbank.__file__).parent
@@ -57,7 +57,7 @@ def main() -> None:
         print("  ", name)
     adapters = [n for n in distinct if n.startswith("adapters/")]
     print(f"of them in skillbank/adapters: {len(adapters)} ({', '.join(adapters)})")
-    recording = (ROOT / "adapters" / "recording_middleware.py").read_text()
+    recording = (ROOT / "adapters" / "_recording_middleware.py").read_text()
     imported = sorted({line.split()[1] for line in recording.splitlines() if line.startswith("from skillbank.")})
     print("the recording middleware imports:", ", ".join(imported))
 

@@ -63,7 +63,7 @@ def main() -> int:
 
     from heldout_corpus import secrets
 
-    from skillbank.scrub import Scrubber, maintained_rules
+    from skillbank._scrub import Scrubber, maintained_rules
 
     own, full = Scrubber(maintained=False), Scrubber()
     print(f"maintained rules: {len(maintained_rules())} (detect-secrets regex plugins); "

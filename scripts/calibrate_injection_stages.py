@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Choose the first stage's band (skillbank.screen.second_layer.CLEAR_CLEAN, CLEAR_INJECTION) on the
+"""Choose the first stage's band (skillbank._screen.second_layer.CLEAR_CLEAN, CLEAR_INJECTION) on the
 training split: the embedding detector alone, no LLM.
 
     HF_HUB_OFFLINE=1 python scripts/calibrate_injection_stages.py
@@ -31,8 +31,8 @@ def unscreened_scores(lines: list[str]) -> list[float]:
     """The embedding detector's top probability for each line the patterns let through."""
     from hardening_report import version_text  # the text add_skill screens in its ways in
 
-    from skillbank.screen.detector import InjectionDetector
-    from skillbank.screen.patterns import injection_findings
+    from skillbank._screen.detector import InjectionDetector
+    from skillbank._screen.patterns import injection_findings
 
     detector = InjectionDetector()
     texts = [t for i, line in enumerate(lines) if not injection_findings(t := version_text(i, line))]

@@ -124,7 +124,7 @@ def fuzz(examples: int) -> tuple[dict, bool]:
 
 
 def scrub_corpus() -> tuple[dict, bool]:
-    from skillbank.scrub import Scrubber
+    from skillbank._scrub import Scrubber
     from test_scrub import CASES, LOOKALIKES
 
     scrubber = Scrubber()
@@ -206,7 +206,7 @@ def import_lint(tmp: Path, lint_bank: Path | None) -> tuple[dict, bool]:
 
     from skillbank import SkillBank
     from skillbank_harness.demo import QUICK, run_demo
-    from skillbank.screen import lint_incoming
+    from skillbank._screen import lint_incoming
 
     def write(folder: Path, lines: list[str], prefix: str) -> None:
         for i, line in enumerate(lines):
@@ -263,7 +263,7 @@ def version_text(i: int, line: str) -> str:
     """The text add_skill, the import and the distiller's lint screen for line ``i`` of a corpus:
     the skill ``s-i`` that adds ``line`` to an ordinary first line."""
     from skillbank.models import SkillContent
-    from skillbank.screen.patterns import added_text
+    from skillbank._screen.patterns import added_text
 
     return added_text(SkillContent(name=f"s-{i}", description=DESCRIPTION, body=f"{LEAD}\n{line}"), None)
 
@@ -276,7 +276,7 @@ def _ways_in(tmp: Path, lines: list[str], tag: str) -> dict[str, list[bool]]:
     new version (add_skill, import, the distiller's lint), so the LLM detector judges that text
     once and answers the others from its verdicts; update_skill screens only the added line."""
     from skillbank import SkillBank
-    from skillbank.evolution.lint import LintContext, lint_content
+    from skillbank.evolution._lint import LintContext, lint_content
     from skillbank.models import SkillContent
 
     lead, desc = LEAD, DESCRIPTION
@@ -361,7 +361,7 @@ class Staging:
 def _stagings(detector: Any, lines: list[str]) -> list[Staging]:
     """Every stage on every line the patterns let through: the LLM is asked about each, so the
     curve can place any band, and its verdicts are kept for the ways in that follow."""
-    from skillbank.screen.patterns import injection_findings
+    from skillbank._screen.patterns import injection_findings
 
     out = []
     for i, line in enumerate(lines):
@@ -424,7 +424,7 @@ def heldout_injection(tmp: Path, layers: list[str], lines: int | None,
     (``curve_only``: the curve alone, half the model calls, for a calibration run)."""
     from dataclasses import replace
 
-    from skillbank.screen.second_layer import active_detector, unavailable
+    from skillbank._screen.second_layer import active_detector, unavailable
 
     bad_rows, good_rows = (_spread(rows, lines) for rows in _corpus(corpus))
     bad, good = [t for _, t in bad_rows], [t for _, t in good_rows]
@@ -473,7 +473,7 @@ def heldout_secrets() -> tuple[dict, bool]:
     """Held-out secret recall per format and per context (span-exact), look-alike survival, speed."""
     from heldout_corpus import lookalikes, secrets
 
-    from skillbank.scrub import Scrubber, default_scrubber
+    from skillbank._scrub import Scrubber, default_scrubber
 
     cases = secrets()
     looks = lookalikes()
@@ -510,7 +510,7 @@ def heldout_secrets() -> tuple[dict, bool]:
 
 @contextlib.contextmanager
 def _detector_env(value: str):
-    from skillbank.screen.second_layer import ENV
+    from skillbank._screen.second_layer import ENV
 
     old = os.environ.get(ENV)
     os.environ[ENV] = value
@@ -551,7 +551,7 @@ def main() -> int:
     layers = [x.strip() for x in args.layers.split(",") if x.strip()]
     if unknown := [x for x in layers if x not in LAYERS]:
         ap.error(f"--layers: unknown {', '.join(unknown)}; choose from {', '.join(LAYERS)}")
-    from skillbank.screen.second_layer import MODEL_ENV
+    from skillbank._screen.second_layer import MODEL_ENV
 
     os.environ[MODEL_ENV] = f"local:{args.llm_model}"
     # The fresh v3 set is measured once, when asked for by name, never as part of a full run.

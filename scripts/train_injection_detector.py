@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Train the injection detector's weights (skillbank/screen/injection_detector.npz).
+"""Train the injection detector's weights (skillbank/_screen/injection_detector.npz).
 
     HF_HUB_OFFLINE=1 python scripts/train_injection_detector.py
 
@@ -62,7 +62,7 @@ def main() -> int:
     from sklearn.model_selection import cross_val_predict
 
     from skillbank.embed import MiniLMEmbedder
-    from skillbank.screen.detector import WEIGHTS
+    from skillbank._screen.detector import WEIGHTS
 
     texts, y = training_set()
     embedder = MiniLMEmbedder()

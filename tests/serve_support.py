@@ -81,7 +81,7 @@ class LiveServer:
 
         import uvicorn
 
-        from skillbank.web import create_app
+        from skillbank._web import create_app
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -116,8 +116,8 @@ def fill_live(bank):
     (helpful so far) and an active skill never randomized; returns their ids."""
     import random
 
-    from skillbank.live.canary import start_canary
-    from skillbank.live.exposure import Arm, Exposure
+    from skillbank.live._canary import start_canary
+    from skillbank.live._exposure import Arm, Exposure
     from skillbank.models import Outcome, Trajectory
 
     def runs(skill, n, p_shown, p_held, seed):
@@ -145,7 +145,7 @@ def client(bank, *, read_only=False, login=True):
     is false (the web extra must be installed: the caller checks)."""
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 
     c = TestClient(create_app(bank, token=TOKEN, read_only=read_only), base_url="http://127.0.0.1",
                    follow_redirects=False)

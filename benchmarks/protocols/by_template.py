@@ -26,7 +26,7 @@ def template_of(task_id: str) -> str:
 
 
 def _pass_hat(outcomes: Sequence[bool], k: int) -> float:
-    from skillbank.consistency.metrics import pass_hat_k
+    from skillbank.consistency._metrics import pass_hat_k
 
     return pass_hat_k(sum(outcomes), len(outcomes), k)
 

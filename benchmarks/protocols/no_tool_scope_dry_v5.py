@@ -27,7 +27,7 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 
 from skillbank import SkillBank  # noqa: E402
 from skillbank.adapters.injection import SkillInjector  # noqa: E402
-from skillbank.adapters.tools import tool_names, tool_purposes  # noqa: E402
+from skillbank.adapters._tools import tool_names, tool_purposes  # noqa: E402
 from skillbank.lessons import Lesson, LessonKind  # noqa: E402
 from skillbank.models import Trajectory  # noqa: E402
 from real_model_protocol import unseen_templates  # noqa: E402

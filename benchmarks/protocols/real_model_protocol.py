@@ -96,7 +96,7 @@ def _tools_called(messages: list) -> list[str]:
 def _asked_again(messages: list) -> list[dict]:
     """Each answer reminder of a run (why, and the draft it asked again): the gate keeps no
     transcript, so its trial row says whether a reply was asked again (from v13)."""
-    from skillbank.adapters.interventions import intervention_of
+    from skillbank.adapters._interventions import intervention_of
 
     markers = [m for m in map(intervention_of, messages) if m is not None and m.kind == "answer_reminder"]
     unique = dict.fromkeys((m.reason, m.draft or "") for m in markers)  # the note and the reply carry one each
@@ -109,7 +109,7 @@ def _tokens(messages: list) -> int:
 
 def calibrate(threads: int | None) -> list[dict]:
     from bench_real_model import _model
-    from skillbank.consistency.trials import trial_seed
+    from skillbank.consistency._trials import trial_seed
     from skillbank_harness import envs
     from skillbank_harness.envs.families.steady import KINDS
 

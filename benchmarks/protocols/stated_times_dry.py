@@ -1,5 +1,5 @@
-"""Dry check, no model: what the stated-time and stated-date lessons (skillbank.clock,
-skillbank.dates, evolution/stated_times.py, the check in adapters/reminders.py) would have done
+"""Dry check, no model: what the stated-time and stated-date lessons (skillbank._clock,
+skillbank._dates, evolution/_stated_times.py, the check in adapters/_reminders.py) would have done
 on every run the protocols kept.
 
 1. Learning: for each protocol's evidence bank (the without arm, before any skill existed), per
@@ -31,11 +31,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1])]
 
-from skillbank.evolution.evidence import to_run  # noqa: E402
-from skillbank.evolution.stated_times import stated_values  # noqa: E402
+from skillbank.evolution._evidence import to_run  # noqa: E402
+from skillbank.evolution._stated_times import stated_values  # noqa: E402
 from skillbank.lessons import LessonKind  # noqa: E402
 from skillbank.models import Trajectory  # noqa: E402
-from skillbank.said import said_values, value_reading  # noqa: E402
+from skillbank._said import said_values, value_reading  # noqa: E402
 
 STEADY_TODAY = dt.date(2027, 3, 8)  # skillbank_harness.envs.families.steady.TODAY
 KINDS = {"time": LessonKind.stated_time, "date": LessonKind.stated_date}

@@ -2,12 +2,12 @@
 
 - :mod:`skillbank.adapters.langchain` -- ``SkillBankMiddleware`` for ``create_agent``: the four
   middlewares below in one.
-- :mod:`skillbank.adapters.prompt_middleware`, :mod:`~skillbank.adapters.guidance_middleware`,
-  :mod:`~skillbank.adapters.recording_middleware`, :mod:`~skillbank.adapters.budget_middleware`
+- :mod:`skillbank.adapters._prompt_middleware`, :mod:`~skillbank.adapters._guidance_middleware`,
+  :mod:`~skillbank.adapters._recording_middleware`, :mod:`~skillbank.adapters._budget_middleware`
   -- ``SkillPromptMiddleware`` (skills into each model call), ``SkillGuidanceMiddleware``
   (reminders at the tool and the answer), ``SkillRecordingMiddleware`` (the run as a
   trajectory), ``RunBudgetMiddleware`` (token and time budgets per run): in any order in a
-  middleware list, through :mod:`skillbank.adapters.run_context` (one context per run, found
+  middleware list, through :mod:`skillbank.adapters._run_context` (one context per run, found
   once per call). ``SkillInjectionMiddleware`` is the prompt and guidance parts in one.
 - :mod:`skillbank.adapters.langgraph` -- ``skillbank_prompt`` for ``create_react_agent`` and
   ``inject_skills`` for a custom graph's model node.
@@ -15,7 +15,7 @@
   shared by all.
 - :mod:`skillbank.adapters.callbacks` -- ``SkillBankCallbackHandler``: records any runnable.
 - :mod:`skillbank.adapters.judge` -- ``LLMJudge``: an outcome from any chat model.
-- :mod:`skillbank.adapters.recorder` -- ``TrajectoryRecorder``, the framework-neutral core.
+- :mod:`skillbank.adapters._recorder` -- ``TrajectoryRecorder``, the framework-neutral core.
 - :mod:`skillbank.adapters.testing` -- ``ScriptedChatModel`` for offline tests.
 
 Names are imported lazily so ``import skillbank.adapters`` stays cheap.
@@ -29,12 +29,12 @@ from typing import Any
 _EXPORTS = {
     "SkillBankMiddleware": "skillbank.adapters.langchain",
     "SkillBankState": "skillbank.adapters.langchain",
-    "SkillInjectionMiddleware": "skillbank.adapters.injection_middleware",
-    "SkillPromptMiddleware": "skillbank.adapters.prompt_middleware",
-    "SkillGuidanceMiddleware": "skillbank.adapters.guidance_middleware",
-    "Intervention": "skillbank.adapters.interventions",
-    "SkillRecordingMiddleware": "skillbank.adapters.recording_middleware",
-    "RunBudgetMiddleware": "skillbank.adapters.budget_middleware",
+    "SkillInjectionMiddleware": "skillbank.adapters._injection_middleware",
+    "SkillPromptMiddleware": "skillbank.adapters._prompt_middleware",
+    "SkillGuidanceMiddleware": "skillbank.adapters._guidance_middleware",
+    "Intervention": "skillbank.adapters._interventions",
+    "SkillRecordingMiddleware": "skillbank.adapters._recording_middleware",
+    "RunBudgetMiddleware": "skillbank.adapters._budget_middleware",
     "skillbank_prompt": "skillbank.adapters.langgraph",
     "skillbank_hook": "skillbank.adapters.langgraph",
     "InjectionConfig": "skillbank.adapters.config",
@@ -47,7 +47,7 @@ _EXPORTS = {
     "SkillBankCallbackHandler": "skillbank.adapters.callbacks",
     "LLMJudge": "skillbank.adapters.judge",
     "OutcomeVerdict": "skillbank.adapters.judge",
-    "TrajectoryRecorder": "skillbank.adapters.recorder",
+    "TrajectoryRecorder": "skillbank.adapters._recorder",
     "Detectors": "skillbank.adapters.limits",
     "classify_exception": "skillbank.adapters.limits",
     "find_unknown_fields": "skillbank.adapters.limits",

@@ -35,10 +35,10 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
 from skillbank.adapters.config import RecordingConfig
-from skillbank.config_keywords import with_options
+from skillbank._config_keywords import with_options
 from skillbank.adapters.injection import injections_from_messages
 from skillbank.adapters.limits import is_interrupt, limit_from_message
-from skillbank.adapters.recorder import TrajectoryRecorder
+from skillbank.adapters._recorder import TrajectoryRecorder
 from skillbank.messages import first_human_text, last_message, message_text, messages_in, tool_result_message
 from skillbank.protocols import TrajectorySink
 

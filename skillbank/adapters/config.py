@@ -9,7 +9,7 @@ The middleware takes all three; ``skillbank_prompt``, ``skillbank_hook``, ``inje
 ``SkillInjector`` take an :class:`InjectionConfig`; ``SkillBankCallbackHandler`` takes a
 :class:`RecordingConfig`; ``RunBudgetMiddleware`` a :class:`BudgetConfig`. Each also names the
 options users set most as explicit keywords (``k``, ``verifier``, ...), applied with
-:func:`~skillbank.config_keywords.with_options`; any other option is set on the config. Defaults live here once.
+:func:`~skillbank._config_keywords.with_options`; any other option is set on the config. Defaults live here once.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from skillbank.adapters.limits import Detectors, detect_refusal, find_result_error, find_unknown_fields
 from skillbank.lessons import Delivery, LessonKind, spec_of
-from skillbank.live.config import LiveConfig
+from skillbank.live._config import LiveConfig
 from skillbank.models import Skill
 
 __all__ = ["InjectionConfig", "RecordingConfig", "BudgetConfig", "MESSAGE_CHARS", "GENERAL_K",
@@ -70,7 +70,7 @@ class InjectionConfig:
     smaller. ``lean=True`` is ``general_k=0, token_budget=min(token_budget, LEAN_TOKEN_BUDGET)``;
     to measure another cap, set those two instead.
 
-    ``reminders`` (read by :class:`~skillbank.adapters.guidance_middleware.SkillGuidanceMiddleware`,
+    ``reminders`` (read by :class:`~skillbank.adapters._guidance_middleware.SkillGuidanceMiddleware`,
     part of ``SkillBankMiddleware``): a tool call that breaks a lesson of the run's block where it
     can be checked at the call is answered with a reminder that asks the model to act (the call
     is not run), at most once per lesson per run, and recorded as a ``reminder`` step; a final
@@ -92,7 +92,7 @@ class InjectionConfig:
     machine's date when the call is checked. Set it where the agent's today is not the
     machine's (a replay, a test world, a user in another time zone).
 
-    ``live``: randomized exposure (:class:`~skillbank.live.config.LiveConfig`): each run shows or
+    ``live``: randomized exposure (:class:`~skillbank.live._config.LiveConfig`): each run shows or
     holds back every eligible canary (and, with a holdout, every eligible active skill) by a
     draw of its own, recorded for the live monitor. ``None`` (the default): canaries only, at the
     default exposure; active skills are always shown.

@@ -20,15 +20,15 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from skillbank.adapters.agent_runs import AgentRuns
+from skillbank.adapters._agent_runs import AgentRuns
 from skillbank.adapters.config import InjectionConfig
-from skillbank.config_keywords import with_options
-from skillbank.adapters.reminders import ToolReminders
-from skillbank.adapters.tools import tool_names
+from skillbank._config_keywords import with_options
+from skillbank.adapters._reminders import ToolReminders
+from skillbank.adapters._tools import tool_names
 from skillbank.lessons import Example, LessonKind, sentence
-from skillbank.live.config import LiveConfig
-from skillbank.live.exposure import Exposure, ExposureDraw
-from skillbank.lru import LRU
+from skillbank.live._config import LiveConfig
+from skillbank.live._exposure import Exposure, ExposureDraw
+from skillbank._lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
 from skillbank.protocols import SkillSource, SolvedRequests
@@ -337,7 +337,7 @@ class SkillInjector:
         newcomer must score at least as well as the weakest of them (it would have made the cut
         on the turn that filled the block), so a full block does not churn with every small
         change in the query. ``tools``: the agent's tool names, for ``match_toolset``;
-        ``purposes``: what each of them is for (:func:`~skillbank.adapters.tools.tool_purposes`;
+        ``purposes``: what each of them is for (:func:`~skillbank.adapters._tools.tool_purposes`;
         the names when not given); ``examples``: the worked example each skill will be shown
         with, counted in its cost.
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillbank.adapters.recorder import coerce_outcome
+from skillbank.adapters._recorder import coerce_outcome
 from skillbank.messages import first_human_text, last_message, message_text
 from skillbank.models import Outcome, Trajectory
 from skillbank.protocols import TrajectorySink
@@ -102,7 +102,7 @@ class LLMJudge:
     def __init__(self, model: BaseChatModel | str, *, criteria: str | None = None, max_transcript_chars: int = 8000,
                  scrubber: Callable[[str], str] | None = None, prompt: str = JUDGE_PROMPT):
         from skillbank.chat import resolve_chat_model
-        from skillbank.scrub import resolve_scrubber
+        from skillbank._scrub import resolve_scrubber
 
         self.model = resolve_chat_model(model)  # an object, "provider:model" or "local:PATH.gguf"
         self.criteria = criteria

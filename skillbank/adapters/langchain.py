@@ -7,18 +7,18 @@
 
 It is four middlewares of one concern each, composed into one:
 
-- :class:`~skillbank.adapters.budget_middleware.RunBudgetMiddleware` (when a
+- :class:`~skillbank.adapters._budget_middleware.RunBudgetMiddleware` (when a
   :class:`~skillbank.adapters.config.BudgetConfig` budget is set) ends a run that has used its
   budget, with a final message saying so;
-- :class:`~skillbank.adapters.prompt_middleware.SkillPromptMiddleware` (unless ``inject=False``)
+- :class:`~skillbank.adapters._prompt_middleware.SkillPromptMiddleware` (unless ``inject=False``)
   puts the skills into each model call;
-- :class:`~skillbank.adapters.guidance_middleware.SkillGuidanceMiddleware` (unless
+- :class:`~skillbank.adapters._guidance_middleware.SkillGuidanceMiddleware` (unless
   ``inject=False`` or ``reminders=False``) holds the run to them at the tool and at the answer;
-- :class:`~skillbank.adapters.recording_middleware.SkillRecordingMiddleware` records the run.
+- :class:`~skillbank.adapters._recording_middleware.SkillRecordingMiddleware` records the run.
 
 They keep what they need per run in the run's
-:class:`~skillbank.adapters.run_context.RunContext` and tell each other what a call needs
-through its :class:`~skillbank.adapters.run_context.CallContext` (the skills injected, the
+:class:`~skillbank.adapters._run_context.RunContext` and tell each other what a call needs
+through its :class:`~skillbank.adapters._run_context.CallContext` (the skills injected, the
 budget's stop, who records it), found once per call by the outermost part. So they work in any
 order, here or in a plain ``create_agent(middleware=[...])`` list
 (``tests/unit/adapters/test_adapters_middleware_order.py`` stores the same run in every order). This composite
@@ -44,14 +44,14 @@ from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelR
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from skillbank.adapters.budget_middleware import RunBudgetMiddleware
+from skillbank.adapters._budget_middleware import RunBudgetMiddleware
 from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig
-from skillbank.config_keywords import with_options
+from skillbank._config_keywords import with_options
 from skillbank.adapters._compose import through
-from skillbank.adapters.guidance_middleware import SkillGuidanceMiddleware
-from skillbank.adapters.prompt_middleware import SkillPromptMiddleware
-from skillbank.adapters.recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
-from skillbank.live.config import LiveConfig
+from skillbank.adapters._guidance_middleware import SkillGuidanceMiddleware
+from skillbank.adapters._prompt_middleware import SkillPromptMiddleware
+from skillbank.adapters._recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
+from skillbank.live._config import LiveConfig
 from skillbank.protocols import AgentBank
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]

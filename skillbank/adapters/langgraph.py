@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage
 
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import InjectionConfig
-from skillbank.config_keywords import with_options
+from skillbank._config_keywords import with_options
 from skillbank.adapters.injection import RunBlocks, SkillInjector, inject_skills
 from skillbank.messages import state_messages
 from skillbank.protocols import SkillSource

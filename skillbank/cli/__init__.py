@@ -2,11 +2,11 @@
 
 Layout: one module per noun, each exposing either a ``typer.Typer`` sub-app (``app``) or plain
 command functions; this file only builds the root app and registers them. To add a noun, write
-``skillbank/cli/<noun>.py`` (import options and helpers from ``skillbank.cli._common``: the
+``skillbank/cli/_<noun>.py`` (import options and helpers from ``skillbank.cli._common``: the
 shared ``DirOption``/``EmbedderOption``/``JsonOption``, ``open_bank``, ``print_json``, ``fail``)
 and add one line in the registration block below, e.g.::
 
-    from skillbank.cli import evolve
+    from skillbank.cli import _evolve as evolve
     app.add_typer(evolve.app, name="evolve")      # a group:   skillbank evolve ...
     app.command("stats")(maintenance.stats)        # a command: skillbank stats
 
@@ -146,7 +146,13 @@ def _root(
 
 # -- registration: one line per noun or command ---------------------------------------------------
 
-from skillbank.cli import interop, maintenance, runs, search, skills  # noqa: E402
+from skillbank.cli import (  # noqa: E402
+    _interop as interop,
+    _maintenance as maintenance,
+    _runs as runs,
+    _search as search,
+    _skills as skills,
+)
 
 app.command("init")(maintenance.init)
 app.add_typer(skills.app, name="skills")
@@ -159,25 +165,25 @@ app.command("copy")(maintenance.copy)
 app.command("export")(interop.export)
 app.command("import")(interop.import_)
 app.command("lint")(interop.lint)
-from skillbank.cli import serve as serve_cli  # noqa: E402  (the web app loads only when it runs)
+from skillbank.cli import _serve as serve_cli  # noqa: E402  (the web app loads only when it runs)
 
 app.command("serve")(serve_cli.serve)
-from skillbank.cli import evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
+from skillbank.cli import _evolve as evolve; evolve.register(app)  # noqa: E402,E702  (evolve + candidates)
 # Shortcuts: the verbs people reach for at the top, the same commands as under their noun.
 _SHORTCUTS = "Shortcuts (the same as under skills / candidates)"
 app.command("prune", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills prune`.")(skills.prune)
 app.command("history", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills history`.")(skills.history)
 app.command("diff", rich_help_panel=_SHORTCUTS, help="Same as `skillbank skills diff`.")(skills.diff)
 app.command("promote", rich_help_panel=_SHORTCUTS, help="Same as `skillbank candidates promote`.")(evolve.promote)
-from skillbank.cli import eval as eval_cli  # noqa: E402
+from skillbank.cli import _eval as eval_cli  # noqa: E402
 
 app.command("eval")(eval_cli.eval_)
-from skillbank.cli import model as model_cli  # noqa: E402
+from skillbank.cli import _model as model_cli  # noqa: E402
 
 app.add_typer(model_cli.app, name="model")
-from skillbank.cli import live as live_cli; live_cli.register(app)  # noqa: E402,E702  (monitor + canary)
+from skillbank.cli import _live as live_cli; live_cli.register(app)  # noqa: E402,E702  (monitor + canary)
 # Commands of other installed packages (the harness's `skillbank demo`): their entry points.
-from skillbank.cli.plugins import register_commands  # noqa: E402
+from skillbank.cli._plugins import register_commands  # noqa: E402
 
 register_commands(app)
 

@@ -1,5 +1,5 @@
 """The options every ``skillbank`` command takes, public so that a command another package adds
-(through the ``skillbank.commands`` entry point, :mod:`skillbank.cli.plugins`) takes them the
+(through the ``skillbank.commands`` entry point, :mod:`skillbank.cli._plugins`) takes them the
 same way: the same flags, the same environment variables, the same help."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from skillbank.store.location import DEFAULT_DIR, ENV_DIR  # light: Chroma and the model load on first use
+from skillbank.store._location import DEFAULT_DIR, ENV_DIR  # light: Chroma and the model load on first use
 
 __all__ = ["DirOption", "EmbedderOption", "JsonOption"]
 
 # -- shared options ------------------------------------------------------------------------------
 # Every command takes these two, so ``skillbank <noun> <verb> -d PATH`` works everywhere. A
 # command's folder defaults to None: open_bank then takes the bank's own default
-# (``$SKILLBANK_DIR`` or ``./.skillbank``, defined once in skillbank.store.location).
+# (``$SKILLBANK_DIR`` or ``./.skillbank``, defined once in skillbank.store._location).
 
 DirOption = Annotated[
     Optional[Path],

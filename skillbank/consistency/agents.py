@@ -16,7 +16,7 @@ from skillbank.consistency.config import MeasureConfig, measure_config
 from skillbank.consistency.measure import AgentFactory, measure
 from skillbank.consistency.result import MeasureResult
 from skillbank.consistency.tasks import agent_input
-from skillbank.consistency.trials import ARM_WITHOUT, TrialOutcome, TrialSpec, is_finished
+from skillbank.consistency._trials import ARM_WITHOUT, TrialOutcome, TrialSpec, is_finished
 from skillbank.errors import MeasureError
 
 if TYPE_CHECKING:  # pragma: no cover

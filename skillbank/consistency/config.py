@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from skillbank.config_keywords import with_options
-from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT
+from skillbank._config_keywords import with_options
+from skillbank.consistency._trials import ARM_WITH, ARM_WITHOUT
 from skillbank.errors import MeasureError
 
 __all__ = ["MeasureConfig", "measure_config"]

@@ -11,7 +11,7 @@ trajectory is labelled finished is not run again. Interrupt a run (Ctrl-C, a cra
 from the factory) and call :func:`measure` again with the same ``run_id``: only the missing
 trials run.
 
-Pairing: trial ``i`` of task ``t`` gets the seed :func:`~skillbank.consistency.trials.trial_seed`
+Pairing: trial ``i`` of task ``t`` gets the seed :func:`~skillbank.consistency._trials.trial_seed`
 ``(t, i)`` in every arm, so the arms differ only in the bank; seeds differ across trials.
 """
 
@@ -20,15 +20,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from skillbank.consistency.attribution import skill_names, skill_provenance
+from skillbank.consistency._attribution import skill_names, skill_provenance
 from skillbank.consistency.config import MeasureConfig, measure_config
-from skillbank.consistency.engine import run_bounded
-from skillbank.consistency.progress import Progress
+from skillbank.consistency._engine import run_bounded
+from skillbank.consistency._progress import Progress
 from skillbank.consistency.result import MeasureResult
-from skillbank.consistency.resume import TrialKey, finished_trials
-from skillbank.consistency.splits import task_split
+from skillbank.consistency._resume import TrialKey, finished_trials
+from skillbank.consistency._splits import task_split
 from skillbank.consistency.tasks import check_tasks, task_meta, task_text
-from skillbank.consistency.trials import (
+from skillbank.consistency._trials import (
     ARM_WITH,
     ARM_WITHOUT,
     TrialOutcome,

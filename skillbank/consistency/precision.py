@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from skillbank.evolution.seam import EvolutionBank
+from skillbank.evolution._seam import EvolutionBank
 
 __all__ = ["InjectionPrecision", "injection_precision"]
 

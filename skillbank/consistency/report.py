@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from skillbank.consistency.result import MeasureResult
-from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT
-from skillbank.splits import ALL_SPLITS, describe_split
+from skillbank.consistency._trials import ARM_WITH, ARM_WITHOUT
+from skillbank._splits import ALL_SPLITS, describe_split
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table

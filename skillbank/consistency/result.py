@@ -1,9 +1,9 @@
 """The result of a measurement: every trial of one run, and the numbers computed from them.
 
-:class:`MeasureResult` holds one :class:`~skillbank.consistency.trials.TrialRecord` per
+:class:`MeasureResult` holds one :class:`~skillbank.consistency._trials.TrialRecord` per
 ``(task, arm, trial)`` and computes, per arm and split, pass^k, pass@k and their gap, per-type
 breakdowns, cost per trial, bootstrap confidence intervals, the paired change between two arms
-and the skills that go with it (:mod:`~skillbank.consistency.attribution`).
+and the skills that go with it (:mod:`~skillbank.consistency._attribution`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from skillbank.consistency import metrics
-from skillbank.consistency.attribution import attribute
-from skillbank.consistency.trials import ARM_WITH, ARM_WITHOUT, TrialRecord, key_k
+from skillbank.consistency import _metrics as metrics
+from skillbank.consistency._attribution import attribute
+from skillbank.consistency._trials import ARM_WITH, ARM_WITHOUT, TrialRecord, key_k
 from skillbank.errors import MeasureError
-from skillbank.splits import ALL_SPLITS
+from skillbank._splits import ALL_SPLITS
 
 __all__ = ["MeasureResult"]
 

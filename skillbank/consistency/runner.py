@@ -18,9 +18,9 @@ from skillbank.consistency.agents import logged_factory, measure_agent
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import AgentFactory, measure
 from skillbank.consistency.result import MeasureResult
-from skillbank.consistency.splits import assign_splits
+from skillbank.consistency._splits import assign_splits
 from skillbank.consistency.tasks import EvalTask, SimpleTask
-from skillbank.consistency.trials import (
+from skillbank.consistency._trials import (
     ARM_WITH,
     ARM_WITHOUT,
     TrialOutcome,
@@ -32,7 +32,7 @@ from skillbank.consistency.trials import (
     trial_seed,
 )
 from skillbank.errors import MeasureError
-from skillbank.splits import ALL_SPLITS
+from skillbank._splits import ALL_SPLITS
 
 __all__ = [
     "ARM_WITHOUT",

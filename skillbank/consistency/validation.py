@@ -4,7 +4,7 @@
 candidate. The validator :func:`make_validator` builds also simulates retrieval
 (:meth:`TrialValidator.reach`), so the gate gives it the candidate's evidence tasks and other
 tasks the candidate reaches, never one it cannot reach
-(:mod:`skillbank.evolution.task_choice`).
+(:mod:`skillbank.evolution._task_choice`).
 :func:`make_validator` builds that function from a way to run one trial: it runs each
 task ``trials`` times against the bank as it is (``current``) and against the bank as it would be
 with the candidate promoted (``candidate``: a :class:`CandidateView`), with paired seeds, and
@@ -13,11 +13,11 @@ trials in both arms. How it runs is a :class:`ValidationConfig`; the ``min_gain`
 against is the gate's (:class:`~skillbank.evolution.gate.GateConfig`).
 
 No trial a validation runs is stored as a run: trials use
-:class:`~skillbank.adapters.injection_middleware.SkillInjectionMiddleware`, the injection part of
+:class:`~skillbank.adapters._injection_middleware.SkillInjectionMiddleware`, the injection part of
 :class:`~skillbank.adapters.langchain.SkillBankMiddleware`, which records nothing, so validation
 neither feeds the next evolution round nor moves the skills' statistics. What the gate decides
 on is kept: the measurement, each task's outcomes included, as a gate record beside the decision
-(``bank.gate_records``, :mod:`skillbank.store.gate_records`, where :class:`TaskTrials` lives).
+(``bank.gate_records``, :mod:`skillbank.store._gate_records`, where :class:`TaskTrials` lives).
 """
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from skillbank.consistency import metrics
+from skillbank.consistency import _metrics as metrics
 from skillbank.consistency.agents import middleware_keywords
 from skillbank.consistency.config import MeasureConfig
 from skillbank.consistency.measure import measure
 from skillbank.evolution.gate import GateConfig, GateResult
-from skillbank.evolution.seam import EvolutionBank
-from skillbank.evolution.task_choice import Reach
+from skillbank.evolution._seam import EvolutionBank
+from skillbank.evolution._task_choice import Reach
 from skillbank.models import GENERAL_TAG, Skill, SkillStatus
 from skillbank.protocols import QueryEmbedder, ScrubsText, SkillReader
 from skillbank.queries import ScoredHit, SearchFilters, SkillHit, SolvedRequest
 from skillbank.retrieval import take_within
-from skillbank.search import Searchable
-from skillbank.store.gate_records import TaskTrials
+from skillbank._search import Searchable
+from skillbank.store._gate_records import TaskTrials
 
 __all__ = ["CandidateView", "GateMeasurement", "TaskTrials", "TrialValidator", "ValidationConfig", "ValidationLog",
            "make_validator"]
@@ -55,7 +55,7 @@ class CandidateView(Searchable):
     nothing more.
 
     A draft (an edit of an active skill) replaces its target; a merge hides the skills it
-    would absorb. The searches are :class:`~skillbank.search.Searchable`'s, ending in
+    would absorb. The searches are :class:`~skillbank._search.Searchable`'s, ending in
     :meth:`search_filtered`, which adds the candidate; the rest reads the bank as it is.
     """
 
@@ -280,7 +280,7 @@ class TrialValidator:
 
     def __init__(self, bank: EvolutionBank, tasks: Mapping[str, Any] | Sequence[Any], trial_fn: TrialFn,
                  config: ValidationConfig, *, min_gain: float, log: ValidationLog):
-        from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+        from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 
         self.bank = bank
         self.by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
@@ -342,7 +342,7 @@ class _Validation:
     until the verdict is settled, then measured."""
 
     def __init__(self, validator: TrialValidator, candidate: Skill, chosen: list[Any]):
-        from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+        from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 
         config = validator.config
         self.validator = validator

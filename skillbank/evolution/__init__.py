@@ -13,20 +13,20 @@ Candidates wait for review unless a validation function (``validate=``, with
 ``config=EvolutionConfig(...)`` or ``gate=GateConfig(...)``.
 """
 
-from skillbank.evolution.cluster import Cluster
+from skillbank.evolution._cluster import Cluster
 from skillbank.evolution.combined import CombinedDistiller
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run, ToolCall
+from skillbank.evolution._distiller import Distiller, SkillEvidence
+from skillbank.evolution._evidence import Run, ToolCall
 from skillbank.evolution.gate import GateConfig, GateResult
-from skillbank.evolution.lint import LintContext, LintResult, lint_content
+from skillbank.evolution._lint import LintContext, LintResult, lint_content
 from skillbank.evolution.llm import LLMDistiller
-from skillbank.evolution.lock import evolution_lock
-from skillbank.evolution.proposals import ChangeKind, Proposal, Usage
-from skillbank.evolution.review import Pending, list_candidates, promote, reject
+from skillbank.evolution._lock import evolution_lock
+from skillbank.evolution._proposals import ChangeKind, Proposal, Usage
+from skillbank.evolution._review import Pending, list_candidates, promote, reject
 from skillbank.evolution.round import Change, EvolutionReport, evolve, resolve_distiller
 from skillbank.evolution.rule import RuleDistiller
-from skillbank.evolution.templates import task_template
+from skillbank.evolution._templates import task_template
 
 __all__ = [
     "evolve",

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from skillbank.evolution.cluster import Cluster
+from skillbank.evolution._cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.proposals import Proposal
+from skillbank.evolution._distiller import Distiller, SkillEvidence
+from skillbank.evolution._proposals import Proposal
 
 __all__ = ["CombinedDistiller"]
 

@@ -38,7 +38,7 @@ class EvolutionConfig:
     # existing one, or sharing this share of directives and tools, is merged into it.
     dedupe_threshold: float = 0.88
     structural_threshold: float = 0.8
-    # Step 3: the harmful-skill rule (see harm.py).
+    # Step 3: the harmful-skill rule (see _harm.py).
     harm_min_uses: int = 8
     harm_min_baseline: int = 8
     harm_margin: float = 0.2
@@ -59,7 +59,7 @@ class EvolutionConfig:
     learn_stated_values: bool = False
     # Exploit detection: comparable successes needed before a short success looks suspicious.
     exploit_min_peers: int = 3
-    # Step 5: worked examples (examples.py) kept on each procedure or check_first lesson the rule
+    # Step 5: worked examples (_examples.py) kept on each procedure or check_first lesson the rule
     # distiller writes, for the injector to show (InjectionConfig.examples); 0 writes none.
     examples_per_lesson: int = 0
     # LLM distiller: runs shown per call (successes and failures, balanced).

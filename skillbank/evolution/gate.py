@@ -9,12 +9,12 @@
   with ``promote_policy="canary"``, go live in canary (the live monitor decides what the
   budget could not; so does one the budget share measured on too few tasks to show a gain,
   with no regression). Each measurement is kept with its decision, in the same transaction, as a
-  :class:`~skillbank.store.gate_records.GateRecord` (``bank.gate_records``).
-- A validator that simulates retrieval (:class:`~skillbank.evolution.task_choice.ReachesTasks`)
+  :class:`~skillbank.store._gate_records.GateRecord` (``bank.gate_records``).
+- A validator that simulates retrieval (:class:`~skillbank.evolution._task_choice.ReachesTasks`)
   has its tasks chosen by reach instead of the held-out sample: the evidence tasks, other tasks
   the candidate reaches, none it cannot; with a budget, each candidate gets an equal share of
   what is left, and a general lesson is measured after the specific ones it generalises (see
-  :mod:`skillbank.evolution.task_choice`).
+  :mod:`skillbank.evolution._task_choice`).
 - Without a validator, candidates wait for review (``skillbank candidates promote|reject``),
   unless a ``promote_policy`` opts into promoting by policy: ``"all"`` (every lint-clean
   candidate), ``"guards"`` (template-written guard skills only), or a callable
@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from skillbank.errors import InvalidSkillError
-from skillbank.evolution.review import Pending, promote, reject
-from skillbank.evolution.seam import EvolutionBank
-from skillbank.evolution.task_choice import ReachesTasks, TaskChoice, choose_tasks, measuring_order, tasks_within
-from skillbank.live.canary import start_canary
+from skillbank.evolution._review import Pending, promote, reject
+from skillbank.evolution._seam import EvolutionBank
+from skillbank.evolution._task_choice import ReachesTasks, TaskChoice, choose_tasks, measuring_order, tasks_within
+from skillbank.live._canary import start_canary
 from skillbank.models import Skill, SkillKind, SkillStatus
-from skillbank.provenance import Source, text_source
-from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
+from skillbank._provenance import Source, text_source
+from skillbank.store._gate_records import GateRecord, GateVerdict, TaskTrials
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def resolve_policy(policy: Any) -> Callable[[Pending], bool] | None:
 
 
 def _model_written(bank: EvolutionBank, pending: Pending) -> bool:
-    """Whether the candidate's text came from an LLM distiller (see :mod:`skillbank.provenance`)."""
+    """Whether the candidate's text came from an LLM distiller (see :mod:`skillbank._provenance`)."""
     found = text_source(bank.history(pending.skill.id))
     return found is not None and found.source == Source.llm_distiller
 

@@ -7,7 +7,7 @@
   trajectory.
 - Replies are parsed into pydantic schemas. Providers with native structured output use it;
   otherwise (small local models, fakes) the reply's JSON is read with LangChain's lenient
-  parsers (:func:`skillbank.replies.reply_json`), and a malformed reply is sent back with the
+  parsers (:func:`skillbank._replies.reply_json`), and a malformed reply is sent back with the
   parser's error, at most ``max_retries`` times, after
   which the skill is skipped with the reason recorded in the round's usage.
 - Counts calls and input/output tokens per round (provider usage metadata when present,
@@ -26,18 +26,18 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from skillbank.evolution.cluster import Cluster
+from skillbank.evolution._cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run
-from skillbank.evolution.guards import situation_lessons
-from skillbank.evolution.naming import fit_name
-from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.evolution._distiller import Distiller, SkillEvidence
+from skillbank.evolution._evidence import Run
+from skillbank.evolution._guards import situation_lessons
+from skillbank.evolution._naming import fit_name
+from skillbank.evolution._proposals import ChangeKind, Proposal
 from skillbank.lessons import (AnswerUnit, AnyLesson, AskFor, Budget, CheckFirst, Guidance, Lesson, MethodStep,
                                MissingParameter, MissingTool, NoTool, Pitfall, Procedure, UnknownField, sentence)
 from skillbank.messages import message_text
 from skillbank.models import SkillContent, SkillKind
-from skillbank.replies import reply_json
+from skillbank._replies import reply_json
 
 # -- output schemas --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from skillbank.evolution.gate import GateDecision
-from skillbank.evolution.proposals import ChangeKind, Usage
+from skillbank.evolution._proposals import ChangeKind, Usage
 
 __all__ = ["Change", "EvolutionReport"]
 

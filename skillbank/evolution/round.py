@@ -4,22 +4,22 @@
    runs labelled with a held-out split are left out. Group them by the skills injected into
    them; runs that used none are the uncovered pile.
 2. Route limit events, as situations: each goes to the used skill that owns it, if any.
-3. For each used skill: retire it if its use is measurably harmful (``harm.py``), flag it if its
+3. For each used skill: retire it if its use is measurably harmful (``_harm.py``), flag it if its
    successes look like exploits, else let the distiller contrast successes and failures (with
    the situations it owns: its revision gains their lessons).
 4. Situations no used skill owns become guard skills, one per limit type and situation.
 5. Cluster the uncovered pile; induce a skill only from a cluster with ``min_support`` successes.
-6. A lesson learned for several different tools also becomes one general skill (``general.py``).
-   Evidence is what the agent saw (``evidence.py``).
-7. Plan (``plan.py``): lint every new or edited version (``lint.py``: rejected ones are
+6. A lesson learned for several different tools also becomes one general skill (``_general.py``).
+   Evidence is what the agent saw (``_evidence.py``).
+7. Plan (``_plan.py``): lint every new or edited version (``_lint.py``: rejected ones are
    recorded, injection-like ones are quarantined) and de-duplicate new skills into existing
-   ones (``dedupe.py``), combining proposals per target.
-8. Retire at most a fraction of the bank in one round (``budget.py``).
+   ones (``_dedupe.py``), combining proposals per target.
+8. Retire at most a fraction of the bank in one round (``_budget.py``).
 9. Write every change as a new version with provenance, author and reason, in one transaction
-   with the watermark (``watermark.py``); new and edited versions start as candidates (edits of
-   active skills as drafts, see ``review.py``).
+   with the watermark (``_watermark.py``); new and edited versions start as candidates (edits of
+   active skills as drafts, see ``_review.py``).
 10. Gate the candidates (``gate.py``).
-11. Keep the bank within its budget after promotions (``budget.py``).
+11. Keep the bank within its budget after promotions (``_budget.py``).
 """
 
 from __future__ import annotations
@@ -34,29 +34,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping
 
-from skillbank.config_keywords import with_options
+from skillbank._config_keywords import with_options
 from skillbank.errors import SkillNotFoundError
-from skillbank.evolution import budget as budget_mod
-from skillbank.evolution.batch import Batch, load_batch
-from skillbank.evolution.cluster import cluster_runs
+from skillbank.evolution import _budget as budget_mod
+from skillbank.evolution._batch import Batch, load_batch
+from skillbank.evolution._cluster import cluster_runs
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.dedupe import Deduper
-from skillbank.evolution.distiller import Distiller, SkillEvidence
-from skillbank.evolution.evidence import Run
-from skillbank.evolution.exploit import flag_exploits
+from skillbank.evolution._dedupe import Deduper
+from skillbank.evolution._distiller import Distiller, SkillEvidence
+from skillbank.evolution._evidence import Run
+from skillbank.evolution._exploit import flag_exploits
 from skillbank.evolution.gate import Gate, GateConfig, Validator
-from skillbank.evolution.general import general_proposals
-from skillbank.evolution.guards import Situation, situations
-from skillbank.evolution.harm import assess_harm
-from skillbank.evolution.lock import evolution_lock
-from skillbank.evolution.plan import Planned, Planner, with_content
-from skillbank.evolution.proposals import ChangeKind, Proposal
+from skillbank.evolution._general import general_proposals
+from skillbank.evolution._guards import Situation, situations
+from skillbank.evolution._harm import assess_harm
+from skillbank.evolution._lock import evolution_lock
+from skillbank.evolution._plan import Planned, Planner, with_content
+from skillbank.evolution._proposals import ChangeKind, Proposal
 from skillbank.evolution.report import Change, EvolutionReport
-from skillbank.evolution.review import Pending
-from skillbank.evolution.seam import EvolutionBank
-from skillbank.evolution.watermark import finish_round
+from skillbank.evolution._review import Pending
+from skillbank.evolution._seam import EvolutionBank
+from skillbank.evolution._watermark import finish_round
 from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
-from skillbank.store.drafts import free_draft_name
+from skillbank.store._drafts import free_draft_name
 
 __all__ = ["Change", "EvolutionReport", "evolve", "resolve_distiller"]
 

@@ -37,23 +37,23 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
-from skillbank.clock import clock_value
-from skillbank.dates import date_value
-from skillbank.evolution.answers import answer_units
-from skillbank.evolution.cluster import Cluster
+from skillbank._clock import clock_value
+from skillbank._dates import date_value
+from skillbank.evolution._answers import answer_units
+from skillbank.evolution._cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.distiller import Distiller, SkillEvidence, merge_lessons, relevant
-from skillbank.evolution.evidence import Run
-from skillbank.evolution.examples import attach_examples
-from skillbank.evolution.guards import situation_lessons, slug
-from skillbank.evolution.methods import BLANK, method_steps, skeleton
-from skillbank.evolution.naming import fit_name
-from skillbank.evolution.proposals import ChangeKind, Proposal
-from skillbank.evolution.stated_times import stated_times
-from skillbank.evolution.templates import common_pattern, common_words, describable
+from skillbank.evolution._distiller import Distiller, SkillEvidence, merge_lessons, relevant
+from skillbank.evolution._evidence import Run
+from skillbank.evolution._examples import attach_examples
+from skillbank.evolution._guards import situation_lessons, slug
+from skillbank.evolution._methods import BLANK, method_steps, skeleton
+from skillbank.evolution._naming import fit_name
+from skillbank.evolution._proposals import ChangeKind, Proposal
+from skillbank.evolution._stated_times import stated_times
+from skillbank.evolution._templates import common_pattern, common_words, describable
 from skillbank.lessons import AskFor, CheckFirst, Lesson, LessonKind, MethodStep, NoTool, Pitfall, Procedure
 from skillbank.models import SkillContent, SkillKind
-from skillbank.toolnames import names_tool
+from skillbank._toolnames import names_tool
 
 _CHANGES_METHOD = (LessonKind.procedure,)
 

@@ -5,7 +5,7 @@ here and nowhere else. Every evolution step works on lessons, never by reading p
 skill a person wrote without structured lessons holds one *guidance* lesson: its text.
 
 Each kind is one class with only its own fields, in its own module of
-:mod:`skillbank.lessons.kinds`, registered with everything it knows (:class:`KindSpec`): its
+:mod:`skillbank.lessons._kinds`, registered with everything it knows (:class:`KindSpec`): its
 sentence, its section of the body, where it is delivered, how a tool call breaks it, and how
 evolution learns it from a limit situation (:class:`LimitLearner`). Build one
 with its class (``Budget(budget=4)``) or by kind (``Lesson(kind="budget", budget=4)``); parse
@@ -21,27 +21,27 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Union
 
 from pydantic import Field
 
-import skillbank.lessons.kinds  # noqa: F401  (registers every kind)
+import skillbank.lessons._kinds  # noqa: F401  (registers every kind)
 from skillbank.lessons._base import STORED_FIELDS, Example, Lesson, LessonKind, MethodStep
 from skillbank.lessons._learning import LimitLearner, LimitSituation
 from skillbank.lessons._registry import (KINDS, CallCheck, CallView, Delivery, KindSpec, kind_class, learner_of,
                                          limit_learner, spec_of)
 from skillbank.lessons._render import SECTION_ORDER, example_text, render_body, sentence, step_text
-from skillbank.lessons.kinds.answer_unit import AnswerUnit
-from skillbank.lessons.kinds.ask_for import AskFor
-from skillbank.lessons.kinds.budget import Budget
-from skillbank.lessons.kinds.check_first import CheckFirst
-from skillbank.lessons.kinds.guidance import Guidance
-from skillbank.lessons.kinds.missing_parameter import MissingParameter
-from skillbank.lessons.kinds.missing_tool import MissingTool
-from skillbank.lessons.kinds.no_tool import NoTool
-from skillbank.lessons.kinds.pitfall import Pitfall
-from skillbank.lessons.kinds.policy import Policy
-from skillbank.lessons.kinds.procedure import Procedure
-from skillbank.lessons.kinds.stated_value import StatedDate, StatedTime
-from skillbank.lessons.kinds.tool_error import ToolError
-from skillbank.lessons.kinds.unknown_field import UnknownField
-from skillbank.lessons.kinds.wrong_tool_name import WrongToolName
+from skillbank.lessons._kinds.answer_unit import AnswerUnit
+from skillbank.lessons._kinds.ask_for import AskFor
+from skillbank.lessons._kinds.budget import Budget
+from skillbank.lessons._kinds.check_first import CheckFirst
+from skillbank.lessons._kinds.guidance import Guidance
+from skillbank.lessons._kinds.missing_parameter import MissingParameter
+from skillbank.lessons._kinds.missing_tool import MissingTool
+from skillbank.lessons._kinds.no_tool import NoTool
+from skillbank.lessons._kinds.pitfall import Pitfall
+from skillbank.lessons._kinds.policy import Policy
+from skillbank.lessons._kinds.procedure import Procedure
+from skillbank.lessons._kinds.stated_value import StatedDate, StatedTime
+from skillbank.lessons._kinds.tool_error import ToolError
+from skillbank.lessons._kinds.unknown_field import UnknownField
+from skillbank.lessons._kinds.wrong_tool_name import WrongToolName
 
 __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "AnyLesson", "parse_lesson", "GENERALISABLE",
            "sentence", "render_body", "general_form", "lesson_tools", "scrub_lesson", "example_text", "step_text",

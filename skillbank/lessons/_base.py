@@ -1,6 +1,6 @@
 """The shape every lesson shares: its kind, worked examples, identity, and the stored form.
 
-A lesson is one instance of a kind class (``skillbank.lessons.kinds``), each holding only its own
+A lesson is one instance of a kind class (``skillbank.lessons._kinds``), each holding only its own
 fields. :class:`Lesson` is their common base: ``Lesson(kind=..., **fields)`` builds the class the
 kind names, ``isinstance(x, Lesson)`` holds for every kind, and :data:`AnyLesson` is the
 discriminated union to annotate a field with or parse stored data by (:func:`parse_lesson`).
@@ -20,13 +20,13 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer, model_validator
 
-from skillbank.hashing import canonical_json
+from skillbank._hashing import canonical_json
 
 __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "STORED_FIELDS", "class_of", "CLASSES"]
 
 
 class LessonKind(str, Enum):
-    """Every kind a lesson can be; each has one module in :mod:`skillbank.lessons.kinds`."""
+    """Every kind a lesson can be; each has one module in :mod:`skillbank.lessons._kinds`."""
 
     procedure = "procedure"
     check_first = "check_first"

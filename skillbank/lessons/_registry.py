@@ -1,11 +1,11 @@
 """The registry of lesson kinds: what each kind knows, looked up by everything that handles lessons.
 
-Each module of :mod:`skillbank.lessons.kinds` defines its kind's class and registers one
+Each module of :mod:`skillbank.lessons._kinds` defines its kind's class and registers one
 :class:`KindSpec`: its sentence, the section of a skill's body it goes in, the advice that follows
 it, where it is delivered by default, and, for a kind a tool call can break, its
 :class:`CallCheck`. Rendering, validation, the lint, evolution and the adapters loop over
 :data:`KINDS`; none of them branches on a kind. A new kind is one new module (plus its tests) and
-its line in ``skillbank/lessons/kinds/__init__.py``.
+its line in ``skillbank/lessons/_kinds/__init__.py``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ skill with an anytime-valid confidence sequence, and the monitor that decides on
 - :mod:`.monitor`: promote, reject, retire, narrow or flag stale, as new versions.
 """
 
-from skillbank.live.config import LiveConfig
-from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw, is_canary
+from skillbank.live._config import LiveConfig
+from skillbank.live._exposure import Arm, Exposure, ExposureDraw, draw, is_canary
 
 __all__ = ["Arm", "Exposure", "ExposureDraw", "LiveConfig", "draw", "is_canary"]

@@ -5,8 +5,8 @@ Implementations: :class:`SQLiteStore` (the embedded default) and :class:`Postgre
 ``evidence``, ``embeddings``) hold every query; nothing outside this package writes SQL.
 """
 
-from skillbank.store.base import Dialect, Store
-from skillbank.store.postgres import PostgresStore, is_database_url
-from skillbank.store.sqlite import SQLiteStore
+from skillbank.store._base import Dialect, Store
+from skillbank.store._postgres import PostgresStore, is_database_url
+from skillbank.store._sqlite import SQLiteStore
 
 __all__ = ["Dialect", "PostgresStore", "SQLiteStore", "Store", "is_database_url"]

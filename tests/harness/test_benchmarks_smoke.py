@@ -37,7 +37,7 @@ def _has_table(out: str) -> bool:
 def _real_model_missing() -> str | None:
     import importlib.util
 
-    from skillbank.engines.local.fetch import find_model
+    from skillbank._engines.local.fetch import find_model
 
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (skillbank[local])"

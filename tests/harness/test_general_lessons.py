@@ -16,9 +16,9 @@ from skillbank.adapters.injection import SkillInjector
 from skillbank.consistency.validation import CandidateView
 from skillbank_harness.envs import SimulatedPolicy, run_task
 from skillbank.evolution import EvolutionConfig, evolve
-from skillbank.evolution.batch import load_batch
-from skillbank.evolution.evidence import build_run, to_run
-from skillbank.evolution.general import general_proposals
+from skillbank.evolution._batch import load_batch
+from skillbank.evolution._evidence import build_run, to_run
+from skillbank.evolution._general import general_proposals
 from skillbank.evolution.rule import RuleDistiller, mistakes
 from skillbank.lessons import general_form, sentence
 from skillbank.models import LimitEvent, SkillStatus, Step

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from skillbank.provenance import evidence as evidence_ids
+from skillbank._provenance import evidence as evidence_ids
 
 import logging
 import os
@@ -22,7 +22,7 @@ from skillbank import SkillBank
 from skillbank.cli import app
 from skillbank.errors import AlreadyMeasuredError, CorruptBankError
 from skillbank.evolution import evolve
-from skillbank.splits import HELD_OUT_SPLITS
+from skillbank._splits import HELD_OUT_SPLITS
 from test_evolution_support import refund, window
 
 runner = CliRunner()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import skillbank.screen.second_layer as second_layer
+import skillbank._screen.second_layer as second_layer
 from skillbank.adapters.testing import ScriptedChatModel
-from skillbank.screen.detector import InjectionDetector, Score, chunks
-from skillbank.screen.llm_detector import LLMDetector
+from skillbank._screen.detector import InjectionDetector, Score, chunks
+from skillbank._screen.llm_detector import LLMDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import hardening_report as report  # noqa: E402

@@ -80,7 +80,7 @@ def test_candidate_view_injects_candidate_and_validator_reports(bank, tasks):
     assert out.cost == len(tasks) * 2 * 2 and out.checked == tuple(t.id for t in tasks)
     # the gain is the documented mean of the pass^2 change and the success-rate change, over the
     # trials that ran (recomputed here from what trial_fn returned), with paired seeds
-    from skillbank.consistency.metrics import pass_hat_k
+    from skillbank.consistency._metrics import pass_hat_k
 
     arms = list(dict.fromkeys(m for _, m, _, _ in outcomes))
     assert len(arms) == 2

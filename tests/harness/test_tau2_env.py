@@ -31,7 +31,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from skillbank.adapters.testing import ScriptedChatModel, tool_call  # noqa: E402
 from skillbank.cli import app  # noqa: E402
-from skillbank.splits import HELD_OUT_SPLITS  # noqa: E402
+from skillbank._splits import HELD_OUT_SPLITS  # noqa: E402
 from skillbank_harness.cli import TAU2_ENVS  # noqa: E402
 from skillbank_harness.envs import tau2  # noqa: E402
 from skillbank_harness.envs.tau2 import _tau2  # noqa: E402
@@ -378,7 +378,7 @@ def scripted_models(monkeypatch):
     models = {"fake:agent": ScriptedChatModel([oracle_agent(plans)]),
               "fake:solo": ScriptedChatModel([oracle_agent(plans, solo=True)]),
               "fake:user": ScriptedChatModel([oracle_user])}
-    monkeypatch.setattr("skillbank.cli.eval.load_chat_model", lambda spec, option="--model": models[spec])
+    monkeypatch.setattr("skillbank.cli._eval.load_chat_model", lambda spec, option="--model": models[spec])
     return models
 
 
@@ -446,7 +446,7 @@ def test_eval_env_tau2_bad_arguments(tmp_path, cli_env, scripted_models, args, m
 
 
 def test_eval_split_test_selects_tau2s_test_tasks():
-    from skillbank.cli.eval import _env_tasks
+    from skillbank.cli._eval import _env_tasks
 
     chosen = _env_tasks("tau2:retail", "fake:agent", categories=None, scenarios=None, split="test",
                         per_template=1, seed=0)

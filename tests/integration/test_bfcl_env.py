@@ -207,7 +207,7 @@ def test_run_without_tool_calls_fails_bfcl_check(tasks):
 
 
 def test_eval_env_bfcl_runs_the_chosen_categories(tmp_path, monkeypatch):
-    monkeypatch.setattr("skillbank.cli.eval.load_chat_model",
+    monkeypatch.setattr("skillbank.cli._eval.load_chat_model",
                         lambda spec: ScriptedChatModel(["I cannot do that with these tools."]))
     out = tmp_path / "numbers.json"
     res = CliRunner().invoke(app, ["eval", "--env", "bfcl", "--categories", "base,miss_param",
@@ -223,7 +223,7 @@ def test_eval_env_bfcl_runs_the_chosen_categories(tmp_path, monkeypatch):
 
 
 def test_eval_split_keeps_one_side(tmp_path, monkeypatch):
-    monkeypatch.setattr("skillbank.cli.eval.load_chat_model", lambda spec: ScriptedChatModel(["No."]))
+    monkeypatch.setattr("skillbank.cli._eval.load_chat_model", lambda spec: ScriptedChatModel(["No."]))
     out = tmp_path / "numbers.json"
     res = CliRunner().invoke(app, ["eval", "--env", "bfcl", "--categories", "base", "--scenarios", "8",
                                    "--split", "heldout", "--model", "fake:any", "-n", "1",
@@ -242,7 +242,7 @@ def test_eval_split_keeps_one_side(tmp_path, monkeypatch):
     (["--env", "bfcl", "--model", "fake:any", "--split", "test"], "unknown --split 'test'"),
 ])
 def test_eval_env_bfcl_bad_arguments(tmp_path, monkeypatch, args, message):
-    monkeypatch.setattr("skillbank.cli.eval.load_chat_model", lambda spec: ScriptedChatModel(["x"]))
+    monkeypatch.setattr("skillbank.cli._eval.load_chat_model", lambda spec: ScriptedChatModel(["x"]))
     res = CliRunner().invoke(app, ["eval", *args, "--embedder", "hash", "-d", str(tmp_path / "b")])
     assert res.exit_code != 0
     assert message in res.output

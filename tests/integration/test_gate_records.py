@@ -13,9 +13,9 @@ from skillbank import SkillBank
 from skillbank.cli import app
 from skillbank.evolution import GateConfig, GateResult, evolve
 from skillbank.evolution.gate import Gate
-from skillbank.evolution.review import get_pending, list_candidates
+from skillbank.evolution._review import get_pending, list_candidates
 from skillbank.models import SkillStatus
-from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
+from skillbank.store._gate_records import GateRecord, GateVerdict, TaskTrials
 from test_evolution_support import eta, refund, window
 
 PROCEDURE = "refund-order-arrived-damaged"

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
-from skillbank.store.cache_check import ROW_COLUMNS
+from skillbank.store._cache_check import ROW_COLUMNS
 from test_hardening_caches import used_bank, versions
 
 runner = CliRunner()

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 
 from skillbank import SkillBank
-from skillbank.live.canary import start_canary
-from skillbank.live.config import CANARY_TAG, LiveConfig
+from skillbank.live._canary import start_canary
+from skillbank.live._config import CANARY_TAG, LiveConfig
 from skillbank.models import SkillStatus
 
 WRITERS, PER_WRITER = 8, 60
@@ -43,8 +43,8 @@ CONFIG = f"LiveConfig(**{LIVE!r})"
 WRITER = textwrap.dedent(f"""
     import sys
     from skillbank import SkillBank
-    from skillbank.live.config import LiveConfig
-    from skillbank.live.exposure import Arm, ExposureDraw
+    from skillbank.live._config import LiveConfig
+    from skillbank.live._exposure import Arm, ExposureDraw
     from skillbank.models import Injection, SkillStatus, Trajectory
 
     url, worker, start, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -77,7 +77,7 @@ WRITER = textwrap.dedent(f"""
 MONITOR = textwrap.dedent(f"""
     import os, sys, time
     from skillbank import SkillBank
-    from skillbank.live.config import LiveConfig
+    from skillbank.live._config import LiveConfig
 
     bank = SkillBank.open(sys.argv[1], embedder="hash")
     stop = sys.argv[2]
@@ -109,9 +109,9 @@ MONITOR = textwrap.dedent(f"""
 # transaction not yet committed), ``written`` (committed, the lock still held).
 MONITOR_KILLED = textwrap.dedent(f"""
     import sys
-    import skillbank.live.monitor as monitor_mod
+    import skillbank.live._monitor as monitor_mod
     from skillbank import SkillBank
-    from skillbank.live.config import LiveConfig
+    from skillbank.live._config import LiveConfig
 
     bank = SkillBank.open(sys.argv[1], embedder="hash")
     target = sys.argv[2]

@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from conftest import unavailable
-from skillbank.engines.local.fetch import find_model
+from skillbank._engines.local.fetch import find_model
 
 pytestmark = pytest.mark.local_model
 

@@ -16,7 +16,7 @@ from conftest import unavailable
 try:
     from playwright.sync_api import sync_playwright
 
-    import skillbank.web  # noqa: F401
+    import skillbank._web  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"{exc}: pip install 'skillbank[web,dev]'", allow_module_level=True)
 
@@ -159,7 +159,7 @@ def test_a_reviewer_inspects_a_skill_with_many_runs_lessons_and_a_gate_record(ba
 
     from skillbank.lessons import Lesson, sentence
     from skillbank.models import Injection, LimitEvent, LimitType, Outcome, Trajectory
-    from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
+    from skillbank.store._gate_records import GateRecord, GateVerdict, TaskTrials
 
     lessons = [Lesson(kind="ask_for", tool="book_table", parameter="party_size"),
                Lesson(kind="missing_tool", tool="open_window")]
@@ -243,9 +243,9 @@ def test_search_shows_what_an_agent_would_be_given(bank, page):
 
 
 def test_a_reviewer_reads_a_skill_s_live_effect_starts_a_canary_and_acknowledges_a_rollback(bank, page):
-    from skillbank.live.decisions import pending_rollbacks
-    from skillbank.live.exposure import is_canary
-    from skillbank.live.view import live_view
+    from skillbank.live._decisions import pending_rollbacks
+    from skillbank.live._exposure import is_canary
+    from skillbank.live._view import live_view
 
     ids = fill_live(bank)
     d = live_view(bank, ids["running"]).as_dict()["effect"]["difference"]

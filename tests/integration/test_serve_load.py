@@ -34,14 +34,14 @@ from conftest import unavailable
 try:
     import uvicorn  # noqa: F401
 
-    import skillbank.web  # noqa: F401
+    import skillbank._web  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
 from serve_support import TOKEN, LiveServer, csrf_and_version
 from skillbank import SkillBank
 from skillbank.models import SkillStatus
-from skillbank.web.security import MAX_BODY
+from skillbank._web.security import MAX_BODY
 
 LOAD_SECONDS = 55.0  # the rounds run this long (the test, ~65 s); readers and reviewers until they end
 READERS = 8

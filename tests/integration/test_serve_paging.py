@@ -96,7 +96,7 @@ def test_web_list_pages_and_a_page_past_the_end_shows_the_last(paged_bank):
     try:
         from starlette.testclient import TestClient
 
-        from skillbank.web import create_app
+        from skillbank._web import create_app
     except ImportError as exc:  # pragma: no cover - depends on the install
         pytest.skip(f"the web extra is missing ({exc})")
     from serve_support import TOKEN

@@ -12,7 +12,7 @@ from conftest import unavailable
 try:
     from playwright.sync_api import sync_playwright
 
-    import skillbank.web  # noqa: F401
+    import skillbank._web  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"{exc}: pip install 'skillbank[web,dev]'", allow_module_level=True)
 

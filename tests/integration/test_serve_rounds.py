@@ -13,7 +13,7 @@ from conftest import unavailable
 try:
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
@@ -21,7 +21,7 @@ from serve_support import PAYLOADS, TOKEN
 from skillbank.consistency.measure import measure
 from skillbank.consistency.tasks import SimpleTask
 from skillbank.evolution import evolve
-from skillbank.web import rounds
+from skillbank._web import rounds
 from test_hardening_support import family_runs
 
 

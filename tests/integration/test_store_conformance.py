@@ -22,13 +22,13 @@ import pytest
 from skillbank import SkillBank
 from skillbank.errors import DuplicateSkillError, LockedError, SchemaTooNewError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.evolution.batch import load_batch
+from skillbank.evolution._batch import load_batch
 from skillbank.models import Outcome, Step, Trajectory, utcnow
 from skillbank.queries import SolvedRequest
-from skillbank.splits import HELD_OUT_SPLITS
-from skillbank.store.compat import READERS_MUST_KNOW
-from skillbank.store.schema import BREAKS_OLDER_CODE, KNOWN_MIGRATIONS, OLDER_CODE_CAN_USE, POSTGRES_MIGRATIONS
-from skillbank.store.skills import _CONTENT_COLUMNS, _STATE_COLUMNS
+from skillbank._splits import HELD_OUT_SPLITS
+from skillbank.store._compat import READERS_MUST_KNOW
+from skillbank.store._schema import BREAKS_OLDER_CODE, KNOWN_MIGRATIONS, OLDER_CODE_CAN_USE, POSTGRES_MIGRATIONS
+from skillbank.store._skills import _CONTENT_COLUMNS, _STATE_COLUMNS
 from test_evolution_support import refund, traj, window
 
 
@@ -219,8 +219,8 @@ def test_a_bank_written_before_drafts_had_tables_keeps_its_drafts_and_rounds(any
     any_bank.close()
 
     with SkillBank.open(backend_target, embedder="hash") as bank:
-        from skillbank.evolution.review import get_pending, list_candidates
-        from skillbank.store.rounds import RoundRepo
+        from skillbank.evolution._review import get_pending, list_candidates
+        from skillbank.store._rounds import RoundRepo
 
         assert bank.drafts.draft_for(target.id) == draft.id
         pending = get_pending(bank, target.name)  # an active skill's pending version is its draft
@@ -325,8 +325,8 @@ def test_trajectories_round_trip_with_outcomes_and_statistics(any_bank):
 
 
 def test_exposures_join_outcomes_and_the_monitor_decides_once(any_bank):
-    from skillbank.live.canary import start_canary
-    from skillbank.live.exposure import Arm, Exposure
+    from skillbank.live._canary import start_canary
+    from skillbank.live._exposure import Arm, Exposure
 
     skill = start_canary(any_bank.skills, _add(any_bank, "refund-orders", "Refund an order").id)
     expected = {}
@@ -485,7 +485,7 @@ def test_many_changes_sync_the_index_and_reindex_rebuilds_it(any_bank):
 
 
 def test_recall_at_5_is_exact_over_near_identical_skills(any_bank):
-    """Below skillbank.store.index.EXACT_MAX every backend searches exactly: over 300 near-identical
+    """Below skillbank.store._index.EXACT_MAX every backend searches exactly: over 300 near-identical
     hash vectors (where an HNSW graph misses the nearest skill in about 1 bank in 10), the top 5
     are the brute-force top 5, with filters applied before the ranking."""
     import numpy as np
@@ -522,8 +522,8 @@ def test_a_filter_means_one_thing_in_python_the_exact_index_and_sql(any_bank):
     every option, minus ``exclude``): the check over skills in Python, the exact index's row masks
     and, with pgvector, the search statement keep the very same skills."""
     from skillbank.queries import SearchFilters
-    from skillbank.store.index import ExactIndex
-    from skillbank.store.vectors import database_index
+    from skillbank.store._index import ExactIndex
+    from skillbank.store._vectors import database_index
 
     kinds = ["policy", "procedure", "guard", "pitfall"]
     with any_bank.store.transaction():

@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from skillbank import SkillBank
 from skillbank.cli import app
-from skillbank.live.exposure import Arm, Exposure
-from skillbank.store.compat import READERS_MUST_KNOW
-import skillbank.store.transfer as transfer
-from skillbank.store.transfer import TABLES
+from skillbank.live._exposure import Arm, Exposure
+from skillbank.store._compat import READERS_MUST_KNOW
+import skillbank.store._transfer as transfer
+from skillbank.store._transfer import TABLES
 from test_evolution_support import refund
 from test_store_postgres import _filled, _snapshot
 

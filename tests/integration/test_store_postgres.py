@@ -23,8 +23,8 @@ from skillbank.queries import SearchFilters
 from skillbank.cli import app
 from skillbank.errors import BankUnavailableError, LockedError, MissingExtraError, NotABankError
 from skillbank.evolution import evolve, evolution_lock
-from skillbank.store.index import ExactIndex
-from skillbank.store.vectors import PgVectorIndex
+from skillbank.store._index import ExactIndex
+from skillbank.store._vectors import PgVectorIndex
 from test_evolution_support import refund, window
 
 runner = CliRunner()
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.usefixtures("cli_env")
 @pytest.fixture(autouse=True)
 def _pgvector_at_any_size(monkeypatch):
     """These tests are about the pgvector table: use it however few the skills (the exact path
-    below skillbank.store.index.EXACT_MAX is the conformance suite's)."""
+    below skillbank.store._index.EXACT_MAX is the conformance suite's)."""
     monkeypatch.setenv("SKILLBANK_EXACT_MAX", "0")
 
 

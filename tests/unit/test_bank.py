@@ -22,9 +22,9 @@ from skillbank import (
 )
 from skillbank.models import Outcome, Trajectory, utcnow
 from skillbank.models import Injection
-from skillbank.store.compat import READERS_MUST_KNOW
-from skillbank.store.schema import BREAKS_OLDER_CODE
-from skillbank.store.sqlite import SQLiteStore as Store
+from skillbank.store._compat import READERS_MUST_KNOW
+from skillbank.store._schema import BREAKS_OLDER_CODE
+from skillbank.store._sqlite import SQLiteStore as Store
 
 
 def test_open_creates_bank_and_reopens(tmp_path):
@@ -472,7 +472,7 @@ def test_listing_by_tag_matches_whole_tags_in_any_case(bank):
 
 def test_prune_over_a_cap_retires_what_the_evolution_budget_would(bank):
     """One policy for "retire the least useful over a cap": ties go to the skill unused longest."""
-    from skillbank.evolution.budget import over_budget
+    from skillbank.evolution._budget import over_budget
     from skillbank.evolution.config import EvolutionConfig
 
     for name in ("zeta-first", "mid-second", "alpha-third"):  # created in this order, listed by name

@@ -67,8 +67,8 @@ def test_an_import_from_a_higher_layer_breaks_the_layers(lint, tmp_path):
 def test_an_import_cycle_breaks_the_contract(lint, tmp_path):
     copy = _copy(tmp_path)
     # Two modules of one layer importing each other, one of them lazily (as index and vectors did).
-    (copy / "skillbank" / "store" / "sneaky.py").write_text("def f():\n    from skillbank.store import sync\n")
-    with (copy / "skillbank" / "store" / "sync.py").open("a") as fh:
+    (copy / "skillbank" / "store" / "sneaky.py").write_text("def f():\n    from skillbank.store import _sync\n")
+    with (copy / "skillbank" / "store" / "_sync.py").open("a") as fh:
         fh.write("\nfrom skillbank.store import sneaky  # noqa: E402\n")
     result = _lint(copy)
     assert result.returncode != 0
@@ -91,9 +91,9 @@ def test_a_harness_import_cycle_breaks_the_harness_contract(lint, tmp_path, lazy
 def test_an_engine_importing_the_onnx_engine_breaks_the_engines_layers(lint, tmp_path):
     copy = _copy(tmp_path)
     # The numpy MiniLM reaching up into the ONNX engine built on it.
-    with (copy / "skillbank" / "engines" / "minilm.py").open("a") as fh:
-        fh.write("\n\ndef _onnx():\n    from skillbank.engines import minilm_onnx\n    return minilm_onnx\n")
+    with (copy / "skillbank" / "_engines" / "minilm.py").open("a") as fh:
+        fh.write("\n\ndef _onnx():\n    from skillbank._engines import minilm_onnx\n    return minilm_onnx\n")
     result = _lint(copy)
     assert result.returncode != 0
     assert "The engines are layered BROKEN" in result.stdout
-    assert "skillbank.engines.minilm -> skillbank.engines.minilm_onnx" in result.stdout
+    assert "skillbank._engines.minilm -> skillbank._engines.minilm_onnx" in result.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillbank.lru import LRU
+from skillbank._lru import LRU
 
 
 def test_the_least_recently_used_entry_goes_first():

@@ -65,3 +65,41 @@ def test_the_harness_imports_nothing_private_from_the_library():
     for path in (ROOT / "skillbank_harness").rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         assert not private.search(source), path
+
+
+def _extension_modules() -> set[str]:
+    """The modules the README names as public for extensions (``a.{b,c}`` spelled out)."""
+    section = readme_section("Public API")
+    text = section[section.index("Public for extensions"):].split("\n\n")[0]
+    out: set[str] = set()
+    for name in re.findall(r"`(skillbank\.[\w.{},]+)`", text):
+        head, _, rest = name.partition("{")
+        out |= {head + part for part in rest.rstrip("}").split(",")} if rest else {name}
+    return out
+
+
+def test_every_module_is_public_or_private():
+    public = set(skillbank.PUBLIC.values()) | _extension_modules()
+    documented = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").rglob("*.py")]
+    for path in documented:
+        public |= set(re.findall(r"(?:from|import) (skillbank(?:\.\w+)+)", path.read_text(encoding="utf-8")))
+    package = ROOT / "skillbank"
+    neither = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] in ("__init__", "__main__"):
+            continue  # a package is as public as what its __init__ exports
+        name = ".".join(parts)
+        private = any(part.startswith("_") for part in parts[1:])
+        if not private and name not in public:
+            neither.append(name)
+    assert not neither, ("neither public (skillbank.PUBLIC, the README, docs/ or examples/) nor private "
+                         f"(underscored): {neither}; underscore the module or document it")
+
+
+def test_the_extension_modules_exist_and_are_public():
+    modules = _extension_modules()
+    assert "skillbank.consistency.runner" in modules and "skillbank.cli.options" in modules
+    for name in modules:
+        assert (ROOT / (name.replace(".", "/") + ".py")).is_file(), name
+        assert not any(part.startswith("_") for part in name.split(".")[1:]), name

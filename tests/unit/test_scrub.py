@@ -1,4 +1,4 @@
-"""Tests for skillbank.scrub.
+"""Tests for skillbank._scrub.
 
 Every fake secret is built at run time from a seeded random generator in the shape of the real
 thing (prefix, length, alphabet), so this file holds no string a secret scanner would flag.
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillbank.scrub import (
+from skillbank._scrub import (
     DEFAULT_PATTERNS,
     Scrubber,
     default_scrubber,
@@ -1125,7 +1125,7 @@ def test_maintained_rules_come_from_detect_secrets_and_run_after_ours():
 
     if importlib.util.find_spec("detect_secrets") is None:
         unavailable("detect-secrets is not installed: pip install 'skillbank[secrets]'")
-    from skillbank.scrub import maintained_rules
+    from skillbank._scrub import maintained_rules
 
     rules = maintained_rules()
     assert rules and all(r.kind.startswith("detect_secrets.") for r in rules)

@@ -21,7 +21,7 @@ from skillbank.models import (
     SkillKind,
     SkillStatus,
 )
-from skillbank.skillmd import (
+from skillbank._skillmd import (
     ALLOWED_KEYS,
     MAX_FILE_BYTES,
     ParsedSkill,

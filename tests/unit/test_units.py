@@ -1,9 +1,9 @@
-"""Numbers in replies and tool results (skillbank.units): what an answer_unit lesson is learned
+"""Numbers in replies and tool results (skillbank._units): what an answer_unit lesson is learned
 and checked by."""
 
 from hypothesis import given, strategies as st
 
-from skillbank.units import numbers_in, numeric_fields, states
+from skillbank._units import numbers_in, numeric_fields, states
 
 
 @given(st.integers(min_value=100, max_value=10**7))

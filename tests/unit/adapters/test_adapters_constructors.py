@@ -9,16 +9,16 @@ import pickle
 import pytest
 from langchain_core.messages import HumanMessage
 
-from skillbank.adapters.budget_middleware import RunBudgetMiddleware
+from skillbank.adapters._budget_middleware import RunBudgetMiddleware
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig
 from skillbank.adapters.injection import SkillInjector, inject_skills
-from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.langgraph import skillbank_hook, skillbank_prompt
-from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
+from skillbank.adapters._recording_middleware import SkillRecordingMiddleware
 from skillbank.consistency.agents import middleware_keywords
-from skillbank.live.config import LiveConfig
+from skillbank.live._config import LiveConfig
 
 CONSTRUCTORS = [SkillBankMiddleware, SkillInjectionMiddleware, SkillRecordingMiddleware, SkillBankCallbackHandler,
                 RunBudgetMiddleware, SkillInjector, inject_skills, skillbank_prompt, skillbank_hook]

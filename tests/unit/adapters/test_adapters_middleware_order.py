@@ -1,7 +1,7 @@
 """The three middleware parts work in any order in a plain ``create_agent`` list.
 
 They share one run context per run and one call context per call
-(:mod:`skillbank.adapters.run_context`), so whichever order a user lists them in, the stored run
+(:mod:`skillbank.adapters._run_context`), so whichever order a user lists them in, the stored run
 is the same as the composite's: the skills injected at each model call, a reminder step where
 the injection answered a call with its lesson, the budget's stop as a limit event, the label.
 """
@@ -18,10 +18,10 @@ from langchain_core.tools import tool
 
 from conftest import check_first
 from skillbank import BudgetConfig, InjectionConfig, RecordingConfig, SkillBankMiddleware
-from skillbank.adapters.budget_middleware import RunBudgetMiddleware
-from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
-from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
-from skillbank.adapters.run_context import agent_runs
+from skillbank.adapters._budget_middleware import RunBudgetMiddleware
+from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
+from skillbank.adapters._recording_middleware import SkillRecordingMiddleware
+from skillbank.adapters._run_context import agent_runs
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 
 

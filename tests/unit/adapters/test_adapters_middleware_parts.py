@@ -14,14 +14,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
 from skillbank import SkillBank
-from skillbank.adapters.budget_middleware import RunBudgetMiddleware
+from skillbank.adapters._budget_middleware import RunBudgetMiddleware
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.injection import injections_from_messages
-from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.limits import limit_from_message
-from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
-from skillbank.adapters.run_context import agent_runs
+from skillbank.adapters._recording_middleware import SkillRecordingMiddleware
+from skillbank.adapters._run_context import agent_runs
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.models import LimitType
 

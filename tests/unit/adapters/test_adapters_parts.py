@@ -21,7 +21,7 @@ from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import SkillInjector, merge_system_message
 from skillbank.adapters.judge import LLMJudge, OutcomeVerdict
 from skillbank.adapters.langchain import SkillBankMiddleware
-from skillbank.adapters.recorder import TrajectoryRecorder, coerce_outcome
+from skillbank.adapters._recorder import TrajectoryRecorder, coerce_outcome
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.models import LimitType, Outcome
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from conftest import _lesson, check_first
 from skillbank.adapters.config import InjectionConfig
-from skillbank.adapters.interventions import INTERVENTION_KEY as ANSWER_REMINDER_METADATA_KEY
-from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+from skillbank.adapters._interventions import INTERVENTION_KEY as ANSWER_REMINDER_METADATA_KEY
+from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 from skillbank.adapters.langchain import SkillBankMiddleware
-from skillbank.adapters.recording_middleware import SkillRecordingMiddleware
+from skillbank.adapters._recording_middleware import SkillRecordingMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.cli import app
 from skillbank.lessons import MethodStep

@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool
 from skillbank import SkillBank
 from skillbank.adapters import SkillBankMiddleware
 from skillbank.adapters.config import InjectionConfig
-from skillbank.adapters.interventions import intervention_of
+from skillbank.adapters._interventions import intervention_of
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.lessons import Lesson, MethodStep
 

@@ -221,7 +221,7 @@ def test_record_outcome_later_overrides_a_limit_label(bank):
 
 
 def test_the_round_reads_limit_ended_runs(bank):
-    from skillbank.evolution.batch import load_batch
+    from skillbank.evolution._batch import load_batch
 
     mw = SkillBankMiddleware(bank)
     for _ in range(3):
@@ -323,7 +323,7 @@ def test_skills_learned_with_another_toolset_are_not_injected(bank):
 
 
 def test_the_tools_offered_are_recorded_and_read_by_the_round(bank):
-    from skillbank.evolution.batch import load_batch
+    from skillbank.evolution._batch import load_batch
 
     mw = SkillBankMiddleware(bank, verifier=lambda state: True)
     create_agent(ScriptedChatModel([tool_call("ping"), "done"]), [ping], middleware=[mw]).invoke(

@@ -16,7 +16,7 @@ from skillbank import SkillBank
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.adapters.injection import SkillInjector, calls_no_tool
-from skillbank.adapters.tools import tool_names, tool_purposes
+from skillbank.adapters._tools import tool_names, tool_purposes
 from skillbank.lessons import Lesson, LessonKind
 from test_evolution_support import traj
 

@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.evolution import evolve
-from skillbank.toolnames import fitting_tool, is_skill_name
+from skillbank._toolnames import fitting_tool, is_skill_name
 from skillbank.lessons import LessonKind
 from skillbank.models import LimitType
 
@@ -169,8 +169,8 @@ def test_a_refusal_that_names_its_remedy_is_a_policy_limit_and_teaches_the_check
 
 
 def test_an_error_that_only_mentions_another_tool_is_not_a_check(bank):
-    from skillbank.evolution.evidence import to_run
-    from skillbank.evolution.guards import situations
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution._guards import situations
 
     traj = _home(bank, "kitchen", [("set_light", {"room": "kitchen", "level": 40})])
     run = to_run(traj)
@@ -205,7 +205,7 @@ def _house(bank, calls, *, passed):
     mw = SkillBankMiddleware(bank, inject=False, verifier=lambda state: passed)
     create_agent(ScriptedChatModel(script, cycle=False), [set_light, lock_doors, get_room_status],
                  middleware=[mw]).invoke({"messages": [("user", "Dim the kitchen light and lock up.")]})
-    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution._evidence import to_run
     return to_run(bank.trajectories.get(mw.recording_middleware.last_trajectory_id))
 
 
@@ -236,7 +236,7 @@ def test_a_check_needs_two_successes_that_checked_first(bank):
 
 
 def test_a_request_pattern_that_is_mostly_elisions_is_left_out():
-    from skillbank.evolution.templates import describable
+    from skillbank.evolution._templates import describable
 
     assert describable("… the …") == ""
     assert describable("switch off the <value> the <value> and <value> the <value>") == ""
@@ -251,9 +251,9 @@ def test_a_budget_guard_updated_with_new_evidence_keeps_one_budget(bank):
     from test_evolution_support import injected, traj
 
     from skillbank.evolution import EvolutionConfig
-    from skillbank.evolution.distiller import SkillEvidence
-    from skillbank.evolution.evidence import to_run
-    from skillbank.evolution.guards import situations
+    from skillbank.evolution._distiller import SkillEvidence
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution._guards import situations
     from skillbank.evolution.rule import RuleDistiller
     from skillbank.lessons import Lesson
     from skillbank.models import LimitEvent
@@ -280,8 +280,8 @@ def test_a_budget_guard_updated_with_new_evidence_keeps_one_budget(bank):
 def test_a_numbered_slot_says_where_its_value_comes_from():
     from test_evolution_support import traj
 
-    from skillbank.evolution.evidence import to_run
-    from skillbank.evolution.methods import method_steps
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution._methods import method_steps
     from skillbank.lessons import Lesson, sentence
 
     runs = [to_run(traj(f"Find my {item} and open what it is in.",
@@ -369,8 +369,8 @@ def test_two_values_of_one_parameter_get_two_placeholders_named_by_the_request()
     `room`=<room>, `on`=`false`" — the model then switched the wrong room off."""
     from test_evolution_support import traj
 
-    from skillbank.evolution.evidence import to_run
-    from skillbank.evolution.methods import method_steps
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution._methods import method_steps
     from skillbank.lessons import Lesson, sentence
 
     rooms = (("kitchen", "hall"), ("office", "bedroom"), ("garage", "porch"))
@@ -395,8 +395,8 @@ def test_two_values_of_one_parameter_get_two_placeholders_named_by_the_request()
 def test_one_value_passed_twice_keeps_one_placeholder():
     from test_evolution_support import traj
 
-    from skillbank.evolution.evidence import to_run
-    from skillbank.evolution.methods import method_steps
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution._methods import method_steps
 
     runs = [to_run(traj(f"Dim the {room} light.",
                         [("get_light", {"room": room}, "on, 80%"),
@@ -409,7 +409,7 @@ def test_one_value_passed_twice_keeps_one_placeholder():
 def _lights(on_room, off_room, pct, *, success, off_args=None, off_error=None, task_id):
     from test_evolution_support import traj
 
-    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution._evidence import to_run
 
     off = off_args or {"room": off_room, "on": False}
     return to_run(traj(f"Turn on the {on_room} light at {pct}% and turn off the {off_room} light.",

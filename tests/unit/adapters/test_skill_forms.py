@@ -18,13 +18,13 @@ from conftest import _lesson, ask_for, budget, check_first, missing_parameter, m
 from skillbank.adapters.config import LEAN_TOKEN_BUDGET, InjectionConfig
 from skillbank.adapters.injection import SkillInjector
 from skillbank.adapters.langchain import SkillBankMiddleware
-from skillbank.adapters.reminders import CallHistory, ReminderRules
+from skillbank.adapters._reminders import CallHistory, ReminderRules
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.cli import app
-from skillbank.evolution.batch import group
+from skillbank.evolution._batch import group
 from skillbank.evolution.config import EvolutionConfig
-from skillbank.evolution.evidence import to_run
-from skillbank.evolution.general import general_proposals
+from skillbank.evolution._evidence import to_run
+from skillbank.evolution._general import general_proposals
 from skillbank.evolution.rule import RuleDistiller
 from skillbank.lessons import Example, Lesson, MethodStep, example_text, sentence
 from skillbank.models import SkillContent, SkillStatus
@@ -193,7 +193,7 @@ def test_reminders_in_the_async_twin(bank):
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 def test_the_gate_s_inject_only_middleware_gives_the_same_reminders(bank, mode):
-    from skillbank.adapters.injection_middleware import SkillInjectionMiddleware
+    from skillbank.adapters._injection_middleware import SkillInjectionMiddleware
 
     _refund_skill(bank)
     for reminders, expected in ((True, ["get_order", "refund"]), (False, ["refund", "get_order", "refund"])):
@@ -458,7 +458,7 @@ def test_every_form_on_costs_the_agent_no_step(bank, mode):
 
 
 def test_each_reminder_names_the_next_step():
-    from skillbank.adapters.reminders import CallHistory, Reminder, _Call, reminder_text
+    from skillbank.adapters._reminders import CallHistory, Reminder, _Call, reminder_text
 
     def text(lesson, tool, args=None, params=None):
         return reminder_text(Reminder("sk", 1, lesson), _Call(tool, args, None, {}, history=CallHistory(),
@@ -511,8 +511,8 @@ def test_the_middleware_learns_each_tool_s_parameters_from_the_model_call(bank):
 
 
 def test_declared_parameters_are_read_only_for_the_tool_asked_for(monkeypatch):
-    import skillbank.adapters.tools as tools_module
-    from skillbank.adapters.tools import DeclaredParameters
+    import skillbank.adapters._tools as tools_module
+    from skillbank.adapters._tools import DeclaredParameters
 
     @tool
     def list_events(date: str) -> str:

@@ -22,7 +22,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.errors import GraphRecursionError, InvalidUpdateError
 from langgraph.types import Command, interrupt
 
-from skillbank.adapters.prompt_middleware import RunSkills
+from skillbank.adapters._prompt_middleware import RunSkills
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 
 

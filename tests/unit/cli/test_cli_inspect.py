@@ -18,7 +18,7 @@ from conftest import add_sample_skills
 from skillbank.bank import SkillBank
 from skillbank.cli import app
 from skillbank.models import Injection, Outcome, Step, Trajectory, utcnow
-from skillbank.store.gate_records import GateRecord, GateVerdict
+from skillbank.store._gate_records import GateRecord, GateVerdict
 
 runner = CliRunner()
 LONG = "finish-within-steps-budget-stop-repeating-check-eligibility"
@@ -330,7 +330,7 @@ def test_skills_list_counts_every_row_stats_counts_and_labels_proposed_edits(ban
 
 def test_promoting_an_edit_the_skill_already_has_keeps_the_reason_on_the_edit(bank_dir: Path, tmp_path: Path):
     # The edit arrives as a proposed edit; meanwhile the skill itself is given the same text.
-    from skillbank.evolution import review
+    from skillbank.evolution import _review as review
 
     exported = tmp_path / "exported"
     cli("export", exported, "-d", bank_dir)

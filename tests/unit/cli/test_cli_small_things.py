@@ -99,7 +99,7 @@ def test_candidates_table_shows_a_long_reason_whole(tmp_path, monkeypatch):
 
 def test_the_bank_folder_default_is_defined_once():
     import skillbank.cli._common as common
-    import skillbank.store.location as location
+    import skillbank.store._location as location
 
     assert not hasattr(common, "DEFAULT_DIR") or common.DEFAULT_DIR is location.DEFAULT_DIR
     source = Path(common.__file__).read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from skillbank.cli import app
 from skillbank.consistency.runner import MeasureError
-from skillbank.consistency.taskfile import load_tasks
+from skillbank.consistency._taskfile import load_tasks
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from skillbank.bank import SkillBank
 from skillbank.cli import app
-from skillbank.cli.evolve import parse_since
+from skillbank.cli._evolve import parse_since
 from skillbank.evolution import GateResult
 from test_evolution_support import refund, window
 

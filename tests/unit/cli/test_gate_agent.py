@@ -195,8 +195,8 @@ def test_held_out_tasks_join_the_pool_with_include_heldout(project: Path):
 
 
 def test_the_saved_trials_count_tasks_of_the_pool_not_run():
-    from skillbank.evolution.review import Pending
-    from skillbank.evolution.task_choice import Reach, choose_tasks
+    from skillbank.evolution._review import Pending
+    from skillbank.evolution._task_choice import Reach, choose_tasks
     from types import SimpleNamespace
 
     skill = SimpleNamespace(content_hash="h")  # all choose_tasks reads of it: the sample's seed
@@ -219,8 +219,8 @@ def bank(tmp_path):
 def alternatives(bank):
     """A general check-first lesson and the two specific ones it generalises, plus an unrelated
     pitfall with the most evidence: the round of the issue, as candidates."""
-    from skillbank.evolution.general import general_content
-    from skillbank.evolution.review import Pending
+    from skillbank.evolution._general import general_content
+    from skillbank.evolution._review import Pending
     from skillbank.lessons import Lesson, LessonKind
 
     def candidate(name, tasks, **fields):
@@ -298,7 +298,7 @@ class Recording:
 @pytest.mark.parametrize("policy", ["canary", None])
 def test_candidates_the_budget_leaves_unmeasured_go_to_canary_under_the_canary_policy(bank, policy):
     from skillbank.evolution.gate import Gate, GateConfig
-    from skillbank.live.config import CANARY_TAG
+    from skillbank.live._config import CANARY_TAG
 
     c = alternatives(bank)
     validate, _ = scripted_validator(bank)
@@ -340,7 +340,7 @@ def test_a_candidate_that_reaches_no_task_is_not_run_and_not_rejected(bank):
     from skillbank.consistency.runner import SimpleTask
     from skillbank.consistency.validation import ValidationConfig, make_validator
     from skillbank.evolution.gate import Gate, GateConfig
-    from skillbank.evolution.review import Pending
+    from skillbank.evolution._review import Pending
 
     for i in range(5):  # fill the k=5 slots of a poem request
         bank.add_skill(name=f"haiku-{i}", description=f"Write a haiku about spring number {i}.", body="5-7-5.")

@@ -1,4 +1,4 @@
-"""Tests for skillbank.consistency.metrics.
+"""Tests for skillbank.consistency._metrics.
 
 Reference values are computed independently of the module: by hand, by brute-force enumeration
 of every k-subset of trials, or by the published formulas written out again here.
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillbank.consistency.metrics import (
+from skillbank.consistency._metrics import (
     DEFAULT_MAX_K,
     ConsistencySummary,
     bootstrap_ci,
@@ -420,7 +420,7 @@ def test_by_type_errors():
 
 def test_bootstrap_mean_ci_is_bootstrap_ci_of_the_mean():
     """One resampling scheme: the vectorised interval (used by the runner) equals the general one."""
-    from skillbank.consistency.metrics import bootstrap_mean_ci
+    from skillbank.consistency._metrics import bootstrap_mean_ci
 
     per_task = {task: pass_hat_k(sum(o), len(o), 2) for task, o in BOOT.items()}
     for seed, confidence in ((0, 0.95), (7, 0.8)):

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from skillbank.consistency import metrics
+from skillbank.consistency import _metrics as metrics
 from skillbank.consistency.runner import (
     MeasureConfig,
     MeasureError,
@@ -357,7 +357,7 @@ def test_assign_splits_keeps_templates_together():
 
 
 def test_skill_provenance_reports_evidence_splits(bank):
-    from skillbank.consistency.attribution import skill_provenance
+    from skillbank.consistency._attribution import skill_provenance
 
     tasks = make_tasks(6)
     measure(coin(), tasks, trials=1, bank=bank, run_id="p", progress=False, arms=("with",))

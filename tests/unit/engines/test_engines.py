@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("llama_cpp", "onnxruntime", "onnx", "betterleaks", "torch", "sentence_transformers")
-ENGINES = ("skillbank.engines.minilm", "skillbank.engines.minilm_onnx", "skillbank.engines.local")
+ENGINES = ("skillbank._engines.minilm", "skillbank._engines.minilm_onnx", "skillbank._engines.local")
 
 
 def _loaded_after(imports: list[str]) -> set[str]:
@@ -25,13 +25,13 @@ def _loaded_after(imports: list[str]) -> set[str]:
 
 
 def test_importing_the_package_loads_no_engine():
-    loaded = _loaded_after(["skillbank.engines"])
-    assert not {m for m in loaded if m.startswith("skillbank.engines.")}
+    loaded = _loaded_after(["skillbank._engines"])
+    assert not {m for m in loaded if m.startswith("skillbank._engines.")}
     assert not loaded & set(HEAVY)
 
 
-@pytest.mark.parametrize("module", ["skillbank.embed", "skillbank.chat", "skillbank.scrub",
-                                    "skillbank.screen.llm_detector", "skillbank.cli"])
+@pytest.mark.parametrize("module", ["skillbank.embed", "skillbank.chat", "skillbank._scrub",
+                                    "skillbank._screen.llm_detector", "skillbank.cli"])
 def test_the_modules_that_use_an_engine_load_it_only_when_asked(module):
     loaded = _loaded_after([module])
     assert not loaded & set(ENGINES), sorted(loaded & set(ENGINES))

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from skillbank.cli import app
-from skillbank.engines.local import fetch as f
+from skillbank._engines.local import fetch as f
 
 runner = CliRunner()
 

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from skillbank.chat import ModelSpecError, MissingProviderError, resolve_chat_model, with_seed
 from skillbank.errors import MissingExtraError
-from skillbank.engines.local.template import ChatTemplate, TemplateError, to_template_messages
-from skillbank.engines.local.toolcalls import parse_tool_calls
+from skillbank._engines.local.template import ChatTemplate, TemplateError, to_template_messages
+from skillbank._engines.local.toolcalls import parse_tool_calls
 
 # -- tool calls, however a small model writes them -----------------------------------------------
 
@@ -188,7 +188,7 @@ def test_the_distiller_and_the_judge_take_specs_through_the_resolver(tmp_path):
 
 
 def test_eval_gives_each_trial_its_seed_on_a_local_model(tmp_path):
-    from skillbank.cli.eval import _per_trial, load_chat_model
+    from skillbank.cli._eval import _per_trial, load_chat_model
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")

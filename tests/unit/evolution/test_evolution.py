@@ -18,14 +18,14 @@ from skillbank.evolution import (
     promote,
     reject,
 )
-from skillbank.evolution.batch import load_batch
-from skillbank.evolution.cluster import cluster_runs
-from skillbank.evolution.evidence import hidden_literals, to_run
-from skillbank.evolution.exploit import claimed_actions, flag_exploits
-from skillbank.evolution.templates import task_template
+from skillbank.evolution._batch import load_batch
+from skillbank.evolution._cluster import cluster_runs
+from skillbank.evolution._evidence import hidden_literals, to_run
+from skillbank.evolution._exploit import claimed_actions, flag_exploits
+from skillbank.evolution._templates import task_template
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import LimitEvent, SkillStatus, utcnow
-from skillbank.provenance import Source, evidence, recorded
+from skillbank._provenance import Source, evidence, recorded
 from test_evolution_support import eta, injected, refund, search_budget, traj, window
 
 REFUND_BODY = "Look the order up, then refund it."

@@ -7,7 +7,7 @@ import pytest
 
 from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.evolution import CombinedDistiller, LLMDistiller, RuleDistiller, evolve
-from skillbank.provenance import Source, text_source
+from skillbank._provenance import Source, text_source
 from test_evolution_llm import new_skill, revision, router, used_skill_world
 from test_evolution_support import window
 

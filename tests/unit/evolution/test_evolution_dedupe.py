@@ -1,9 +1,9 @@
-"""De-duplication (``skillbank.evolution.dedupe``): look-alike skills with different methods stay
+"""De-duplication (``skillbank.evolution._dedupe``): look-alike skills with different methods stay
 separate; one method under other words is a duplicate."""
 
 from __future__ import annotations
 
-from skillbank.evolution.dedupe import Deduper, methods_conflict, structural_similarity
+from skillbank.evolution._dedupe import Deduper, methods_conflict, structural_similarity
 from skillbank.lessons import Lesson, LessonKind, MethodStep
 from skillbank.models import SkillContent
 

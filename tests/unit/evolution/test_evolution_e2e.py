@@ -114,7 +114,7 @@ def test_logged_runs_evolve_into_a_skill_the_next_run_receives(bank, tmp_path):
     history = bank.history(guard.id)
     assert [v.status for v in history] == [SkillStatus.candidate, SkillStatus.active]
     assert history[0].author == "evolution:rule" and "open_window" in history[0].reason
-    from skillbank.provenance import evidence
+    from skillbank._provenance import evidence
 
     assert set(evidence(history[0].provenance)) == set(failed) == set(evidence(history[1].provenance))
     assert history[1].author == "policy"

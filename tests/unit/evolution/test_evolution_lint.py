@@ -7,10 +7,10 @@ import base64
 import pytest
 
 from skillbank.evolution import evolve
-from skillbank.evolution.evidence import HiddenLiterals, instance_literals, to_run
-from skillbank.evolution.lint import LintContext, lint_content
+from skillbank.evolution._evidence import HiddenLiterals, instance_literals, to_run
+from skillbank.evolution._lint import LintContext, lint_content
 from skillbank.models import SkillContent
-from skillbank.scrub import default_scrubber
+from skillbank._scrub import default_scrubber
 from test_evolution_support import refund
 
 CLEAN = ("Procedure learned from 4 successful runs.\n\n## Method\n"
@@ -108,8 +108,8 @@ def test_values_every_run_passed_are_part_of_the_method():
 
 
 def test_round_records_lint_rejections_durably(bank):
-    from skillbank.evolution.distiller import Distiller
-    from skillbank.evolution.proposals import Proposal
+    from skillbank.evolution._distiller import Distiller
+    from skillbank.evolution._proposals import Proposal
 
     class Leaky(Distiller):
         name = "leaky"
@@ -140,7 +140,7 @@ def test_long_hidden_values_and_large_counts():
 
 
 def test_a_word_from_the_request_in_a_learned_shape_is_refused_but_not_in_rendered_boilerplate():
-    from skillbank.evolution.evidence import request_words
+    from skillbank.evolution._evidence import request_words
     from skillbank.lessons import Lesson, LessonKind, MethodStep
     from skillbank.models import SkillContent
     from test_evolution_support import traj
@@ -188,7 +188,7 @@ def test_a_check_the_agent_was_offered_but_never_called_is_related():
 def test_a_stop_word_of_the_request_is_not_an_instance_value():
     """The real trace (issue 29): a calendar lesson rejected for "an environment-specific value
     from a request: 'at'". A stop word that varies between requests names nothing."""
-    from skillbank.evolution.evidence import request_words
+    from skillbank.evolution._evidence import request_words
     from test_evolution_support import traj
 
     meals = [("lunch at noon", "Anna"), ("lunch on friday", "Ben"), ("dinner at eight", "Chloe"),

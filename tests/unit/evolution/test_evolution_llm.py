@@ -10,7 +10,7 @@ from conftest import teaches
 from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.errors import InvalidSkillError
 from skillbank.evolution import LLMDistiller, evolve, promote
-from skillbank.replies import reply_json
+from skillbank._replies import reply_json
 from skillbank.models import SkillStatus
 from test_evolution_support import eta, refund, search_budget, window
 

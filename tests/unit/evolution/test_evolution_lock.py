@@ -18,7 +18,7 @@ from test_evolution_support import refund
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from skillbank.evolution.lock import evolution_lock
+    from skillbank.evolution._lock import evolution_lock
     with evolution_lock(sys.argv[1], timeout=5):
         print("held", flush=True)
         time.sleep(60)

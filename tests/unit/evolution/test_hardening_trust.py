@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from skillbank import SkillBank
 from skillbank.cli import app
 from skillbank.evolution.gate import Gate, GateConfig, GateResult
-from skillbank.evolution.review import get_pending, promote
+from skillbank.evolution._review import get_pending, promote
 from skillbank.models import SkillStatus
-from skillbank.provenance import Source, evidence, recorded, text_source
+from skillbank._provenance import Source, evidence, recorded, text_source
 
 runner = CliRunner()
 GOOD = "Look the order up before refunding it, and tell the user the refund amount."

@@ -5,8 +5,8 @@ engine; requests whose common pattern is stop words and ellipses; a limit with n
 from __future__ import annotations
 
 from skillbank.evolution import evolve
-from skillbank.evolution.evidence import to_run
-from skillbank.evolution.templates import common_pattern
+from skillbank.evolution._evidence import to_run
+from skillbank.evolution._templates import common_pattern
 from skillbank.lessons import LessonKind, sentence
 from skillbank.models import LimitEvent
 from test_evolution_support import traj

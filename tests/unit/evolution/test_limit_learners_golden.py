@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from skillbank.evolution.evidence import Run, ToolCall
-from skillbank.evolution.guards import Situation, guard_content, guard_name, situation_lessons
+from skillbank.evolution._evidence import Run, ToolCall
+from skillbank.evolution._guards import Situation, guard_content, guard_name, situation_lessons
 from skillbank.models import LimitType as L
 
 _AT = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -1,5 +1,5 @@
 """A no-tool lesson's support is counted over small talk in all its wordings: groups too small to
-teach alone whose successes called no tool are one group (cluster.py), and the lesson quotes
+teach alone whose successes called no tool are one group (_cluster.py), and the lesson quotes
 each wording when they share no pattern (rule.py). The trace (protocol v7 on the real 1.5B,
 RESULTS.md): "Hi, lovely to be here!" and "Good evening! How are you doing?" each succeeded once
 without a call and failed with one (`list_rooms`, an invented `hello`); neither alone had the two

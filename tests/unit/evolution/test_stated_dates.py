@@ -19,14 +19,14 @@ from langchain_core.tools import tool
 
 from skillbank.adapters.config import InjectionConfig, RecordingConfig
 from skillbank.adapters.langchain import SkillBankMiddleware
-from skillbank.adapters.reminders import CallHistory, ReminderRules
+from skillbank.adapters._reminders import CallHistory, ReminderRules
 from skillbank.evolution.config import EvolutionConfig
 from pydantic import ValidationError
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
-from skillbank.dates import date_value, spoken_dates
+from skillbank._dates import date_value, spoken_dates
 from skillbank.evolution import evolve
-from skillbank.evolution.evidence import to_run
-from skillbank.evolution.stated_times import stated_times
+from skillbank.evolution._evidence import to_run
+from skillbank.evolution._stated_times import stated_times
 from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.queries import SkillHit
 from test_evolution_support import traj

@@ -128,7 +128,7 @@ def test_a_unit_lesson_with_a_four_digit_scale_passes_the_lint(bank):
 
 
 def test_a_run_value_beside_a_unit_lesson_is_still_hard_coded():
-    from skillbank.evolution.lint import lint_content
+    from skillbank.evolution._lint import lint_content
     from skillbank.lessons import Lesson
     from skillbank.models import SkillContent, SkillKind
 

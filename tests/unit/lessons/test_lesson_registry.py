@@ -188,7 +188,7 @@ def _rate_limited(i: int):
 
 def _saved(bank) -> list:
     """Two runs that hit a rate limit on ``search_flights``, saved to ``bank``, as the round reads them."""
-    from skillbank.evolution.evidence import to_run
+    from skillbank.evolution._evidence import to_run
     trajectories = [_rate_limited(i) for i in range(2)]
     for t in trajectories:
         bank.trajectories.save(t)
@@ -198,7 +198,7 @@ def _saved(bank) -> list:
 def test_a_limit_no_kind_learns_from_teaches_nothing(bank):
     from skillbank.evolution import evolve
     from skillbank.lessons import learner_of
-    from skillbank.evolution.guards import situations
+    from skillbank.evolution._guards import situations
     assert learner_of("rate_limit") is None
     assert situations(_saved(bank)) == []
     assert [c for c in evolve(bank, distiller="rule", dry_run=True).changes if c.origin == "guard"] == []
@@ -206,7 +206,7 @@ def test_a_limit_no_kind_learns_from_teaches_nothing(bank):
 
 def test_a_new_kinds_limit_learner_is_what_evolution_writes(bank, back_off_kind):
     from skillbank.evolution import evolve
-    from skillbank.evolution.guards import guard_content, situations
+    from skillbank.evolution._guards import guard_content, situations
     [sit] = situations(_saved(bank))
     content = guard_content(sit)
     assert content.name == "back-off-when-search-flights-is-rate-limited"

@@ -18,7 +18,7 @@ from langchain_core.tools import tool
 from skillbank.adapters.langchain import SkillBankMiddleware
 from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank.evolution import evolve
-from skillbank.evolution.naming import fit_name
+from skillbank.evolution._naming import fit_name
 from skillbank.lessons import Lesson, LessonKind, MethodStep, render_body, sentence
 from skillbank.models import NAME_MAX, SkillContent
 from skillbank.retrieval import render

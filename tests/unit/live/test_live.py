@@ -14,13 +14,13 @@ from test_evolution_support import refund
 
 from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, SkillInjector
-from skillbank.live.canary import start_canary, without_canary
-from skillbank.live.config import CANARY_TAG, LiveConfig
-from skillbank.live.confseq import bernoulli_cs, difference_cs
-from skillbank.live.decisions import last_decision
-from skillbank.live.effect import Tally
-from skillbank.live.exposure import Arm, Exposure, ExposureDraw, draw
-from skillbank.live.monitor import Action, decide, monitor
+from skillbank.live._canary import start_canary, without_canary
+from skillbank.live._config import CANARY_TAG, LiveConfig
+from skillbank.live._confseq import bernoulli_cs, difference_cs
+from skillbank.live._decisions import last_decision
+from skillbank.live._effect import Tally
+from skillbank.live._exposure import Arm, Exposure, ExposureDraw, draw
+from skillbank.live._monitor import Action, decide, monitor
 from skillbank.models import SkillStatus
 
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_live.py"
@@ -309,7 +309,7 @@ def test_monitor_narrows_by_kind_of_request_and_flags_a_canary_without_runs_stal
 
 def test_evolve_with_the_canary_policy_puts_every_new_skill_into_canary(bank):
     from skillbank.evolution import evolve
-    from skillbank.evolution.review import list_candidates
+    from skillbank.evolution._review import list_candidates
     from test_evolution_support import window
 
     for i in range(3):
@@ -324,7 +324,7 @@ def test_evolve_with_the_canary_policy_puts_every_new_skill_into_canary(bank):
 
 
 def test_a_person_s_promotion_of_a_canary_wins_over_later_evidence(bank):
-    from skillbank.live.canary import without_canary
+    from skillbank.live._canary import without_canary
 
     canary = start_canary(bank.skills, _skill(bank, "refund-kept").id)
     bank.skills.new_version(canary.id, content=without_canary(canary.content), reason="I want it", author="human")

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from skillbank.bank import SkillBank
 from skillbank.cli import app
 from skillbank.errors import SkillBankError
-from skillbank.live.canary import start_canary
-from skillbank.live.decisions import NothingToAcknowledge, acknowledge_rollback, pending_rollbacks
-from skillbank.live.exposure import Arm, Exposure
-from skillbank.live.monitor import Action
-from skillbank.live.view import live_view
+from skillbank.live._canary import start_canary
+from skillbank.live._decisions import NothingToAcknowledge, acknowledge_rollback, pending_rollbacks
+from skillbank.live._exposure import Arm, Exposure
+from skillbank.live._monitor import Action
+from skillbank.live._view import live_view
 from skillbank.models import SkillStatus
 
 runner = CliRunner()

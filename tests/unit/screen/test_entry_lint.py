@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from injection_corpus import CLEAN, DEV, HELD_OUT, KINDS
 from skillbank.bank import SkillBank
 from skillbank.cli import app
-from skillbank.evolution.lint import LintContext, lint_content
-from skillbank.screen import lint_incoming
+from skillbank.evolution._lint import LintContext, lint_content
+from skillbank._screen import lint_incoming
 from skillbank.models import SkillContent, SkillStatus
 
 runner = CliRunner()

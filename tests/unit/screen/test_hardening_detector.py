@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-import skillbank.screen.second_layer as second_layer
+import skillbank._screen.second_layer as second_layer
 from screen_support import (PLAIN, QUIET, WAYS_IN, MarkedDetector, bank_with_a_version_let_in, lint,
                             rules_on_every_way_in)
 from skillbank import SkillBank
-from skillbank.evolution.lint import LintContext, lint_content
-from skillbank.screen import lint_incoming
-from skillbank.screen.detector import WEIGHTS, InjectionDetector, chunks
-from skillbank.screen.second_layer import ENV, active_detector
+from skillbank.evolution._lint import LintContext, lint_content
+from skillbank._screen import lint_incoming
+from skillbank._screen.detector import WEIGHTS, InjectionDetector, chunks
+from skillbank._screen.second_layer import ENV, active_detector
 from skillbank.models import SkillContent, SkillStatus
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from skillbank import SkillBank
 from skillbank.evolution import evolve
-from skillbank.store.sqlite import DB_FILENAME
+from skillbank.store._sqlite import DB_FILENAME
 from test_hardening_support import family_runs, make_agent
 
 

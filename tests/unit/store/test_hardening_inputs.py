@@ -7,13 +7,13 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-import skillbank.store.location as bank_module
+import skillbank.store._location as bank_module
 from skillbank import SkillBank
 from skillbank.adapters.testing import ScriptedChatModel
 from skillbank.cli import app
 from skillbank.errors import NotABankError
 from skillbank.evolution import LLMDistiller, evolve
-from skillbank.store.sqlite import DB_FILENAME
+from skillbank.store._sqlite import DB_FILENAME
 from test_hardening_support import family_runs, make_agent
 
 runner = CliRunner()

@@ -5,8 +5,8 @@ import pytest
 
 from skillbank import SkillBank
 from skillbank.queries import SearchFilters
-from skillbank.store.index import ExactIndex, SizedIndex
-from skillbank.store.sized_index import _exact_max
+from skillbank.store._index import ExactIndex, SizedIndex
+from skillbank.store._sized_index import _exact_max
 
 
 def _fill(bank, start, n):

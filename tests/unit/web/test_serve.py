@@ -9,12 +9,12 @@ from conftest import unavailable
 try:
     from starlette.testclient import TestClient  # noqa: F401  (the web extra is installed)
 
-    from skillbank.web import create_app  # noqa: F401
+    from skillbank._web import create_app  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
 from serve_support import TOKEN, client, csrf_and_version, fill
-from skillbank.evolution.review import list_candidates
+from skillbank.evolution._review import list_candidates
 from skillbank.models import SkillStatus
 
 
@@ -145,7 +145,7 @@ def test_the_stale_check_and_the_action_share_one_write_transaction(bank, ids, m
     page's stale-form check and its write: while the action runs, no other writer gets in."""
     import sqlite3
 
-    from skillbank.evolution import review
+    from skillbank.evolution import _review as review
 
     seen, real = [], review.reject
 

@@ -14,14 +14,14 @@ from conftest import unavailable
 try:
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
 from serve_support import TOKEN, csrf_and_version, fill
 from skillbank.lessons import Lesson, sentence
 from skillbank.models import Injection, LimitEvent, LimitType, Outcome, SkillStatus, Trajectory
-from skillbank.store.gate_records import GateRecord, GateVerdict, TaskTrials
+from skillbank.store._gate_records import GateRecord, GateVerdict, TaskTrials
 
 
 def client(bank, *, host="127.0.0.1", base_url="http://127.0.0.1", read_only=False):

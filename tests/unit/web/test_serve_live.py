@@ -11,14 +11,14 @@ from conftest import unavailable
 try:
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"{exc}: pip install 'skillbank[web]'", allow_module_level=True)
 
 from serve_support import TOKEN, csrf_and_version, fill_live
-from skillbank.live.decisions import pending_rollbacks
-from skillbank.live.exposure import is_canary
-from skillbank.live.view import live_view
+from skillbank.live._decisions import pending_rollbacks
+from skillbank.live._exposure import is_canary
+from skillbank.live._view import live_view
 from skillbank.models import SkillStatus
 
 

@@ -9,7 +9,7 @@ from conftest import unavailable
 try:
     from starlette.testclient import TestClient
 
-    from skillbank.web import create_app
+    from skillbank._web import create_app
 except ImportError as exc:  # pragma: no cover - depends on the install
     unavailable(f"the web extra is missing ({exc}): pip install 'skillbank[web]'", allow_module_level=True)
 
