@@ -1,8 +1,8 @@
 """What a user said for a ``stated_time`` or ``stated_date`` lesson, as a tool takes it.
 
-One reading for the two places that need it: learning the lesson from runs
-(``evolution/_stated_times.py``) and checking a call against it (the kinds' call check,
-``skillbank/lessons/_kinds/stated_value.py``). A time reads as ``"HH:MM"`` (:mod:`skillbank._clock`),
+One reading for the two places that need it, both in ``skillbank/lessons/_kinds/stated_value.py``:
+learning the lesson from runs (the kinds' contrast learner) and checking a call against it (the
+kinds' call check). A time reads as ``"HH:MM"`` (:mod:`skillbank._clock`),
 a date as ``"YYYY-MM-DD"`` counted from the run's today (:mod:`skillbank._dates`). The grammars
 read English only. ``kind`` is a lesson kind's value (``"stated_time"`` or ``"stated_date"``).
 """

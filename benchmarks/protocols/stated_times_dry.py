@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1])]
 
 from skillbank.evolution._evidence import to_run  # noqa: E402
-from skillbank.evolution._stated_times import stated_values  # noqa: E402
+from skillbank.lessons._kinds.stated_value import stated_values  # noqa: E402
 from skillbank.lessons import LessonKind  # noqa: E402
 from skillbank.models import Trajectory  # noqa: E402
 from skillbank._said import said_values, value_reading  # noqa: E402

@@ -12,11 +12,11 @@ the run was shown before it stands:
 - **an empty reply**: the reply has no text and no call;
 - **guidance repeated**: most of the reply's words (at least two) come in pairs that the shown
   skills' words hold (a name, a description, a lesson's sentence) and the user's messages do not;
-- **a raw number**: an ``answer_unit`` lesson's field came back from its tool in this run and
-  the reply states it raw; the note asks the model to give it as the lesson says (the library
-  never computes the value for it);
-- **a number no tool returned**: an ``answer_unit`` lesson's tool was offered and not called,
-  and the reply states a number that neither the user nor any result of the run gave.
+- **the kinds' own checks**: each shown lesson's kind's answer checks
+  (:attr:`~skillbank.lessons.KindSpec.answer_checks`), which read the reply and the run through
+  :class:`~skillbank.lessons.AnswerView` and return the note that asks the model to act (an
+  ``answer_unit`` lesson: a raw number, a number no tool returned); the library never computes
+  the answer for it. This module names no kind.
 
 Then the model is asked once more, in the same model call (no extra graph step), with its draft
 and one short note; at most once per run. The reply that stands carries an
@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from skillbank.adapters._interventions import Intervention
-from skillbank.lessons import Lesson, LessonKind, sentence, spec_of
+from skillbank.lessons import sentence, spec_of
 from skillbank.adapters.injection import calls_no_tool
 from skillbank.adapters._reminders import words as _words
 from skillbank.queries import SkillHit
 from skillbank._toolnames import names_tool
-from skillbank._units import converts, numbers_in, numeric_fields, states
 
 __all__ = ["AnswerReminder", "answer_reminder"]
 
@@ -87,8 +86,9 @@ def _guidance(hits: Sequence[SkillHit]) -> list[str]:
 class AnswerReminder:
     """Why a reply does not stand yet: the note the model reads and where it came from."""
 
-    reason: Literal["described", "repeated block", "repeated guidance", "raw number", "unsourced number",
-                    "empty"]
+    # "described", "repeated block", "repeated guidance", "empty", or a kind's AnswerCheck.reason
+    # ("raw number", "unsourced number").
+    reason: str
     note: str
     skill_id: str | None = None
     version: int | None = None
@@ -100,37 +100,22 @@ class AnswerReminder:
                             version=self.version, tool=self.tool, draft=draft[:500])
 
 
-def _called(messages: Iterable[BaseMessage]) -> set[str]:
-    return {c.get("name") for m in messages if isinstance(m, AIMessage) for c in (m.tool_calls or [])}
+class _Answer:
+    """A final reply and the run it ends, as the kinds' answer checks read it (``AnswerView``)."""
 
+    def __init__(self, text: str, said: str, messages: Sequence[BaseMessage], offered: set[str]) -> None:
+        self.text, self.said, self._offered = text, said, offered
+        self._results = [(m.name, str(m.text)) for m in messages if isinstance(m, ToolMessage)]
+        self._called = {c.get("name") for m in messages if isinstance(m, AIMessage) for c in (m.tool_calls or [])}
 
-def _raw_number(lesson: Lesson, said: set[float], messages: Sequence[BaseMessage]) -> str | None:
-    """The note for a reply that states ``lesson``'s field as its tool returned it, or ``None``."""
-    for m in messages:
-        if not isinstance(m, ToolMessage) or m.name != lesson.tool:
-            continue
-        for name, value in numeric_fields(str(m.text)):
-            if name == lesson.field and states(said, value) and not states(said, value / (lesson.scale or 1)):
-                return (f"Your reply gives `{name}` as {value:g}, the number `{lesson.tool}` returned. "
-                        f"The skill says: {sentence(lesson)} Answer the user again with the number as "
-                        "the skill says.")
-    return None
+    def results(self, tool: str | None = None) -> list[str]:
+        return [text for name, text in self._results if tool is None or name == tool]
 
+    def offered(self, tool: str) -> bool:
+        return tool in self._offered
 
-def _unsourced_number(lesson: Lesson, said: set[float], sources: set[float]) -> str | None:
-    """The note for a reply that states a number no source of the run gave, where ``lesson``
-    says the answer comes from its tool's result (the caller checks the tool was not called)."""
-    made_up = sorted(n for n in said if not states(sources, n) and not converts(n, sources))
-    if not made_up:
-        return None
-    return (f"Your reply states {made_up[0]:g}, but nothing in this conversation gave that number: "
-            f"`{lesson.tool}` has not been called. The skill says: {sentence(lesson)} Call "
-            f"`{lesson.tool}` with the tool-calling interface now, then answer the user from its result.")
-
-
-def _sources(user: str, messages: Sequence[BaseMessage]) -> set[float]:
-    """Every number the user (``user``, their messages joined) or a tool result of the run stated."""
-    return numbers_in(user).union(*(numbers_in(str(m.text)) for m in messages if isinstance(m, ToolMessage)))
+    def called(self, tool: str) -> bool:
+        return tool in self._called
 
 
 def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: Sequence[SkillHit],
@@ -154,20 +139,16 @@ def answer_reminder(reply: BaseMessage, messages: Sequence[BaseMessage], hits: S
         return AnswerReminder("repeated guidance", (
             "Your reply repeats guidance you were given; it is for you, not an answer. Answer the "
             "user's last message itself, in your own words."))
-    offered, called, said = set(offered), _called(messages), numbers_in(text)
+    answer = _Answer(text, user, messages, set(offered))
     for hit in hits:
         for lesson in hit.skill.content.lessons:
-            if lesson.kind == LessonKind.answer_unit:
-                note = _raw_number(lesson, said, messages)
+            spec = spec_of(lesson.kind)
+            for check in spec.answer_checks:
+                note = check.note(lesson, answer)
                 if note is not None:
-                    return AnswerReminder("raw number", note, hit.skill.id, hit.skill.version, lesson.tool)
-                if lesson.tool in offered and lesson.tool not in called:
-                    note = _unsourced_number(lesson, said, _sources(user, messages))
-                    if note is not None:
-                        return AnswerReminder("unsourced number", note, hit.skill.id, hit.skill.version,
-                                              lesson.tool)
-            for tool in spec_of(lesson.kind).tools_to_call(lesson):
-                if tool in offered and tool not in called and names_tool(text, tool):
+                    return AnswerReminder(check.reason, note, hit.skill.id, hit.skill.version, lesson.tool)
+            for tool in spec.tools_to_call(lesson):
+                if answer.offered(tool) and not answer.called(tool) and names_tool(text, tool):
                     return AnswerReminder("described", (
                         f"Your reply describes calling `{tool}` but does not call it. Do not write the "
                         f"call as text: call `{tool}` with the tool-calling interface now, then answer the "

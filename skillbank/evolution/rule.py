@@ -4,24 +4,27 @@ Everything it writes is lessons (``skillbank.lessons``); the body is rendered fr
 
 - **Procedures** come from successful runs: the most common method (tool calls with their
   argument shapes, immediate repeats collapsed, the request's own values templated out; see
-  ``methods.py``) that at least ``min_support`` successes followed and that has at least
+  ``_methods.py``) that at least ``min_support`` successes followed and that has at least
   ``min_procedure_steps`` distinct steps. A one-tool agent (``act(command)``) gets a procedure
   too: its steps differ in their arguments.
 - **Contrast** of successes and failures gives pitfalls and checks: a check the successes always
   did first and the failures skipped (``check_first``), a question the successes asked the user
   before an action that the failures did not (``ask_for``), a step every success took and most
   failures left out (``skip``), a step only failures took (``call``), repeated identical calls.
-- **Stated times and dates** (``EvolutionConfig.learn_stated_values``, off by default: the reading
-  of the user's words is English): a tool parameter the successes passed as the clock time (or
-  the date, counted from the run's today) the user said and failures passed as another teaches
-  ``stated_time`` (``stated_date``) (``stated_times.py``); a pitfall about a call whose only
-  telling value is such a time or date is that same mistake seen as a correlation, and is not
-  proposed beside it.
-- **Answers**: a result field the successes stated in the user's unit (divided by 100, 1000 or
-  60) and failures stated raw teaches ``answer_unit`` (``answers.py``).
+- **The kinds' own contrasts**: every registered kind with a contrast learner
+  (``KindSpec.contrast_learner``, ``skillbank.lessons.ContrastLearner``) says what the
+  successes did that the failures did not, in its kind's lessons: a result field the successes
+  stated in the user's unit (``answer_unit``), the time or date the user said
+  (``stated_time``, ``stated_date``; opt-in learners such as these run only with
+  ``EvolutionConfig.learn_stated_values``). A learner that says which call values its lessons
+  explain is asked before the pitfalls: a pitfall about a call whose only telling value a lesson
+  explains is that same mistake seen as a correlation, and is not proposed beside it. This
+  module's code names none of those kinds.
 - **No tool**: requests whose successes called no tool at all while failures did (small talk a
-  model answers with a lookup) teach ``no_tool``.
-- **Guards** come from limit events through templates (``guards.py``).
+  model answers with a lookup) teach ``no_tool``. It stays here, not with its kind: it is a
+  whole skill (its name, a description that quotes each wording of the request, a pitfall skill
+  of its own) proposed only when the cluster has no method, not a lesson added to a skill.
+- **Guards** come from limit events through templates (``_guards.py``).
 - **Narrowing**: a skill injected into runs that never touched its tools, and failed there, gets
   a "not for" clause in its description.
 - **Splits**: successes that follow two methods with disjoint tools, or a body over
@@ -37,9 +40,6 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
-from skillbank._clock import clock_value
-from skillbank._dates import date_value
-from skillbank.evolution._answers import answer_units
 from skillbank.evolution._cluster import Cluster
 from skillbank.evolution.config import EvolutionConfig
 from skillbank.evolution._distiller import Distiller, SkillEvidence, merge_lessons, relevant
@@ -49,9 +49,9 @@ from skillbank.evolution._guards import situation_lessons, slug
 from skillbank.evolution._methods import BLANK, method_steps, skeleton
 from skillbank.evolution._naming import fit_name
 from skillbank.evolution._proposals import ChangeKind, Proposal
-from skillbank.evolution._stated_times import stated_times
 from skillbank.evolution._templates import common_pattern, common_words, describable
-from skillbank.lessons import AskFor, CheckFirst, Lesson, LessonKind, MethodStep, NoTool, Pitfall, Procedure
+from skillbank.lessons import (AskFor, CheckFirst, ContrastLearner, Lesson, LessonKind, MethodStep, NoTool, Pitfall,
+                               Procedure, contrast_learners)
 from skillbank.models import SkillContent, SkillKind
 from skillbank._toolnames import names_tool
 
@@ -78,11 +78,14 @@ def _step_of(skel_step: tuple) -> MethodStep:
                                        for p, v in args})
 
 
-def _timed_steps(skel: tuple, timed: set[tuple[str, str]]) -> set:
-    """The steps of ``skel`` that pass a literal time or date where a ``stated_time`` or
-    ``stated_date`` lesson covers it."""
+def _explained_steps(skel: tuple, explained: Sequence[tuple[ContrastLearner, Lesson]]) -> set:
+    """The steps of ``skel`` that pass a value one of the ``explained`` lessons explains
+    (``ContrastLearner.explains``)."""
+    if not explained:
+        return set()
     return {step for step in skel
-            if any((step[0], p) in timed and (clock_value(v) or date_value(v)) for p, v in step[1])}
+            if any(learner.explains is not None and learner.explains(lesson, step[0], p, v)
+                   for p, v in step[1] for learner, lesson in explained)}
 
 
 def existing_tools(runs: Sequence[Run]) -> set[str]:
@@ -98,8 +101,10 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
 
     Only tools that exist are compared (a call to an invented name is a different mistake, see
     ``toolnames``), and a check is learned only from runs whose every call was to a real tool,
-    with at least ``min_support`` successes that checked first. ``stated_values``: also learn
-    ``stated_time`` and ``stated_date`` lessons (their reading of the user's words is English).
+    with at least ``min_support`` successes that checked first. Then every registered kind's
+    contrast learner is asked (with ``stated_values``, as ``EvolutionConfig.learn_stated_values``
+    says, the opt-in ones too: the stated time and date, whose reading of the user's words is
+    English): those that explain call values before the pitfalls, the others last.
     """
     out: list[tuple[Lesson, str]] = []
     if not bad:
@@ -142,16 +147,21 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
                         f"{len(went_ahead)} failed run(s) called `{action}` without asking the user; "
                         f"{len(asked)} of {len(alike)} successes of the same requests asked first"))
             break
-    # The time or date the user said, passed or not (stated_times.py): the cause a pitfall about
-    # the same call's literal time or date would only correlate with.
-    times = stated_times(ok, bad, min_support) if stated_values else []
-    out += times
-    timed = {(lesson.tool, lesson.parameter) for lesson, _ in times}
+    # The kinds' learners whose lessons explain call values (the time or date the user said,
+    # passed or not): the cause a pitfall about the same call's literal value would only
+    # correlate with.
+    learners = contrast_learners(opt_in=stated_values)
+    explained: list[tuple[ContrastLearner, Lesson]] = []
+    for learner in learners:
+        if learner.explains is not None:
+            found = learner.learn(ok, bad, min_support)
+            out += found
+            explained += [(learner, lesson) for lesson, _ in found]
     # A step every success took and most failures left out; a step only failures took. By tool
     # where the tools tell the methods apart, by step (tool and argument shape) where one tool
     # does everything.
     one_tool = len(seq) == 1
-    steps_of = (lambda r: set(r.skeleton) - _timed_steps(r.skeleton, timed)) if one_tool \
+    steps_of = (lambda r: set(r.skeleton) - _explained_steps(r.skeleton, explained)) if one_tool \
         else (lambda r: {(t,) for t in r.tools})
     label = (lambda s: f"`{s[0]}` {dict(s[1])}") if one_tool else (lambda s: f"`{s[0]}`")
     shown = (lambda s: _step_of(s)) if one_tool else None
@@ -187,8 +197,10 @@ def mistakes(ok: Sequence[Run], bad: Sequence[Run], skel: tuple,
     if len(repeaters) >= need_bad and not any(r.repeats >= 2 for r in ok):
         out.append((Pitfall(avoid="repeat"),
                     f"{len(repeaters)} failed run(s) repeated identical calls"))
-    # What the successes' replies said: a result field in the user's unit (answers.py).
-    out += answer_units(ok, bad, min_support)
+    # The kinds' other learners (what the successes' replies said: a result field in the user's unit).
+    for learner in learners:
+        if learner.explains is None:
+            out += learner.learn(ok, bad, min_support)
     return out[:limit]
 
 
@@ -326,7 +338,7 @@ class RuleDistiller(Distiller):
         if not ok or any(r.calls for r in ok) or len(callers) < config.min_support:
             return None, [], ""
         templates = [r.template for r in ok]
-        # Requests joined by their method (cluster.py: small talk in several wordings) share no
+        # Requests joined by their method (_cluster.py: small talk in several wordings) share no
         # pattern: each wording is quoted then, the most frequent first.
         like = _like(templates) or "\" or \"".join(
             describable(t) for t, _ in Counter(templates).most_common(3) if describable(t))

@@ -6,8 +6,10 @@ skill a person wrote without structured lessons holds one *guidance* lesson: its
 
 Each kind is one class with only its own fields, in its own module of
 :mod:`skillbank.lessons._kinds`, registered with everything it knows (:class:`KindSpec`): its
-sentence, its section of the body, where it is delivered, how a tool call breaks it, and how
-evolution learns it from a limit situation (:class:`LimitLearner`). Build one
+sentence, its section of the body, where it is delivered, how a tool call breaks it
+(:class:`CallCheck`), how a final reply breaks it (:class:`AnswerCheck`), and how evolution learns
+it from a limit situation (:class:`LimitLearner`) or from what successes did that failures did not
+(:class:`ContrastLearner`). Build one
 with its class (``Budget(budget=4)``) or by kind (``Lesson(kind="budget", budget=4)``); parse
 stored data with :func:`parse_lesson`; annotate a field with :data:`AnyLesson`.
 
@@ -23,9 +25,9 @@ from pydantic import Field
 
 import skillbank.lessons._kinds  # noqa: F401  (registers every kind)
 from skillbank.lessons._base import STORED_FIELDS, Example, Lesson, LessonKind, MethodStep
-from skillbank.lessons._learning import LimitLearner, LimitSituation
-from skillbank.lessons._registry import (KINDS, CallCheck, CallView, Delivery, KindSpec, kind_class, learner_of,
-                                         limit_learner, spec_of)
+from skillbank.lessons._learning import ContrastCall, ContrastLearner, ContrastRun, LimitLearner, LimitSituation
+from skillbank.lessons._registry import (KINDS, AnswerCheck, AnswerView, CallCheck, CallView, Delivery, KindSpec,
+                                         contrast_learners, kind_class, learner_of, limit_learner, spec_of)
 from skillbank.lessons._render import SECTION_ORDER, example_text, render_body, sentence, step_text
 from skillbank.lessons._kinds.answer_unit import AnswerUnit
 from skillbank.lessons._kinds.ask_for import AskFor
@@ -46,13 +48,15 @@ from skillbank.lessons._kinds.wrong_tool_name import WrongToolName
 __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "AnyLesson", "parse_lesson", "GENERALISABLE",
            "sentence", "render_body", "general_form", "lesson_tools", "scrub_lesson", "example_text", "step_text",
            "SECTION_ORDER", "KINDS", "KindSpec", "CallCheck", "CallView", "Delivery", "spec_of", "kind_class",
-           "LimitLearner", "LimitSituation", "limit_learner", "learner_of",
+           "LimitLearner", "LimitSituation", "limit_learner", "learner_of", "AnswerCheck", "AnswerView",
+           "ContrastLearner", "ContrastRun", "ContrastCall", "contrast_learners",
            "STORED_FIELDS", "Procedure", "CheckFirst", "MissingTool", "MissingParameter", "AskFor", "UnknownField",
            "Budget", "Pitfall", "Guidance", "ToolError", "Policy", "WrongToolName", "NoTool", "AnswerUnit",
            "StatedTime", "StatedDate"]
 
 # The public names of the private modules answer to this package.
-for _public in (Lesson, LessonKind, MethodStep, Example, KindSpec, CallCheck, LimitLearner):
+for _public in (Lesson, LessonKind, MethodStep, Example, KindSpec, CallCheck, AnswerCheck, LimitLearner,
+                ContrastLearner):
     _public.__module__ = __name__
 
 if TYPE_CHECKING:

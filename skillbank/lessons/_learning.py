@@ -1,23 +1,32 @@
-"""How evolution learns a kind from a limit situation: the seam between evolution and a kind.
+"""How evolution learns a kind from runs: the seams between evolution and a kind.
 
-Evolution groups the limit events of runs into *situations* (a family, such as
-``"missing_tool"`` or ``"budget:steps"``, plus the tool and detail it is about). What a situation
-teaches is up to the kind that learns from its family: a kind's :class:`LimitLearner` (on its
-``KindSpec``) names the families it learns from and says which lessons the situation teaches,
-how its guard skill is named and described, and how what happened reads in a round's report.
+Two ways, each a learner on the kind's ``KindSpec``:
 
-A learner reads a situation only through :class:`LimitSituation`, so a kind module never imports
-the evolution layer (which sits above the lessons package).
+- **From a limit situation.** Evolution groups the limit events of runs into *situations* (a
+  family, such as ``"missing_tool"`` or ``"budget:steps"``, plus the tool and detail it is
+  about). What a situation teaches is up to the kind that learns from its family: a kind's
+  :class:`LimitLearner` names the families it learns from and says which lessons the situation
+  teaches, how its guard skill is named and described, and how what happened reads in a round's
+  report. It reads a situation through :class:`LimitSituation`.
+- **From the contrast of successes and failures.** For the runs of one kind of request,
+  evolution asks every kind's :class:`ContrastLearner` what the successes did that the failures
+  did not (an answer in the user's unit, the time the user said): ``[(lesson, why)]``. It reads
+  the runs through :class:`ContrastRun`.
+
+So a kind module never imports the evolution layer (which sits above the lessons package):
+evolution's ``Situation`` and ``Run`` satisfy these protocols structurally.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
-from typing import AbstractSet, Callable, Literal, Protocol, Sequence
+from typing import AbstractSet, Any, Callable, Literal, Protocol, Sequence
 
 from skillbank.lessons._base import Lesson
 
-__all__ = ["LimitSituation", "LimitLearner", "RunCalls", "CallKey"]
+__all__ = ["LimitSituation", "LimitLearner", "RunCalls", "CallKey", "ContrastLearner", "ContrastRun",
+           "ContrastCall"]
 
 SkillKindName = Literal["guard", "policy", "pitfall"]
 """The kind of skill a learner's guard is (a ``skillbank.models.SkillKind`` value)."""
@@ -102,3 +111,74 @@ class LimitLearner:
     what_happened: Callable[[LimitSituation], str]
     description: Callable[[LimitSituation, str], str]
     skill_kind: SkillKindName = "guard"
+
+
+# -- from the contrast of successes and failures ------------------------------------------------
+
+
+class ContrastCall(Protocol):
+    """One tool call of a run, as far as a contrast learner reads it."""
+
+    @property
+    def tool(self) -> str:
+        """The name the model called."""
+
+    @property
+    def args(self) -> Any:
+        """The arguments the model passed, as recorded (a mapping of parameter to value)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call ran without an error."""
+
+    @property
+    def result(self) -> str | None:
+        """What the tool returned, as text (``None``: nothing was recorded)."""
+
+
+class ContrastRun(Protocol):
+    """One run of a kind of request, as far as a contrast learner reads it (evolution's ``Run``
+    implements it)."""
+
+    @property
+    def task(self) -> str:
+        """The request, as the user wrote it."""
+
+    @property
+    def today(self) -> dt.date | None:
+        """The date the run took as today (``None``: not recorded)."""
+
+    @property
+    def calls(self) -> Sequence[ContrastCall]:
+        """The run's tool calls, in order."""
+
+    @property
+    def answer(self) -> str | None:
+        """The run's final reply to the user."""
+
+
+@dataclass(frozen=True)
+class ContrastLearner:
+    """How evolution learns a kind from what a kind of request's successes did that its failures
+    did not.
+
+    - ``learn(successes, failures, min_support)``: ``[(lesson, why)]``, each lesson with one
+      sentence of why it was learned (counts of runs, for a round's report). A lesson needs at
+      least ``min_support`` successes behind it, and a cause: what the failures did differently.
+    - ``explains(lesson, tool, parameter, value)``: whether one of the learner's lessons explains
+      a value a call of ``tool`` passed as ``parameter`` (the value as a step of the runs' method
+      holds it: text, the request's own words blanked). A pitfall about a call whose telling
+      value a lesson explains would only be the same mistake seen as a correlation, so evolution
+      does not propose it beside the lesson. A learner with ``explains`` is asked before the
+      pitfalls are contrasted, and its lessons come before them; the others' come after every
+      contrast of calls (checks, questions, pitfalls, repeated calls).
+    - ``opt_in``: learned only when the round asks for it (``EvolutionConfig.learn_stated_values``):
+      the learner reads the user's words with a grammar of one language.
+
+    Learners are asked in the order their kinds are registered.
+    """
+
+    learn: Callable[[Sequence[ContrastRun], Sequence[ContrastRun], int], list[tuple[Lesson, str]]]
+    # Takes a lesson of the kind's own class (typed Any: one learner per class).
+    explains: Callable[[Any, str, str, Any], bool] | None = None
+    opt_in: bool = False

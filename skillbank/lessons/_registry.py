@@ -2,22 +2,24 @@
 
 Each module of :mod:`skillbank.lessons._kinds` defines its kind's class and registers one
 :class:`KindSpec`: its sentence, the section of a skill's body it goes in, the advice that follows
-it, where it is delivered by default, and, for a kind a tool call can break, its
-:class:`CallCheck`. Rendering, validation, the lint, evolution and the adapters loop over
-:data:`KINDS`; none of them branches on a kind. A new kind is one new module (plus its tests) and
-its line in ``skillbank/lessons/_kinds/__init__.py``.
+it, where it is delivered by default, for a kind a tool call can break its :class:`CallCheck`,
+for a kind a final reply can break its :class:`AnswerCheck` list, and how evolution learns it
+(from a limit situation, from the contrast of successes and failures:
+``skillbank.lessons._learning``). Rendering, validation, the lint, evolution and the adapters loop
+over :data:`KINDS`; none of them branches on a kind. A new kind is one new module (plus its tests)
+and its line in ``skillbank/lessons/_kinds/__init__.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol, Sequence
 
 from skillbank.lessons._base import CLASSES, Lesson, LessonKind
-from skillbank.lessons._learning import LimitLearner, LimitSituation
+from skillbank.lessons._learning import ContrastLearner, LimitLearner, LimitSituation
 
-__all__ = ["KindSpec", "CallCheck", "CallView", "Delivery", "KINDS", "register", "kind_class", "spec_of",
-           "limit_learner", "learner_of"]
+__all__ = ["KindSpec", "CallCheck", "CallView", "AnswerCheck", "AnswerView", "Delivery", "KINDS", "register",
+           "kind_class", "spec_of", "limit_learner", "learner_of", "contrast_learners"]
 
 Scope = Literal["its_tool", "any_tool", "unknown_tool"]
 """Which tool calls a lesson's call check reads."""
@@ -86,6 +88,44 @@ class CallCheck:
     holds_turn: bool = False  # answer every call of the model's turn with the reminder
 
 
+class AnswerView(Protocol):
+    """What an answer check may ask of a final reply and the run it ends (the adapters implement it)."""
+
+    @property
+    def text(self) -> str:
+        """The reply's text."""
+
+    @property
+    def said(self) -> str:
+        """Everything the user said in the run, their messages joined by spaces."""
+
+    def results(self, tool: str | None = None) -> Sequence[str]:
+        """The text of every tool result of the run (of ``tool``'s calls only, when given), in order."""
+
+    def offered(self, tool: str) -> bool:
+        """Whether the agent has a tool of that name."""
+
+    def called(self, tool: str) -> bool:
+        """Whether the model called ``tool`` in this run."""
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """How a final reply breaks a kind's lesson, and what the model is told before it stands.
+
+    ``note(lesson, answer)`` is the note the model reads with its draft when the reply breaks the
+    lesson: the next step it is asked to take (answer again as the lesson says, call the tool the
+    number comes from), never an answer or a value the library worked out for it; ``None`` when
+    the reply does not break it. ``reason`` names the check in the run's record
+    (``"raw number"``). A kind's checks are asked in order, before the reply is checked for a
+    call it describes instead of making (``KindSpec.tools_to_call``).
+    """
+
+    reason: str
+    # Takes a lesson of the kind's own class (typed Any: one spec per class).
+    note: Callable[[Any, AnswerView], str | None]
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """Everything one lesson kind knows, in one place."""
@@ -101,6 +141,9 @@ class KindSpec:
     call_check: CallCheck | None = None
     tools_to_call: Callable[[Any], tuple[str, ...]] = lambda lesson: ()  # tools it says to call, in order
     limit_learner: LimitLearner | None = None  # how evolution learns it from a limit situation
+    # How evolution learns it from what successes did and failures did not.
+    contrast_learner: ContrastLearner | None = None
+    answer_checks: tuple[AnswerCheck, ...] = ()  # how a final reply breaks it
 
     @property
     def name(self) -> str:
@@ -182,3 +225,10 @@ def limit_learner(sit: LimitSituation) -> LimitLearner:
         return learner
     raise ValueError(f"no lesson kind learns from the limit situation family {sit.family!r} "
                      f"(tool {sit.tool!r}, detail {sit.detail!r}); register a kind whose limit learner lists it")
+
+
+def contrast_learners(opt_in: bool = False) -> list[ContrastLearner]:
+    """Every registered kind's contrast learner, in the order the kinds were registered; the
+    opt-in ones (``ContrastLearner.opt_in``) only with ``opt_in``."""
+    return [spec.contrast_learner for spec in KINDS.values()
+            if spec.contrast_learner is not None and (opt_in or not spec.contrast_learner.opt_in)]

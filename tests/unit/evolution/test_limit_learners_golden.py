@@ -1,7 +1,7 @@
 """What every limit situation teaches, pinned byte for byte: the lessons, the guard's name, the
 ``describe()`` line and the whole guard skill, for every family (with and without a tool or a
 detail) and every budget (each limit type, with and without successes). The values were captured
-from guards.py before each kind's limit learner moved into its kind's module; they must not change.
+from _guards.py before each kind's limit learner moved into its kind's module; they must not change.
 """
 
 from __future__ import annotations

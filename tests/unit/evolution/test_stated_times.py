@@ -26,7 +26,7 @@ from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank._clock import clock_value, spoken_times
 from skillbank.evolution import evolve
 from skillbank.evolution._evidence import to_run
-from skillbank.evolution._stated_times import stated_times
+from skillbank.lessons._kinds.stated_value import stated_times
 from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.queries import SkillHit
 from test_evolution_support import traj

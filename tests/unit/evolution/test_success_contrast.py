@@ -59,7 +59,7 @@ def test_failures_that_did_nothing_teach_no_skip(bank):
     assert not [x for x in lessons if x.kind == LessonKind.pitfall and x.avoid == "skip"]
 
 
-# -- a result field in the user's unit (answers.py, units.py) ---------------------------------------
+# -- a result field in the user's unit (the answer_unit kind, _units.py) ---------------------------------------
 
 def balance(i: int, *, success: bool, raw_in_success: bool = False):
     cents = 24175 + 1010 * i

@@ -1,8 +1,9 @@
 """Lesson kinds as plug-ins: one class per kind with only its own fields, one registry.
 
 The last tests add kinds from this file alone (a class, sentence, section and call check; a
-limit learner that evolution writes guards with), the way a new kind is added to the library: one
-module and its registry line.
+limit learner that evolution writes guards with; a contrast learner that evolution learns from
+successes and failures, with an answer check that asks a reply again), the way a new kind is
+added to the library: one module and its registry line.
 """
 
 from __future__ import annotations
@@ -231,3 +232,145 @@ def test_two_kinds_cannot_learn_from_one_limit_family(back_off_kind):
     with pytest.raises(ValueError, match="learns from the limit family 'rate_limit', which lesson kind 'back_off'"):
         register(KindSpec("twice", Twice, "Checks", lambda lesson: "Twice.", limit_learner=learner))
     assert "twice" not in KINDS
+
+
+# -- a new kind that evolution learns from successes and failures, from this file alone --------------
+# The successes told the user the booking reference their tool returned; the failures did not.
+# Registering a kind with a contrast learner is all it takes for a round to learn it, and with an
+# answer check for a reply that leaves the reference out to be asked again: no line of evolution
+# or of the adapters changes.
+
+
+class GiveReference(Lesson):
+    kind: Literal["give_reference"] = "give_reference"  # type: ignore[assignment]
+    tool: str
+    field: str
+
+
+def _references(run) -> dict[tuple[str, str], str]:
+    """``(tool, field)`` -> the reference a call of the run returned (a text field ``*_ref``)."""
+    out: dict[tuple[str, str], str] = {}
+    for call in run.calls:
+        try:
+            data = json.loads(call.result or "") if call.ok else None
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            out.update({(call.tool, k): v for k, v in data.items() if k.endswith("_ref") and isinstance(v, str)})
+    return out
+
+
+def _learn_references(ok, bad, min_support):
+    from collections import Counter
+
+    gave, left_out_ok, left_out_bad = Counter(), Counter(), Counter()
+    for runs, success in ((ok, True), (bad, False)):
+        for run in runs:
+            for key, value in _references(run).items():
+                if value in (run.answer or ""):
+                    gave[key] += 1 if success else 0
+                else:
+                    (left_out_ok if success else left_out_bad)[key] += 1
+    return [(GiveReference(tool=tool, field=field),
+             f"{n} successes gave `{field}`; {left_out_bad[(tool, field)]} failed run(s) left it out")
+            for (tool, field), n in sorted(gave.items())
+            if n >= min_support and not left_out_ok[(tool, field)] and left_out_bad[(tool, field)]]
+
+
+def _reference_left_out(lesson: GiveReference, answer) -> str | None:
+    given = [json.loads(text).get(lesson.field) for text in answer.results(lesson.tool)]
+    if any(isinstance(v, str) for v in given) and not any(isinstance(v, str) and v in answer.text for v in given):
+        return (f"Your reply leaves out `{lesson.field}`, which `{lesson.tool}` returned. Answer the user again "
+                "and give it.")  # the note asks; it never writes the answer
+    return None
+
+
+@pytest.fixture()
+def reference_kind():
+    from skillbank.lessons import AnswerCheck, ContrastLearner
+    from skillbank.lessons._base import CLASSES
+
+    spec = register(KindSpec(
+        "give_reference", GiveReference, "Answer",
+        lambda lesson: f"When `{lesson.tool}` returns `{lesson.field}`, give it to the user.",
+        contrast_learner=ContrastLearner(learn=_learn_references),
+        answer_checks=(AnswerCheck("reference left out", _reference_left_out),)))
+    yield spec
+    KINDS.pop("give_reference")
+    CLASSES.pop("give_reference")
+
+
+def _booking(i: int, *, success: bool):
+    from test_evolution_support import traj
+
+    ref = f"BK-{7100 + i}"
+    calls = [("book_table", {"people": 2 + i % 3}, json.dumps({"booking_ref": ref, "people": 2 + i % 3}))]
+    return traj(f"Book a table for {2 + i % 3} people tonight.", calls, success=success,
+                answer=f"Booked: your reference is {ref}." if success else "Your table is booked.",
+                task_id=f"book-{i}")
+
+
+def _save_bookings(bank):
+    for i in range(5):
+        bank.trajectories.save(_booking(i, success=i < 3))
+
+
+def test_no_kind_learns_what_the_successes_said_until_one_is_registered(bank):
+    from skillbank.evolution import evolve
+    _save_bookings(bank)
+    assert [c for c in evolve(bank, distiller="rule", dry_run=True).changes if c.origin == "induce"] == []
+
+
+def test_a_new_kinds_contrast_learner_is_what_evolution_learns(bank, reference_kind):
+    from skillbank.evolution import evolve
+    _save_bookings(bank)
+    [change] = [c for c in evolve(bank, distiller="rule", promote_policy="all").changes if c.origin == "induce"]
+    assert change.reason == "recurring mistakes: 3 successes gave `booking_ref`; 2 failed run(s) left it out"
+    [skill] = [s for s in bank.list_skills() if s.name == change.skill]
+    assert skill.content.lessons == (GiveReference(tool="book_table", field="booking_ref"),)
+    assert "## Answer\n- When `book_table` returns `booking_ref`, give it to the user." in skill.body
+
+
+def test_an_opt_in_learner_is_asked_only_when_the_round_asks_for_it(reference_kind):
+    import dataclasses
+
+    from skillbank.evolution._evidence import to_run
+    from skillbank.evolution.rule import consensus, mistakes
+    from skillbank.lessons import contrast_learners
+
+    runs = [to_run(_booking(i, success=i < 3)) for i in range(5)]
+    ok, bad = runs[:3], runs[3:]
+    assert [x for x, _ in mistakes(ok, bad, consensus(ok)[0])] == [GiveReference(tool="book_table", field="booking_ref")]
+    opt_in = dataclasses.replace(reference_kind.contrast_learner, opt_in=True)
+    KINDS["give_reference"] = dataclasses.replace(reference_kind, contrast_learner=opt_in)
+    assert opt_in not in contrast_learners() and opt_in in contrast_learners(opt_in=True)
+    assert mistakes(ok, bad, consensus(ok)[0]) == []
+    assert [x for x, _ in mistakes(ok, bad, consensus(ok)[0], stated_values=True)] == \
+        [GiveReference(tool="book_table", field="booking_ref")]
+
+
+def test_a_new_kinds_answer_check_asks_the_reply_again(bank, reference_kind):
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from skillbank.adapters import SkillBankMiddleware
+    from skillbank.adapters._interventions import INTERVENTION_KEY
+    from skillbank.adapters.testing import ScriptedChatModel, tool_call
+
+    @tool
+    def book_table(people: int) -> str:
+        """Book a table."""
+        return json.dumps({"booking_ref": "BK-7", "people": people})
+
+    skill = bank.add_skill("table-bookings", "When the user asks to book a table.",
+                           lessons=[GiveReference(tool="book_table", field="booking_ref")], tools=["book_table"])
+    model = ScriptedChatModel([tool_call("book_table", people=2), "Your table is booked.",
+                               "Booked: your reference is BK-7."])
+    agent = create_agent(model, [book_table], middleware=[SkillBankMiddleware(bank, k=3, reminders=True)])
+    result = agent.invoke({"messages": [("user", "Book a table for 2 people tonight.")]})
+    assert result["messages"][-1].text == "Booked: your reference is BK-7."
+    assert model.received[2][-1].text == ("Your reply leaves out `booking_ref`, which `book_table` returned. "
+                                          "Answer the user again and give it.")
+    meta = next(m for m in result["messages"] if INTERVENTION_KEY in m.response_metadata).response_metadata[
+        INTERVENTION_KEY]
+    assert (meta["reason"], meta["skill_id"], meta["tool"]) == ("reference left out", skill.id, "book_table")
