@@ -74,7 +74,9 @@ class Screen(Protocol):
 class VectorIndex(Protocol):
     """What the bank needs of a search index (see ``SkillBank.sync_index``)."""
 
-    view: IndexState  # the change-log position this process's view reflects
+    @property
+    def view(self) -> IndexState:
+        """The change-log position this process's view reflects."""
 
     def ensure_fresh(self) -> IndexState: ...
 

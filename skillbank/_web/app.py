@@ -92,8 +92,8 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
             raise forms.BadForm("k", f"how many skills an agent is given, 1 to {search.SHOWN}")
         toolset = [t.strip() for t in tools.split(",") if t.strip()]
         sort = p.get("sort", "name")
-        context = dict(q=q, status=status, kind=kind, tag=tag, sort=sort, k=int(k), tools=", ".join(toolset),
-                       statuses=views.STATUSES, sorts=views.SORTS)
+        context: dict[str, Any] = dict(q=q, status=status, kind=kind, tag=tag, sort=sort, k=int(k),
+                                       tools=", ".join(toolset), statuses=views.STATUSES, sorts=views.SORTS)
         if q:  # search answers with active skills only: what an agent would be given
             rows = search.search_rows(bank, q, k=int(k), tools=toolset or None, kind=kind or None, tag=tag or None)
             return page(request, "skills.html.j2", found=rows, listing=None, **context)
@@ -154,9 +154,9 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
         sid = request.path_params["skill_id"]
         form = await read_form(request, sid)
         reason = forms.text(form, "reason")
-        changes = {"description": forms.text(form, "description"), "body": forms.text(form, "body", required=False)}
+        description, body = forms.text(form, "description"), forms.text(form, "body", required=False)
         with acting_on(form, sid):
-            bank.update_skill(sid, reason=reason, author=AUTHOR, **changes)
+            bank.update_skill(sid, reason=reason, author=AUTHOR, description=description, body=body)
         return back(sid)
 
     async def pin(request: Request) -> Response:
@@ -212,13 +212,14 @@ def create_app(bank: SkillBank, *, token: str, read_only: bool = False, host: st
     async def not_found(request: Request, exc: Exception) -> Response:
         return page(request, "error.html.j2", 404, title="Not found", message=str(exc))
 
-    async def bad_form(request: Request, exc: forms.BadForm) -> Response:
+    async def bad_form(request: Request, exc: Exception) -> Response:
         return page(request, "error.html.j2", 400, title="Bad request", message=str(exc))
 
     async def conflict(request: Request, exc: Exception) -> Response:
         return page(request, "error.html.j2", 409, title="Not done", message=str(exc))
 
-    async def http_error(request: Request, exc: HTTPException) -> Response:
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)  # registered for HTTPException (and its subclasses) only
         return page(request, "error.html.j2", exc.status_code, title=f"Error {exc.status_code}",
                     message=exc.detail)
 

@@ -169,7 +169,7 @@ def routes(bank: SkillBank, page: Callable[..., Response]) -> list[Route]:
         try:
             import matplotlib  # noqa: F401
 
-            figures = FIGURES
+            figures: tuple[str, ...] = FIGURES
         except ImportError:  # the tables still show; the figures need matplotlib
             figures = ()
         return page(request, "measurement.html.j2", r=report_view(result), figures=figures)

@@ -100,8 +100,8 @@ def coerce_outcome(value: Any, source: str) -> Outcome | None:
     if isinstance(value, bool):
         return Outcome(success=value, score=1.0 if value else 0.0, source=source)
     if isinstance(value, (int, float)):
-        score = float(value)
-        return Outcome(success=score >= 0.5, score=score, source=source)
+        number = float(value)
+        return Outcome(success=number >= 0.5, score=number, source=source)
     if isinstance(value, tuple) and value and isinstance(value[0], (bool, int, float)):
         out = coerce_outcome(value[0], source)
         if out is not None and len(value) > 1 and value[1] is not None:
@@ -114,9 +114,9 @@ def coerce_outcome(value: Any, source: str) -> Outcome | None:
         note = value.get("reason") or value.get("note")
     else:
         note = getattr(value, "reason", None) or getattr(value, "note", None)
-    if success is None and score is None:
-        raise TypeError(f"a verifier must return bool, a number in [0, 1] or an Outcome, not {value!r}")
     if success is None:
+        if score is None:
+            raise TypeError(f"a verifier must return bool, a number in [0, 1] or an Outcome, not {value!r}")
         success = float(score) >= 0.5
     return Outcome(success=bool(success), score=None if score is None else float(score),
                    note=None if note is None else str(note), source=source)
@@ -404,12 +404,12 @@ class TrajectoryRecorder:
         else:
             step.result = self._s(text)
             if text:
-                if sig := self.detectors.error_in(text, turn.tool):
-                    signals.append(sig)
-                elif sig := self.detectors.unknown(text, turn.tool):
-                    signals.append(sig)
-                if sig := self.detectors.refused(text, turn.tool, where=f"the result of {turn.tool}"):
-                    signals.append(sig)
+                if found := self.detectors.error_in(text, turn.tool):
+                    signals.append(found)
+                elif found := self.detectors.unknown(text, turn.tool):
+                    signals.append(found)
+                if found := self.detectors.refused(text, turn.tool, where=f"the result of {turn.tool}"):
+                    signals.append(found)
         with self._lock:
             self.tool_calls += 1
             self._pending.steps.append(step)

@@ -53,7 +53,7 @@ _INTERRUPTED = "interrupted: waiting for human input (a resumed run is recorded 
 class _Root:
     recorder: TrajectoryRecorder
     interrupted: bool = False
-    seen_tool_calls: set[str] = field(default_factory=set)
+    seen_tool_calls: set[str | None] = field(default_factory=set)  # None: a tool message without an id
     seen_messages: set[Any] = field(default_factory=set)
     known_ids: set[str] = field(default_factory=set)  # messages already in some run's input
     state: dict[str, Any] = field(default_factory=dict)  # the last full state a node was given

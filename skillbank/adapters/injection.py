@@ -252,8 +252,9 @@ class SkillInjector:
         One batch, because a MiniLM forward pass on a short text is bound by reading the
         weights, not by the text: two texts in one pass cost about what one costs.
         """
-        found = {t: self._vectors.get(t) for t in parts}
-        missing = [t for t, v in found.items() if v is None]
+        cached = {t: self._vectors.get(t) for t in parts}
+        found: dict[str, np.ndarray] = {t: v for t, v in cached.items() if v is not None}
+        missing = [t for t in cached if t not in found]
         self.cache_hits += len(parts) - len(missing)
         if missing:
             self.cache_misses += len(missing)
@@ -442,7 +443,7 @@ class SkillInjector:
         if cfg.filter is not None or tools is not None:
             def accept(skill: Skill) -> bool:
                 return self._allowed(skill) and fits_toolset(skill, tools)
-        options = dict(min_score=cfg.min_score, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools,
+        options: dict[str, Any] = dict(min_score=cfg.min_score, kinds=cfg.kinds, tags=cfg.tags, tools=cfg.tools,
                        exclude=exclude, accept=accept)
         if isinstance(query, str):
             return self.bank.search(query, cfg.k, **options)
@@ -508,7 +509,8 @@ class SkillInjector:
         """``messages`` with the skills in the system message (merged into an existing one)."""
         messages = list(messages)
         result = self.inject(messages, task, block=block)
-        existing = messages[0] if messages and getattr(messages[0], "type", None) == "system" else None
+        first = messages[0] if messages else None
+        existing = first if isinstance(first, SystemMessage) and first.type == "system" else None
         rest = messages[1:] if existing is not None else messages
         if system_prompt is not None:
             base: SystemMessage | None = SystemMessage(content=system_prompt)

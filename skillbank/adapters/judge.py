@@ -136,7 +136,7 @@ class LLMJudge:
 
     @staticmethod
     def _from_state(state: FinalState) -> tuple[str, str | None, str]:
-        messages = state.get("messages", []) if isinstance(state, dict) else list(state or [])
+        messages = state.get("messages", []) if isinstance(state, Mapping) else list(state or [])
         final = last_message(messages, "ai")
         return (first_human_text(messages, last=True),
                 message_text(final) if final is not None else None,

@@ -61,7 +61,7 @@ class ScriptedChatModel(FakeMessagesListChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    responses: list[Any] = Field(default_factory=list)  # type: ignore[assignment]
+    responses: list[Any] = Field(default_factory=list)
     usage: Any = "estimate"
     cycle: bool = True
     model_name: str = "scripted-chat-model"

@@ -174,11 +174,12 @@ def eval_(
             fail("--user-model and --judge-model do not apply with --agent: they are task-set options")
         from skillbank.consistency._taskfile import load_tasks
 
+        assert tasks_path is not None  # checked above: --agent and --tasks go together
         build = load_factory(agent)
         tasks: list[Any] = load_tasks(tasks_path)
         what = f"agent {agent}"
         title = f"skillbank eval: {agent}"
-        args = ("agent", agent, hashlib.sha256(tasks_path.read_bytes()).hexdigest(), seed, trials, k)
+        args: tuple[Any, ...] = ("agent", agent, hashlib.sha256(tasks_path.read_bytes()).hexdigest(), seed, trials, k)
         command = f"skillbank eval --agent {agent} --tasks {tasks_path} --trials {trials}"
         concurrency = concurrency or 1  # a user's agent may not be thread-safe
     else:
@@ -218,7 +219,7 @@ def eval_(
         out.print(f"run id {run_id}" + (f" (resuming: {existing} trials already stored)"
                                           if existing else "")
                   + "; if interrupted, rerun the same command to resume")
-        common = dict(trials=trials, bank=bank, k=k, run_id=run_id, concurrency=concurrency,
+        common: dict[str, Any] = dict(trials=trials, bank=bank, k=k, run_id=run_id, concurrency=concurrency,
                       progress=not (quiet or no_progress), seed=seed)
         if agent is not None:
             result = measure_agent(build, tasks, model=agent, **common)

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from skillbank.cli._common import console, err_console, fail, get_skill, open_bank, print_json, short_hash, skill_json
 from skillbank.cli.options import DirOption, EmbedderOption, JsonOption
-from skillbank.cli._rows import Column, print_rows
+from skillbank.cli._rows import Cell, Column, print_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillbank.store._gate_records import GateRecord
@@ -231,11 +231,12 @@ def list_(
     if not pending:
         console().print("No candidates waiting; run `skillbank evolve` to propose some.")
         return
-    rows, reasons = [], []
+    rows: list[list[Cell]] = []
+    reasons: list[str] = []
     for p in pending:
         # A pending edit is shown under the name of the skill it edits (what `candidates show`,
         # `promote` and `reject` take), as that skill's next version.
-        target = targets.get(p.target)
+        target = targets.get(p.target) if p.target else None
         quarantined = p.skill.status.value == "quarantined"
         change = p.kind + (f" v{target.version}→v{target.version + 1}" if target else "")
         rows.append([Text(target.name if target else p.skill.name, style="bold"), change,

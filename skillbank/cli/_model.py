@@ -7,7 +7,7 @@ These commands touch no bank, so they take no ``--dir``/``--embedder``; ``--cach
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -56,7 +56,7 @@ def list_(cache_dir: CacheOption = None, as_json: JsonOption = False) -> None:
     from skillbank.cli._rows import Column, print_rows
     from skillbank._engines.local.fetch import KNOWN_MODELS, find_model, model_file
 
-    rows = [{"size": c.size, "bytes": c.size_bytes, "sha256": c.sha256,
+    rows: list[dict[str, Any]] = [{"size": c.size, "bytes": c.size_bytes, "sha256": c.sha256,
              "packages": f"{c.package.format(n=1)}..{c.parts} =={c.version}",
              "path": str(model_file(c.size, cache_dir)),
              "fetched": find_model(c.size, cache_dir) is not None} for c in KNOWN_MODELS.values()]

@@ -48,8 +48,9 @@ def search(
 
     with open_bank(bank_dir, embedder) as bank:
         injector = SkillInjector(bank, InjectionConfig(k=k, token_budget=token_budget, min_score=min_score,
-                                 kinds=[x.value for x in kind] if kind else None, tags=tag or None,
-                                 tools=tool or None, general_k=GENERAL_K if general else 0))
+                                 kinds=tuple(x.value for x in kind) if kind else None,
+                                 tags=tuple(tag) if tag else None, tools=tuple(tool) if tool else None,
+                                 general_k=GENERAL_K if general else 0))
         hits = injector.select(query, tools=toolset or None)
         pinned_ids = {s.id for s in injector.standing()[0]}
         general_ids = {s.id for s in injector.standing()[1]}
@@ -74,7 +75,7 @@ def search(
         return f"not in the top {k}"
 
     if as_json:
-        data = {"query": query,
+        data: dict[str, Any] = {"query": query,
                 "hits": [{**skill_json(h.skill, body=False), "score": round(float(h.score), 6),
                           "general": h.skill.id in general_ids, "injected": True, "why": why_in(h)}
                          for h in hits],

@@ -277,7 +277,7 @@ def edit(
 ) -> None:
     """Edit a skill, appending a new version."""
     text = read_body(body, body_file, required=False)
-    changes = {"description": description, "body": text, "name": name, "kind": kind,
+    changes: dict[str, Any] = {"description": description, "body": text, "name": name, "kind": kind,
                "tools": tuple(tool) if tool else None, "tags": tuple(tag) if tag else None}
     changes = {k: v for k, v in changes.items() if v is not None}
     if not changes:
@@ -313,7 +313,7 @@ def rollback(
                         f"(now v{after.version}).")
 
 
-def _status_change(skill_id: str, bank_dir: Path, embedder: str | None, verb: str, action) -> None:
+def _status_change(skill_id: str, bank_dir: Path | None, embedder: str | None, verb: str, action) -> None:
     with open_bank(bank_dir, embedder) as bank:
         before = get_skill(bank, skill_id)
         after = action(bank, before)

@@ -101,11 +101,12 @@ class Deduper:
             return np.zeros((0, 0), np.float32)
         return np.vstack([self._cache[h] for h in hashes])
 
-    def prime(self, contents: Iterable[SkillContent]) -> None:
-        """Embed ``contents`` in one batch now, so later matches cost no model call."""
-        contents = [c for c in contents if c is not None]
-        if contents:
-            self._embed(contents)
+    def prime(self, contents: Iterable[SkillContent | None]) -> None:
+        """Embed ``contents`` (``None`` ones skipped) in one batch now, so later matches cost no
+        model call."""
+        present = [c for c in contents if c is not None]
+        if present:
+            self._embed(present)
 
     def _add(self, refs: list[str], contents: list[SkillContent]) -> None:
         vecs = self._embed(contents)

@@ -193,7 +193,7 @@ def _limit_hits(type_: Any, step: int, detail: str | None, tool: str | None,
             named = m.group(1).split(",")
         elif not named and (m := _FIELD_IN_DETAIL.search(detail)):
             named = [m.group(1)]
-        found = [f for f in dict.fromkeys(_field_name(str(n)) for n in named or ()) if f]
+        found: list[str | None] = [f for f in dict.fromkeys(_field_name(str(n)) for n in named or ()) if f]
         fields = found[:10] or [None]
     param = data.get("param") or data.get("parameter") or data.get("arg")
     if param is None and type_ == LimitType.invalid_tool_args:

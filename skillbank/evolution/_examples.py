@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Sequence
 
 from skillbank.evolution._evidence import Run, ToolCall, instance_literals, request_words
 from skillbank.evolution._lint import LintContext, lint_content
@@ -103,8 +103,9 @@ def _calls_for(lesson: Lesson, run: Run) -> list[ToolCall]:
             calls.append(call)
     if lesson.kind == LessonKind.check_first:
         check = next((i for i, c in enumerate(calls) if c.tool == lesson.check), None)
-        action = next((i for i, c in enumerate(calls) if c.tool == lesson.tool and check is not None and i > check),
-                      None)
+        if check is None:  # no check, so no action after it
+            return []
+        action = next((i for i, c in enumerate(calls) if c.tool == lesson.tool and i > check), None)
         return calls[: action + 1][-_MAX_CALLS:] if action is not None and action - check < _MAX_CALLS else []
     wanted = {s.tool for s in lesson.steps} or {lesson.tool}
     if not wanted <= {c.tool for c in calls}:
@@ -112,7 +113,7 @@ def _calls_for(lesson: Lesson, run: Run) -> list[ToolCall]:
     return [c for c in calls if c.tool in wanted][:_MAX_CALLS]
 
 
-def example_of(lesson: Lesson, run: Run, recurring: set[tuple[str, str, str]] = frozenset()) -> Example | None:
+def example_of(lesson: Lesson, run: Run, recurring: AbstractSet[tuple[str, str, str]] = frozenset()) -> Example | None:
     """``lesson`` as ``run`` (a success) followed it, instance values as placeholders; ``None``
     when the run does not show the lesson."""
     calls = _calls_for(lesson, run)

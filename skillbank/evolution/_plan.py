@@ -78,9 +78,12 @@ class Planner:
         by_target: dict[str, Planned] = {}
         new_names: dict[str, Planned] = {}
         planned: list[Planned] = []
+        target: Skill | None
         for prop in proposals:
             kind = prop.kind.value if isinstance(prop.kind, ChangeKind) else str(prop.kind)
             if kind in (ChangeKind.retire.value, FLAG):
+                if prop.target is None:
+                    raise SkillNotFoundError(f"a {kind} proposal names no skill")
                 target = bank.get_skill(prop.target)
                 status = SkillStatus.retired if kind == ChangeKind.retire.value else SkillStatus.quarantined
                 change = Change(kind=kind, skill=target.name, reason=prop.reason, evidence=prop.evidence,
@@ -105,6 +108,7 @@ class Planner:
                     merged_into = new_names.get(match.ref) if match.ref.startswith("new:") else None
                     if merged_into is not None:
                         base = merged_into.content
+                        assert base is not None  # new_names holds only versions with content
                         merged = self.distiller.merge(base, content)
                         merged_into.content = merged
                         evidence = merged_into.proposal.evidence + prop.evidence
@@ -118,6 +122,7 @@ class Planner:
                         self._skip(report, kind, content.name, f"similar to pinned skill {existing.name}", prop)
                         continue
                     base = by_target[existing.id].content if existing.id in by_target else existing.content
+                    assert base is not None  # by_target holds only versions with content
                     merged = self.distiller.merge(base, content)
                     if merged.hash() == base.hash():
                         self._skip(report, kind, content.name,

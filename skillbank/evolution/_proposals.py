@@ -12,7 +12,9 @@ class ChangeKind(str, Enum):
     add = "add"  # a new skill
     update = "update"  # a new version of one skill
     merge = "merge"  # a new version of one skill that absorbs another (retired on promotion)
-    split = "split"  # a narrowed version of one skill, or a skill split off from it
+    # The member shadows str.split on purpose (its name is its stored value): mypy flags any
+    # str-mixin member named like a str method.
+    split = "split"  # type: ignore[assignment]  # a narrowed version of one skill, or a skill split off from it
     retire = "retire"  # a status change: the skill stops being injected
     flag = "flag"  # a status change: quarantined as a likely environment exploit
 

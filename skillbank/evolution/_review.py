@@ -122,7 +122,7 @@ def promote(bank: EvolutionBank, skill_id: str, *, force: bool = False, reason: 
     why = reason or "promoted by review"
     detail = f"{why}; {p.kind} from {p.author or 'evolution'}: {p.reason}" if p.reason else why
     with bank.transaction():
-        if p.is_draft:
+        if p.target is not None:  # a draft: an edit of its target
             target = bank.get_skill(p.target)
             if p.base_hash and target.content_hash != p.base_hash and not force:
                 raise InvalidSkillError(

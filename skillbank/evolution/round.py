@@ -32,7 +32,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from skillbank._config_keywords import with_options
 from skillbank.errors import SkillNotFoundError
@@ -55,6 +55,7 @@ from skillbank.evolution.report import Change, EvolutionReport
 from skillbank.evolution._review import Pending
 from skillbank.evolution._seam import EvolutionBank
 from skillbank.evolution._watermark import finish_round
+from skillbank.lessons import Lesson
 from skillbank.models import GENERAL_TAG, Skill, SkillContent, SkillStatus, utcnow
 from skillbank.store._drafts import free_draft_name
 
@@ -335,7 +336,8 @@ class _Round:
         if not self.config.min_general_tools:
             return []
         by_skill = reading.batch.by_skill
-        sources = [(p.content.all_lessons, p.evidence) for p in proposals if p.content is not None]
+        sources: list[tuple[Sequence[Lesson], Sequence[str]]] = [
+            (p.content.all_lessons, p.evidence) for p in proposals if p.content is not None]
         sources += [(s.content.all_lessons, [r.id for r in by_skill.get(s.id, ())])
                     for s in reading.active_at_start]
         have = [x for s in live for x in s.content.all_lessons]
@@ -395,6 +397,7 @@ class _Round:
                 continue
             if d.decision == "promoted":
                 change.status = "active"
+                assert d.active_id is not None  # the gate names the skill each promotion made active
                 active = self.bank.get_skill(d.active_id)
                 change.skill_id, change.version = active.id, active.version
                 change.note = (change.note + "; " if change.note else "") + f"gate: {d.detail}"
@@ -411,7 +414,7 @@ class _Round:
         leaving = {p.target.id for p in planned if p.content is None and p.target is not None}
         active_now = bank.skills.list(status=SkillStatus.active) if not self.dry_run else \
             [s for s in reading.active_at_start if s.id not in leaving]
-        promoted_ids = {c.skill_id for c in report.changes if c.status == "active"}
+        promoted_ids = {c.skill_id for c in report.changes if c.status == "active" and c.skill_id is not None}
         for skill, reason in budget_mod.over_budget(active_now, cfg, protect=promoted_ids, limit=allowance):
             change = Change(kind="retire", skill=skill.name, reason=reason, skill_id=skill.id,
                             origin="budget", status="planned" if self.dry_run else "retired")
@@ -454,13 +457,14 @@ class _Round:
         bank, prop, change = self.bank, item.proposal, item.change
         author = prop.author or self.distiller.author
         if item.content is None:  # retire or flag
+            assert item.target is not None  # the planner gives every status change its skill
             updated = bank.skills.new_version(item.target.id, status=item.status, reason=prop.reason,
                                               author=author, provenance=prop.evidence, note=prop.reason,
                                               action=f"status:{item.status.value}")
             change.version = updated.version
             return None
-        task_ids = sorted({runs[i].task_id for i in prop.evidence if i in runs and runs[i].task_id})
-        info = {"kind": change.kind, "evidence": list(prop.evidence), "task_ids": task_ids,
+        task_ids = sorted({t for i in prop.evidence if i in runs and (t := runs[i].task_id)})
+        info: dict[str, Any] = {"kind": change.kind, "evidence": list(prop.evidence), "task_ids": task_ids,
                 "reason": prop.reason, "author": author, "round": round_no,
                 "proposal_hash": item.content.hash(), "absorb": list(prop.absorb),
                 "parent": prop.parent, "target": None, "name": item.content.name, "base_hash": None}
@@ -500,6 +504,7 @@ class _Round:
 
     def _write_draft(self, target: Skill, item: Planned, author: str) -> Skill:
         bank, prop, change = self.bank, item.proposal, item.change
+        assert item.content is not None  # _write drafts only versions with content
         reason = f"{change.kind} of {target.name} v{target.version}: {prop.reason}"
         draft_id = bank.drafts.draft_for(target.id)
         if draft_id is not None:

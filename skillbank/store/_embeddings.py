@@ -61,13 +61,14 @@ def _read_rows(rows: list[dict[str, Any]], dim: int | None) -> Iterator[tuple[st
         for row in rows:
             yield row["content_hash"], *read_vector(row["vector"], None)
         return
-    sized, others = [], []
+    sized: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
     for row in rows:
         raw = row["vector"]
         (sized if isinstance(raw, (bytes, memoryview)) and len(raw) == 4 * dim else others).append(row)
     if sized:
         matrix = np.frombuffer(b"".join(bytes(r["vector"]) for r in sized), dtype=np.float32).reshape(-1, dim)
-        finite = np.isfinite(matrix).all(axis=1)
+        finite: np.ndarray = np.all(np.isfinite(matrix), axis=1)  # one flag per row
         for row, vector, ok in zip(sized, matrix, finite):
             yield (row["content_hash"], vector, None) if ok else (row["content_hash"], None, "NaN or infinite values")
     for row in others:

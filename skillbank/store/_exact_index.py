@@ -165,10 +165,10 @@ class _Matrix:
                     groups[1].setdefault(t, []).append(r)
                 for t in m.tools:
                     groups[2].setdefault(t, []).append(r)
-        by = [None, None, None] if groups is None else \
+        by: list[dict[str, np.ndarray] | None] = [None, None, None] if groups is None else \
             [{k: np.asarray(v, dtype=np.intp) for k, v in g.items()} for g in groups]
-        return cls(ids, [entries[i][0] for i in ids], vectors, {sid: r for r, sid in enumerate(ids)}, *by,
-                   unknown=np.asarray(unknown, dtype=np.intp))
+        return cls(ids, [entries[i][0] for i in ids], vectors, {sid: r for r, sid in enumerate(ids)},
+                   by_kind=by[0], by_tag=by[1], by_tool=by[2], unknown=np.asarray(unknown, dtype=np.intp))
 
     def allowed(self, filters: SearchFilters | None) -> np.ndarray | None:
         """A boolean mask of the rows ``filters`` allow (their clauses and ``exclude``; the

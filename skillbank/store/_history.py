@@ -6,7 +6,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
-from skillbank.models import SkillVersion
+from skillbank.models import Skill, SkillVersion
 from skillbank.store._base import Store
 from skillbank.store._skills import event_hash, version_from_row
 
@@ -60,10 +60,11 @@ def verify_history(store: Store) -> VerifyReport:
     return report
 
 
-def diff_versions(a: SkillVersion, b: SkillVersion, context: int = 3) -> str:
-    """A unified diff of two versions, front matter fields first, then the body."""
+def diff_versions(a: SkillVersion | Skill, b: SkillVersion | Skill, context: int = 3) -> str:
+    """A unified diff of two versions, front matter fields first, then the body; a skill stands
+    for its latest version."""
 
-    def lines(v: SkillVersion) -> list[str]:
+    def lines(v: SkillVersion | Skill) -> list[str]:
         c = v.content
         head = [
             f"name: {c.name}",

@@ -31,12 +31,16 @@ INDEX_DIR = "index"
 
 def open_index(store: Store, folder: Path | None, embedder: Embedder) -> VectorIndex:
     """The index for a bank: Chroma beside a SQLite file; pgvector (or, without the
-    extension, exact search in this process) for a PostgreSQL bank."""
+    extension, exact search in this process) for a PostgreSQL bank; ``TypeError`` for any
+    other store."""
     if store.backend == "sqlite":
         if folder is None:
             return ExactIndex(embedder, store)
         return SizedIndex(store, SkillIndex(folder / INDEX_DIR, embedder), embedder)
+    from skillbank.store._postgres import PostgresStore
     from skillbank.store._vectors import database_index
 
+    if not isinstance(store, PostgresStore):
+        raise TypeError(f"no search index for a {store.backend or type(store).__name__!r} store")
     pgvector = database_index(store, embedder)
     return SizedIndex(store, pgvector, embedder) if pgvector is not None else ExactIndex(embedder, store)

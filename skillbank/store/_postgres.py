@@ -190,9 +190,11 @@ class PostgresStore(Store):
         pool.open(wait=True, timeout=connect_timeout)
         store = cls(url, pool)
         try:
-            if not create and store.query_one("SELECT to_regclass(?) AS t", (MIGRATIONS_TABLE,))["t"] is None:
-                raise NotABankError(f"no skill bank in {location}; create one with "
-                                    f"`skillbank init -d {location}` or SkillBank.open(url)")
+            if not create:
+                found = store.query_one("SELECT to_regclass(?) AS t", (MIGRATIONS_TABLE,))
+                if found is None or found["t"] is None:
+                    raise NotABankError(f"no skill bank in {location}; create one with "
+                                        f"`skillbank init -d {location}` or SkillBank.open(url)")
             store.setup()
         except BaseException:
             store.close()

@@ -7,6 +7,7 @@ covers the previous event's hash. Nothing here ever updates or deletes a version
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 from dataclasses import dataclass
@@ -241,7 +242,7 @@ class SkillRepo:
         return [self._build(r) for r in rows]
 
     def _where(self, status: SkillStatus | str | None, kind: str | None, tag: str | None,
-               hide_drafts: bool = False) -> tuple[str, list[Any]]:
+               hide_drafts: bool = False) -> tuple[str, builtins.list[Any]]:
         clauses, params = ["1=1"], []
         if status is not None:
             clauses.append("status = ?")
@@ -270,7 +271,7 @@ class SkillRepo:
 
     def page(self, *, status: SkillStatus | str | None = None, kind: str | None = None,
              tag: str | None = None, hide_drafts: bool = False, order: str = "name",
-             offset: int = 0, limit: int = 50) -> tuple[list[Skill], int]:
+             offset: int = 0, limit: int = 50) -> tuple[builtins.list[Skill], int]:
         """One page of the filtered skills in ``order`` and how many match in all: two queries,
         whatever the bank's size. ``hide_drafts``: leave out the rows evolution keeps for draft
         edits (as :meth:`SkillBank.list_skills` does). A page past the end is empty."""
@@ -279,7 +280,8 @@ class SkillRepo:
         if offset < 0 or limit < 1:
             raise ValueError(f"offset must be >= 0 and limit >= 1; got offset={offset}, limit={limit}")
         where, params = self._where(status, kind, tag, hide_drafts)
-        total = self.store.query_one(f"SELECT count(*) AS n FROM skills WHERE {where}", params)["n"]
+        row = self.store.query_one(f"SELECT count(*) AS n FROM skills WHERE {where}", params)
+        total = row["n"] if row else 0
         rows = self.store.query(f"SELECT * FROM skills WHERE {where} ORDER BY {self.PAGE_ORDERS[order]} "
                                 f"LIMIT {int(limit)} OFFSET {int(offset)}", params)
         return [self._build(r) for r in rows], total
@@ -302,7 +304,7 @@ class SkillRepo:
                                 params)
         return {r["value"]: r["n"] for r in rows}
 
-    def history(self, skill_id: str) -> list[SkillVersion]:
+    def history(self, skill_id: str) -> builtins.list[SkillVersion]:
         skill = self.get(skill_id)
         rows = self.store.query(
             "SELECT * FROM skill_versions WHERE skill_id = ? ORDER BY version", (skill.id,)
@@ -320,7 +322,7 @@ class SkillRepo:
             )
         return version_from_row(row)
 
-    def stamps(self, *, author_prefix: str, authors: Sequence[str] = ()) -> list[VersionStamp]:
+    def stamps(self, *, author_prefix: str, authors: Sequence[str] = ()) -> builtins.list[VersionStamp]:
         """Who wrote each version whose author starts with ``author_prefix`` (a plain word: no
         ``%`` or ``_``) or is one of ``authors``, when and why, oldest first; no content is read."""
         marks = ", ".join("?" * len(authors))
@@ -335,7 +337,7 @@ class SkillRepo:
         row = self.store.query_one("SELECT max(seq) AS seq FROM events")
         return (row or {}).get("seq") or 0
 
-    def events_since(self, seq: int) -> list[dict[str, Any]]:
+    def events_since(self, seq: int) -> builtins.list[dict[str, Any]]:
         return self.store.query("SELECT * FROM events WHERE seq > ? ORDER BY seq", (seq,))
 
     def snapshot_id(self) -> str:

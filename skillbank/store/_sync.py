@@ -130,8 +130,8 @@ class IndexSync:
         """The damaged cache entries (:func:`~skillbank.store._cache_check.find_damage`);
         ``with_embedder=False`` leaves the embedder unresolved (and missing vectors unchecked)."""
         embedder = self._embedder() if with_embedder else None
-        return find_damage(self.store, self.embeddings, embedder and embedder.name,
-                           embedder and _dim(embedder)).problems
+        return find_damage(self.store, self.embeddings, embedder.name if embedder is not None else None,
+                           _dim(embedder) if embedder is not None else None).problems
 
     def _apply(self, full: bool) -> dict[str, int]:
         index = self.index
@@ -158,8 +158,9 @@ class IndexSync:
     def vectors(self, skills: Sequence[Skill]) -> dict[str, np.ndarray]:
         """Embeddings by content hash, from the store's cache; missing ones are embedded and cached."""
         embedder = self._embedder()
-        if _dim(embedder) is not None:  # so a cached vector of another size is not read
-            self.embeddings.expect(embedder.name, _dim(embedder))
+        dim = _dim(embedder)
+        if dim is not None:  # so a cached vector of another size is not read
+            self.embeddings.expect(embedder.name, dim)
         out = self.embeddings.get(embedder.name, (s.content_hash for s in skills))
         missing = [s for s in {s.content_hash: s for s in skills}.values() if s.content_hash not in out]
         if missing:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -283,10 +284,10 @@ class TrajectoryRepo:
             f" LIMIT {int(limit)} OFFSET {int(offset)}", params)
         return RunsPage(self._load(rows), total)
 
-    def _where(self, **filters: Any) -> tuple[str, list[Any]]:
+    def _where(self, **filters: Any) -> tuple[str, builtins.list[Any]]:
         return where_clause(self.store.sql, **filters)
 
-    def solved_requests(self, limit: int) -> list[SolvedRequest]:
+    def solved_requests(self, limit: int) -> builtins.list[SolvedRequest]:
         """The requests of the newest ``limit`` finished runs that succeeded, each with whether
         the run called a tool (a step of kind ``tool``: a call that ran; one a reminder answered
         instead did not)."""
@@ -310,7 +311,7 @@ class TrajectoryRepo:
         rows = self.store.query("SELECT type, count(*) AS n FROM limit_events GROUP BY type")
         return {r["type"]: r["n"] for r in rows}
 
-    def labelled_runs(self) -> list[LabelledRun]:
+    def labelled_runs(self) -> builtins.list[LabelledRun]:
         """The measurements stored in the bank (trajectories labelled ``run`` and ``arm``), newest
         first."""
         run = self.store.sql.json_text("labels", "run")
@@ -340,7 +341,7 @@ class TrajectoryRepo:
             ended_at=row["ended_at"], today=row.get("today"), outcome=outcome,
         )
 
-    def _load(self, rows: list[dict[str, Any]]) -> list[Trajectory]:
+    def _load(self, rows: builtins.list[dict[str, Any]]) -> builtins.list[Trajectory]:
         """Summaries plus their steps, limit events and injections, in three queries per chunk."""
         trajs = {r["id"]: self._summary(r) for r in rows}
         ids = list(trajs)

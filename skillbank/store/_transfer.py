@@ -58,7 +58,8 @@ def copy_store(src: Store, dst: Store, *, progress: Callable[[str, int], Any] | 
     Returns rows copied per table. All or nothing: a failure leaves ``dst`` as it was.
     """
     for table in ("skills", "events", "trajectories"):
-        if dst.query_one(f"SELECT count(*) AS n FROM {table}")["n"]:
+        row = dst.query_one(f"SELECT count(*) AS n FROM {table}")
+        if row and row["n"]:
             raise SkillBankError(
                 f"the destination {dst.location} already holds a bank ({table} is not empty); "
                 "copy into a new, empty one")

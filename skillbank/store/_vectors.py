@@ -124,7 +124,8 @@ class PgVectorIndex:
             yield
 
     def _exists(self) -> bool:
-        return self.store.query_one("SELECT to_regclass(?) AS t", (self.table,))["t"] is not None
+        row = self.store.query_one("SELECT to_regclass(?) AS t", (self.table,))
+        return row is not None and row["t"] is not None
 
     # -- writes ----------------------------------------------------------------------------------
 

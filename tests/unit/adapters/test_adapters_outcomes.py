@@ -68,6 +68,20 @@ def test_the_judges_async_call_as_a_verifier(bank):
     assert "I opened the window." in model.received[0][1].content
 
 
+def test_the_judge_reads_the_messages_of_any_mapping_state():
+    # A final state that is a Mapping but not a dict (here a read-only view) is read by its
+    # "messages" key, as a dict is; not iterated as a list of messages (which gives its keys).
+    from types import MappingProxyType
+
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    judge, model = _judge(True, "opened")
+    state = MappingProxyType({"messages": [HumanMessage("open the window"), AIMessage("I opened it.")]})
+    assert judge(state) == OutcomeVerdict(success=True, score=1.0, reason="opened")
+    (sent,) = model.received
+    assert "## Task\nopen the window" in sent[1].content and "## Final answer\nI opened it." in sent[1].content
+
+
 # -- the judge with the callback handler ------------------------------------------------------------
 
 
