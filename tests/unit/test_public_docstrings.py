@@ -4,14 +4,17 @@ For each name in ``skillbank.PUBLIC``: a function's ``Args:`` names exactly its 
 class's docstring names exactly its constructor's parameters (``inspect.signature(cls)``) in
 ``Args:``; a data class (dataclass, pydantic model or named tuple) names exactly its fields in ``Attributes:``
 (or gives a field a ``Field(description=...)``); an enum names its members in ``Attributes:``.
-A function or method that returns something has a ``Returns:`` section. The methods of
+A function or method that returns something has a ``Returns:`` section, and every name under
+``Raises:`` is an exception class. The methods of
 ``SkillBank`` a user calls most are held to the same rules. ``*args``/``**kwargs`` are exempt.
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
+import importlib
 import inspect
 from typing import Any
 
@@ -85,10 +88,27 @@ def own_fields(cls: type) -> list[str]:
             if any(name in vars(c).get("__annotations__", {}) for c in ours) and not info.description]
 
 
+def is_exception(name: str) -> bool:
+    """``name`` (``ValueError``, ``SkillFileError``, ``pydantic.ValidationError``) is an exception
+    class: a built-in, one of :mod:`skillbank.errors`, or a dotted path to one."""
+    module, _, attr = name.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), attr) if module else \
+            getattr(builtins, attr, None) or getattr(importlib.import_module("skillbank.errors"), attr)
+    except (ImportError, AttributeError):
+        return False
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def raises_problems(name: str, doc: docstring_parser.Docstring) -> list[str]:
+    return [f"{name}: Raises names {r.type_name!r}, no exception class"
+            for r in doc.raises if not is_exception(r.type_name or "")]
+
+
 def problems_of_function(name: str, func: Any) -> list[str]:
     doc = parse(func)
     args, params = documented_args(doc, func), parameters(func)
-    problems = []
+    problems = raises_problems(name, doc)
     if sorted(args) != sorted(params):
         problems.append(f"{name}: Args {sorted(args)} != parameters {sorted(params)}")
     if returns_something(func) and doc.returns is None:
@@ -101,22 +121,26 @@ def problems_of(name: str, obj: Any) -> list[str]:
         return problems_of_function(name, obj)
     assert isinstance(obj, type), name
     doc = parse(obj)
-    if issubclass(obj, enum.Enum):
-        members, attrs = list(obj.__members__), documented(doc, "attribute")
+    return raises_problems(name, doc) + class_problems(name, obj, doc)
+
+
+def class_problems(name: str, cls: type, doc: docstring_parser.Docstring) -> list[str]:
+    if issubclass(cls, enum.Enum):
+        members, attrs = list(cls.__members__), documented(doc, "attribute")
         return [] if sorted(attrs) == sorted(members) else [f"{name}: Attributes {sorted(attrs)} != "
                                                              f"members {sorted(members)}"]
-    if dataclasses.is_dataclass(obj) or issubclass(obj, BaseModel) or is_named_tuple(obj):
-        fields, attrs = own_fields(obj), documented(doc, "attribute")
+    if dataclasses.is_dataclass(cls) or issubclass(cls, BaseModel) or is_named_tuple(cls):
+        fields, attrs = own_fields(cls), documented(doc, "attribute")
         missing = sorted(set(fields) - set(attrs))
-        stale = sorted(a for a in attrs if a not in fields and not hasattr(obj, a)
-                       and a not in getattr(obj, "model_fields", {}))
+        stale = sorted(a for a in attrs if a not in fields and not hasattr(cls, a)
+                       and a not in getattr(cls, "model_fields", {}))
         return [f"{name}: fields without an Attributes entry {missing}"] * bool(missing) + \
                [f"{name}: Attributes entries that are no field {stale}"] * bool(stale)
     try:
-        params = parameters(obj)
+        params = parameters(cls)
     except ValueError:  # a built-in constructor (an exception without __init__ of its own)
         params = []
-    args = documented_args(doc, obj)
+    args = documented_args(doc, cls)
     return [] if sorted(args) == sorted(params) else [f"{name}: Args {sorted(args)} != constructor "
                                                       f"parameters {sorted(params)}"]
 
@@ -161,5 +185,17 @@ def test_a_stale_or_missing_entry_is_caught():
         x: int = 0
         y: int = 1
 
+    def raises_nothing_real(a: int) -> None:
+        """Check.
+
+        Args:
+            a: one.
+
+        Raises:
+            GoneError: never defined.
+        """
+
     assert problems_of("stale", stale) == ["stale: Args ['a', 'c'] != parameters ['a', 'b']"]
+    assert problems_of("raises_nothing_real", raises_nothing_real) == [
+        "raises_nothing_real: Raises names 'GoneError', no exception class"]
     assert problems_of("Config", Config) == ["Config: fields without an Attributes entry ['y']"]
