@@ -366,9 +366,10 @@ class LimitType(str, Enum):
         missing_tool: A call to a tool the agent does not have (capability).
         missing_parameter: An argument the tool's schema has no parameter for (capability).
         invalid_tool_args: Arguments the tool rejected, such as a required one missing (capability).
-        unknown_field: A field or value the tool did not know (capability).
+        unknown_field: A JSON tool result with a field that is null or says it is unknown
+            (capability).
         tool_error: An error the tool raised or reported in its answer (capability).
-        policy_refusal: A tool or the model refused, by policy (capability).
+        policy_refusal: A refusal by policy, in a tool's result or the final answer (capability).
     """
 
     # budget limits
