@@ -488,11 +488,12 @@ class Injection(BaseModel):
     """A skill version that was rendered into the system message at one model turn.
 
     Attributes:
-        step: The index of the model turn.
+        step: The index of the step it reached the model at (a model turn, or a reminder that
+            gave one of its lessons).
         skill_id: The skill injected.
         version: The version of it injected.
-        rank: Its position in the block, from 0.
-        score: Its retrieval score.
+        rank: Its position in the block, from 0 (0 for a reminder).
+        score: Its score when chosen (1.0 for a pinned or general skill and for a reminder).
     """
 
     step: int
