@@ -275,7 +275,7 @@ class Skill(BaseModel):
         status: Where the skill stands (only ``active`` skills are injected).
         pinned: Whether pruning and evolution rounds leave it alone.
         version: The current version's number, from 1.
-        content_hash: The hash of ``content`` (SHA-256 of its canonical JSON).
+        content_hash: The hash of ``content`` (``sha256:`` and the digest of its canonical JSON).
         created_at: When version 1 was written (UTC).
         updated_at: When the current version was written (UTC).
         stats: Uses, successes and failures counted from labelled runs that injected it.
@@ -532,7 +532,7 @@ class Trajectory(BaseModel):
         labels: Free tags (arm, split, ...).
         model: The model's name.
         bank_snapshot: The bank's snapshot id when the run began.
-        status: ``running``, ``complete`` or ``incomplete`` (it raised or hit a limit).
+        status: ``running``, ``complete`` or ``incomplete`` (the run raised; ``error`` says what).
         error: What the graph raised, if it did.
         final_answer: The agent's last reply.
         started_at: When the run began (UTC).
