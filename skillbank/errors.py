@@ -84,7 +84,12 @@ class DuplicateSkillError(SkillBankError, ValueError):
 
 
 class SkillFileError(SkillBankError, ValueError):
-    """One or more SKILL.md files are invalid; ``problems`` maps each path to its reasons."""
+    """One or more SKILL.md files are invalid; ``problems`` maps each path to its reasons.
+
+    Args:
+        message: The error's message.
+        problems: Each invalid file's path and the reasons it is invalid; ``None``: none listed.
+    """
 
     def __init__(self, message: str, problems: dict[str, list[str]] | None = None):
         super().__init__(message)

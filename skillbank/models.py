@@ -67,10 +67,19 @@ def new_id(prefix: str) -> str:
 
 
 class SkillKind(str, Enum):
-    procedure = "procedure"  # how to do a recurring task
-    guard = "guard"  # what to do at a capability or budget limit
-    policy = "policy"  # a rule that constrains what the agent may do
-    pitfall = "pitfall"  # a mistake to avoid
+    """What sort of lesson a skill teaches.
+
+    Attributes:
+        procedure: How to do a recurring task.
+        guard: What to do at a capability or budget limit.
+        policy: A rule that constrains what the agent may do.
+        pitfall: A mistake to avoid.
+    """
+
+    procedure = "procedure"
+    guard = "guard"
+    policy = "policy"
+    pitfall = "pitfall"
 
 
 # Skills with this tag hold a lesson generalised across tools (``skillbank.evolution._general``):
@@ -79,10 +88,19 @@ GENERAL_TAG = "general"
 
 
 class SkillStatus(str, Enum):
-    candidate = "candidate"  # proposed, not yet injected
-    active = "active"  # retrievable and injected
-    retired = "retired"  # kept for history, never injected
-    quarantined = "quarantined"  # flagged by a lint; needs explicit human promotion
+    """Where a skill stands in its life: only ``active`` skills are injected.
+
+    Attributes:
+        candidate: Proposed, not yet injected.
+        active: Retrievable and injected.
+        retired: Kept for history, never injected.
+        quarantined: Flagged by a lint (the bank's screen); needs explicit human promotion.
+    """
+
+    candidate = "candidate"
+    active = "active"
+    retired = "retired"
+    quarantined = "quarantined"
 
 
 class SkillContent(BaseModel):
@@ -94,6 +112,20 @@ class SkillContent(BaseModel):
     tools the agents it was learned from had: the injector keeps a skill away from an agent
     that has none of them. Both are hashed only when set, so versions written before they
     existed keep their hashes.
+
+    Attributes:
+        name: The skill's unique name: lower-case letters, digits and single hyphens.
+        description: When the skill applies (what retrieval embeds, with the name); not empty.
+        body: The guidance in markdown; rendered from ``lessons`` when they are given.
+        kind: What sort of lesson it is (:class:`SkillKind`).
+        tools: The tools the skill concerns (duplicates dropped, order kept).
+        tags: Free labels, lower-cased (``general``: injected on every turn).
+        lessons: What the skill teaches, as typed lessons; empty for a hand-written body.
+        toolset: The tools the agents it was learned from had, sorted; empty: any agent.
+
+    Raises:
+        pydantic.ValidationError: On an invalid name, tool name, an empty or too long
+            description or body, or a body that does not match its lessons.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -236,6 +268,18 @@ class Skill(BaseModel):
 
     A snapshot, frozen: the bank changes a skill (``update``, ``retire``, ...) and a later read
     shows the change; reads share one object per state.
+
+    Attributes:
+        id: The skill's id (``sk_...``), stable across versions.
+        content: The current version's content (``name``, ``body``, ... are shortcuts to it).
+        status: Where the skill stands (only ``active`` skills are injected).
+        pinned: Whether pruning and evolution rounds leave it alone.
+        version: The current version's number, from 1.
+        content_hash: The hash of ``content`` (``sha256:`` and the digest of its canonical JSON).
+        created_at: When version 1 was written (UTC).
+        updated_at: When the current version was written (UTC).
+        stats: Uses, successes and failures counted from labelled runs that injected it.
+        note: Why it is quarantined or retired, shown to reviewers; ``None``: no note.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -278,7 +322,21 @@ class Skill(BaseModel):
 
 
 class SkillVersion(BaseModel):
-    """One immutable version. Rollback appends a new version equal in content to an old one."""
+    """One immutable version. Rollback appends a new version equal in content to an old one.
+
+    Attributes:
+        skill_id: The skill it is a version of.
+        version: Its number, from 1.
+        content: The skill's content at this version.
+        status: The skill's status at this version.
+        pinned: Whether the skill was pinned at this version.
+        content_hash: The hash of ``content``.
+        parent_hash: The previous version's hash in the history chain; ``None`` for version 1.
+        author: Who wrote it (``human``, ``import``, ``prune``, an evolution round's name, ...).
+        reason: Why it was written.
+        provenance: Where it came from: trajectory ids and source markers.
+        created_at: When it was written (UTC).
+    """
 
     skill_id: str
     version: int
@@ -294,6 +352,26 @@ class SkillVersion(BaseModel):
 
 
 class LimitType(str, Enum):
+    """The limit a run hit; each is a budget limit or a capability limit (``category``).
+
+    Attributes:
+        recursion_limit: The graph's recursion limit (budget).
+        model_call_limit: A cap on model calls per run (budget).
+        tool_call_limit: A cap on tool calls per run or per tool (budget).
+        step_limit: A cap on the agent's steps (budget).
+        token_budget: The run's token budget (budget).
+        time_budget: The run's time budget (budget).
+        context_overflow: The model's context window (budget).
+        rate_limit: The provider's rate limit (budget).
+        missing_tool: A call to a tool the agent does not have (capability).
+        missing_parameter: An argument the tool's schema has no parameter for (capability).
+        invalid_tool_args: Arguments the tool rejected, such as a required one missing (capability).
+        unknown_field: A JSON tool result with a field that is null or says it is unknown
+            (capability).
+        tool_error: An error the tool raised or reported in its answer (capability).
+        policy_refusal: A refusal by policy, in a tool's result or the final answer (capability).
+    """
+
     # budget limits
     recursion_limit = "recursion_limit"
     model_call_limit = "model_call_limit"
@@ -305,7 +383,7 @@ class LimitType(str, Enum):
     rate_limit = "rate_limit"
     # capability limits
     missing_tool = "missing_tool"
-    missing_parameter = "missing_parameter"  # an argument the tool's schema has no parameter for
+    missing_parameter = "missing_parameter"
     invalid_tool_args = "invalid_tool_args"
     unknown_field = "unknown_field"
     tool_error = "tool_error"
@@ -327,6 +405,16 @@ _CAPABILITY = {
 
 
 class LimitEvent(BaseModel):
+    """A limit a run hit, at one step.
+
+    Attributes:
+        type: Which limit (its ``category``: budget or capability).
+        step: The index of the step at which it was hit.
+        detail: What happened, as the error or the tool's answer said it.
+        tool: The tool concerned; ``None`` (a blank name too): none.
+        data: Structured detail the detector found (e.g. the unknown field and the known ones).
+    """
+
     type: LimitType
     step: int
     detail: str
@@ -350,7 +438,27 @@ ANSWER_REMINDER_STEP = "answer_reminder"
 
 
 class Step(BaseModel):
-    """A model turn or a tool call, in the order they happened."""
+    """A model turn or a tool call, in the order they happened.
+
+    Attributes:
+        index: Its position in the run, from 0.
+        kind: ``model``, ``tool``, ``reminder`` (a tool call answered with a lesson, not run) or
+            ``answer_reminder`` (a final reply asked again with a lesson's note).
+        started_at: When it began (UTC).
+        latency_ms: How long it took, in milliseconds; ``None``: not measured.
+        content: A model turn's text.
+        tool_calls: A model turn's tool calls (``name``, ``args``, ``id``).
+        input_messages: How many messages the model was given.
+        input_tokens: Prompt tokens the model reported.
+        output_tokens: Completion tokens the model reported.
+        tools_offered: The tool names offered, when they differ from the previous model turn;
+            ``None``: the same as before.
+        tool: A tool call's tool name.
+        args: A tool call's arguments.
+        result: A tool call's result text.
+        error: A tool call's error text.
+        reason: Why a reminder's lesson was given (e.g. ``repeated guidance``).
+    """
 
     index: int
     # "model" | "tool" | "reminder" (a tool call answered with a lesson, not run) |
@@ -377,7 +485,16 @@ class Step(BaseModel):
 
 
 class Injection(BaseModel):
-    """A skill version that was rendered into the system message at one model turn."""
+    """A skill version that was rendered into the system message at one model turn.
+
+    Attributes:
+        step: The index of the step it reached the model at (a model turn, or a reminder that
+            gave one of its lessons).
+        skill_id: The skill injected.
+        version: The version of it injected.
+        rank: Its position in the block, from 0 (0 for a reminder).
+        score: Its score when chosen (1.0 for a pinned or general skill and for a reminder).
+    """
 
     step: int
     skill_id: str
@@ -387,22 +504,54 @@ class Injection(BaseModel):
 
 
 class Outcome(BaseModel):
+    """How a run ended, as its verifier, a judge or a person labelled it.
+
+    Attributes:
+        success: Whether the run succeeded; ``None``: not said.
+        score: A score in [0, 1]; ``None``: none given.
+        source: Who labelled it: ``verifier``, ``manual``, ``judge`` or ``limit:<type>``.
+        note: Free text about the label.
+        recorded_at: When it was recorded (UTC).
+    """
+
     success: bool | None = None
     score: float | None = None
-    source: str = "manual"  # verifier | manual | judge
+    source: str = "manual"
     note: str | None = None
     recorded_at: datetime = Field(default_factory=utcnow)
 
 
 class Trajectory(BaseModel):
+    """One recorded agent run: its steps, the limits it hit, the skills injected and its outcome.
+
+    Attributes:
+        id: The run's id (``tr_...``).
+        task: The request the run served (scrubbed).
+        task_id: The caller's id for the task; ``None``: none given.
+        task_type: The caller's type of task (e.g. an environment family).
+        labels: Free tags (arm, split, ...).
+        model: The model's name.
+        bank_snapshot: The bank's snapshot id when the run began.
+        status: ``running``, ``complete`` or ``incomplete`` (the run raised; ``error`` says what).
+        error: What the graph raised, if it did.
+        final_answer: The agent's last reply.
+        started_at: When the run began (UTC).
+        ended_at: When it ended (UTC); ``None`` while running.
+        today: The date its agent took as today; ``None`` for runs recorded before it was kept.
+        steps: Its model turns and tool calls, in order.
+        limit_events: The limits it hit.
+        injections: The skill versions injected, per model turn.
+        outcome: Its label; ``None``: unlabelled.
+    """
+
     id: str = Field(default_factory=lambda: new_id("tr"))
     task: str = ""
     task_id: str | None = None
     task_type: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)  # free tags: arm, env family, split ...
+    labels: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
     bank_snapshot: str | None = None
-    status: str = "running"  # running | complete | incomplete
+    status: str = "running"
     error: str | None = None
     final_answer: str | None = None
     started_at: datetime = Field(default_factory=utcnow)

@@ -26,11 +26,25 @@ __all__ = ["Embedder", "QueryEmbedder", "ScrubsText", "Verifier", "Screen", "Scr
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Anything with a stable ``name`` and ``embed(texts) -> (n, d) array``."""
+    """Anything with a stable ``name`` and ``embed(texts) -> (n, d) array``.
+
+    Attributes:
+        name: Identifies the vectors it makes: the same name, the same vectors (a bank caches
+            vectors by embedder name).
+    """
 
     name: str
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``, one row each.
+
+        Args:
+            texts: The texts to embed.
+
+        Returns:
+            An ``(n, d)`` array, row ``i`` for ``texts[i]`` (the bank normalises the rows).
+        """
+        ...
 
 
 class QueryEmbedder(Embedder, Protocol):

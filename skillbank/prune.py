@@ -52,11 +52,21 @@ EffectSource = Callable[[Sequence[Skill]], Mapping[str, MeasuredEffect]]
 
 @dataclass
 class PruneAction:
+    """A skill a pruning rule matched: retired, or in :class:`PrunePlan` spared by its effect.
+
+    Attributes:
+        skill_id: The skill's id.
+        name: The skill's name.
+        rule: The rule that matched: ``unused``, ``low-success`` or ``over-cap``.
+        detail: Why, in words (the last use, the success rate or the usefulness and cap).
+        effect: The skill's measured effect on success; ``None``: never measured.
+    """
+
     skill_id: str
     name: str
     rule: str
     detail: str
-    effect: MeasuredEffect | None = None  # the skill's measured effect, when there is one
+    effect: MeasuredEffect | None = None
 
 
 @dataclass

@@ -56,6 +56,16 @@ class SearchFilters:
     one of those tags, or naming one of those tools; ``token_budget`` caps the rendered size of the
     hits; ``exclude`` drops skills by id; ``accept(skill)``, for callers in Python (the injector's
     ``filter`` and toolset match), keeps the skills it returns true for.
+
+    Attributes:
+        min_score: The lowest raw similarity (cosine) a hit may have; usefulness never lifts one.
+        kinds: Keep skills of these kinds only; ``None`` or empty: any kind.
+        tags: Keep skills with one of these tags (any case); ``None`` or empty: any.
+        tools: Keep skills naming one of these tools; ``None`` or empty: any.
+        token_budget: The most tokens (:func:`~skillbank.retrieval.approx_tokens`) the rendered
+            hits may take; ``None``: no cap.
+        exclude: Skill ids to drop (stored as a frozenset).
+        accept: ``accept(skill) -> bool``; keeps the skills it returns true for; ``None``: all.
     """
 
     min_score: float = 0.0
@@ -133,6 +143,15 @@ class ScoredHit:
 
 
 class SkillHit(NamedTuple):
+    """A skill a search or the injector chose, with its score; unpacks as ``(skill, score)``.
+
+    Attributes:
+        skill: The skill, as it stood when read.
+        score: Its ranking score: the similarity to the query, moved toward the skill's measured
+            usefulness as labelled uses accrue; ``1.0`` for a pinned or general skill the
+            injector adds without retrieval.
+    """
+
     skill: Skill
     score: float
 

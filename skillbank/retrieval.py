@@ -35,6 +35,14 @@ FOOTER = "</skills>"
 
 
 def approx_tokens(text: str) -> int:
+    """A model-independent token estimate: one token per four characters, rounded up.
+
+    Args:
+        text: The text to measure.
+
+    Returns:
+        ``ceil(len(text) / 4)``; 0 for an empty text.
+    """
     return math.ceil(len(text) / 4)
 
 

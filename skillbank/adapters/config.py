@@ -96,6 +96,35 @@ class InjectionConfig:
     holds back every eligible canary (and, with a holdout, every eligible active skill) by a
     draw of its own, recorded for the live monitor. ``None`` (the default): canaries only, at the
     default exposure; active skills are always shown.
+
+    Attributes:
+        k: Retrieved skills per turn at most (pinned and general skills come on top).
+        token_budget: The block's cap in tokens (:func:`~skillbank.retrieval.approx_tokens`);
+            ``None``: no cap.
+        history: How many recent non-system messages join the task in the turn's query.
+        message_chars: The most characters of each such message the query takes.
+        pinned: Skill ids or names injected first on every turn.
+        general_k: General skills (tagged ``general``) injected on every turn at most; ``0``:
+            they are retrieved like any other.
+        kinds: Retrieved and general skills only of these kinds (pinned ones always go in);
+            ``None``: any kind.
+        tags: Retrieved and general skills only with one of these tags; ``None``: any.
+        tools: Retrieved and general skills only naming one of these tools; ``None``: any.
+        min_score: The lowest raw similarity a retrieved skill may have.
+        filter: ``filter(skill) -> bool``: retrieved and general skills only where it returns
+            true (one that raises counts as false).
+        match_toolset: Keep out skills learned by agents with none of this agent's tools.
+        lean: The small-model block: general skills retrieved, the cap at most ``LEAN_TOKEN_BUDGET``.
+        reminders: Answer a tool call or final reply that breaks a lesson with a reminder.
+        deliver: Where each lesson kind reaches the model, ``{kind: "prompt" | "tool"}``.
+        examples: Show each skill with the worked example most like the run's request.
+        today: The date the agent takes as today (a ``date`` or ISO text); ``None``: the machine's.
+        live: Randomized exposure of canaries (and, with a holdout, active skills); ``None``:
+            canaries only, at the default exposure.
+
+    Raises:
+        ValueError: ``deliver`` names an unknown lesson kind, a place other than ``"prompt"`` or
+            ``"tool"``, or ``"tool"`` for a kind no call breaks; ``today`` is not a date.
     """
 
     k: int = 5
@@ -190,6 +219,30 @@ class RecordingConfig:
     switches one off. ``labels``, ``task_id``, ``task_type`` are stored on
     every trajectory (per run: ``skillbank_task_id``, ``skillbank_task_type`` and
     ``skillbank_labels`` in the invocation's ``config["metadata"]``).
+
+    Attributes:
+        verifier: ``verifier(final_state)`` -> a bool, a score in [0, 1] or an ``Outcome``;
+            ``None``: runs stay unlabelled (unless they end at a limit).
+        judge: An :class:`~skillbank.adapters.judge.LLMJudge` that labels runs, instead of a
+            ``verifier``.
+        scrubber: Applied to every text stored; ``None``: the bank's.
+        unknown_field_detector: Finds an unknown field in a tool's answer; ``None``: off.
+        refusal_detector: Finds a policy refusal in a text; ``None``: off.
+        result_error_detector: Finds an error a tool reports in its answer; ``None``: off.
+        labels: Free tags stored on every trajectory.
+        task_id: The task id stored on every trajectory.
+        task_type: The task type stored on every trajectory.
+        model_name: The model name stored on every trajectory; ``None``: the name the first
+            model call reports.
+        flush_every: Completed steps buffered before a write (1: each at once).
+        clock: What step latencies are measured with (seconds).
+        today: The date stored as the run's today (a ``date`` or ISO text); ``None``: the
+            machine's date when the run begins.
+
+    Raises:
+        ValueError: Both ``verifier`` and ``judge`` given; ``today`` is not a date.
+        TypeError: ``max_tokens_per_run`` or ``max_seconds_per_run`` given (they are a
+            :class:`BudgetConfig`'s).
     """
 
     verifier: Callable[[Any], Any] | None = None
@@ -238,7 +291,15 @@ class BudgetConfig:
     reported) and ``max_seconds_per_run`` (since its first model call, measured with ``clock``,
     default ``time.monotonic``); ``None`` is no budget. A run over one is ended before its next
     model call with a final message saying so, which carries a ``token_budget`` /
-    ``time_budget`` limit for whoever records the run."""
+    ``time_budget`` limit for whoever records the run.
+
+    Attributes:
+        max_tokens_per_run: The most input + output tokens a run's model calls may report;
+            ``None``: no budget.
+        max_seconds_per_run: The most seconds since the run's first model call; ``None``: no
+            budget.
+        clock: What ``max_seconds_per_run`` is measured with (seconds).
+    """
 
     max_tokens_per_run: int | None = None
     max_seconds_per_run: float | None = None

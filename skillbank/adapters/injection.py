@@ -572,6 +572,25 @@ def inject_skills(bank: SkillSource | SkillInjector, messages: Sequence[BaseMess
     Pass the returned list to the model; do not store it in the graph state. A
     :class:`~skillbank.adapters.callbacks.SkillBankCallbackHandler` watching the model call
     records which skill versions were injected.
+
+    Args:
+        bank: A :class:`~skillbank.protocols.SkillSource` (a bank), or a :class:`SkillInjector`.
+        messages: The conversation the model is about to get.
+        task: The text retrieval starts from; ``None``: the first human message's.
+        system_prompt: A system prompt to put first (merged into the conversation's own leading
+            system message, if any); ``None``: the conversation's own, if any.
+        block: The run's :class:`Block`, the same object on every turn; ``None``: a fresh
+            selection each turn.
+        injection: The options of a new injector; ``None``: the defaults (with ``k``).
+        k: Retrieved skills per turn at most (``InjectionConfig.k``); ``None``: the config's.
+
+    Returns:
+        The messages with one leading system message holding the prompt and the skills (the
+        input messages are not changed); without skills to inject, the prompt and messages.
+
+    Raises:
+        TypeError: ``injection`` or ``k`` given with a :class:`SkillInjector`, ``k`` given with
+            ``injection``, or an option ``InjectionConfig`` does not accept.
     """
     if isinstance(bank, SkillInjector):
         if injection is not None or k is not None:

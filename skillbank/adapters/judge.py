@@ -95,6 +95,20 @@ class LLMJudge:
     Callable on a final agent state (so it can serve as a ``verifier``); ``judge`` grades given
     texts; ``label`` grades a stored trajectory and records the outcome. Every text is scrubbed
     before it is sent (``scrubber``, default the shared default scrubber).
+
+    Args:
+        model: The grading chat model: an object, ``"provider:model"`` or
+            ``"local:PATH.gguf"`` (see :func:`~skillbank.chat.resolve_chat_model`).
+        criteria: What success means for these tasks, sent under "Success criteria"; ``None``:
+            the prompt's general rules only.
+        max_transcript_chars: The most characters of transcript sent; a longer one loses its
+            middle.
+        scrubber: Applied to the task, transcript and answer before they are sent; ``None``:
+            the default scrubber.
+        prompt: The system prompt that tells the model how to grade (default ``JUDGE_PROMPT``).
+
+    Raises:
+        ModelSpecError: ``model`` names no usable model (as :func:`~skillbank.chat.resolve_chat_model`).
     """
 
     source = "judge"

@@ -49,6 +49,20 @@ def skillbank_prompt(bank: SkillSource, *, system_prompt: str | None = None,
     skills appended. ``injection`` (an :class:`~skillbank.adapters.config.InjectionConfig`) and
     ``k`` are :class:`~skillbank.adapters.injection.SkillInjector`'s. The injected block stays
     the same through a run unless a new skill becomes relevant.
+
+    Args:
+        bank: A :class:`~skillbank.protocols.SkillSource` (a bank) to draw skills from.
+        system_prompt: Your system prompt, put first; ``None``: the conversation's own leading
+            system message, if any.
+        injection: What to inject; ``None``: the defaults (with ``k``).
+        k: Retrieved skills per turn at most (``InjectionConfig.k``); ``None``: the config's.
+
+    Returns:
+        A callable ``state -> messages`` to pass as ``create_react_agent(prompt=...)``; its
+        ``injector`` attribute is the :class:`~skillbank.adapters.injection.SkillInjector` it uses.
+
+    Raises:
+        TypeError: ``k`` given along with ``injection``.
     """
     injector = SkillInjector(bank, with_options(injection, InjectionConfig, owner="skillbank_prompt",
                                                 argument="injection", options={"k": k}))

@@ -32,7 +32,18 @@ _ids = itertools.count(1)
 
 def tool_call(name: str, args: dict[str, Any] | None = None, *, content: str = "", id: str | None = None,
               **kwargs: Any) -> AIMessage:
-    """An ``AIMessage`` calling one tool: ``tool_call("add", a=1, b=2)``."""
+    """An ``AIMessage`` calling one tool: ``tool_call("add", a=1, b=2)``.
+
+    Args:
+        name: The tool's name.
+        args: The call's arguments; keyword arguments are merged in over them.
+        content: The message's text beside the call.
+        id: The tool call's id; ``None``: empty (:class:`ScriptedChatModel` gives each call a
+            unique one when it replies).
+
+    Returns:
+        The message, with one tool call.
+    """
     merged = {**(args or {}), **kwargs}
     return AIMessage(content=content, tool_calls=[{"name": name, "args": merged, "id": id or "", "type": "tool_call"}])
 
@@ -57,6 +68,19 @@ class ScriptedChatModel(FakeMessagesListChatModel):
     ``(messages, response) -> dict``. Every response is a fresh copy with unique message and
     tool-call ids, as a provider's would be. Thread safe: concurrent runs share the script
     position, so give concurrent tests a callable entry that decides from the messages.
+
+    Attributes:
+        responses: The script (also the first positional argument): each entry an ``AIMessage``,
+            a string (a reply's text), an exception (raised) or a callable ``messages -> entry``.
+        usage: The token usage each reply reports: ``"estimate"``, ``None``, a dict or a callable.
+        cycle: Whether the script starts over after its last entry (else the last repeats).
+        model_name: The name reported in each reply's ``response_metadata``.
+        received: The messages of every call so far, in order (filled by the model).
+        bound_tools: The tool names of the last ``bind_tools`` (filled by the model).
+
+    Raises:
+        ValueError: Called with an empty script.
+        TypeError: A script entry gives something other than an ``AIMessage`` or a string.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

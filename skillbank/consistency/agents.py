@@ -58,6 +58,33 @@ def measure_agent(
     more keywords of the middleware (:func:`middleware_keywords`). ``trials``, ``arms``,
     ``config`` and the keywords from ``concurrency`` on are :func:`measure`'s (a whole
     :class:`MeasureConfig`, or its fields as keywords; not both).
+
+    Args:
+        build: ``build(middleware=[...], seed=...) -> (agent, verify)``, called once per trial.
+        tasks: Records with ``id``, ``type`` and ``input`` (as :func:`measure` takes them).
+        trials: Trials per task and arm (``MeasureConfig.trials``; ``None``: its default).
+        bank: The bank every trial is logged in and the ``"with"`` arm injects from; required.
+        arms: Arm names, run in this order (``MeasureConfig.arms``; ``None``: its default).
+        k: Retrieved skills per turn at most in the ``"with"`` arm.
+        middleware_options: More keywords of ``SkillBankMiddleware``; ``None``: none.
+        recursion_limit: The graph's recursion limit per trial; a run that hits it fails.
+        config: How to run, whole (:class:`MeasureConfig`); then none of its fields is given here.
+        concurrency: Trials run at once (``None``: the config's default).
+        run_id: The run's name; an interrupted run's id resumes it (``None``: a new one).
+        progress: A progress bar, or ``callback(done, total)`` (``None``: the config's default).
+        splits: ``task id -> split`` overriding the tasks' own ``split``.
+        seed: The base of the per-trial seeds and of the bootstrap (``None``: 0).
+        model: A label for the model, stored with the result.
+        simulated: Whether the policy is simulated, stated in reports.
+        description: The progress bar's label.
+
+    Returns:
+        Every trial's record and the numbers computed from them (see :func:`measure`).
+
+    Raises:
+        MeasureError: No bank given, ``build`` did not return ``(agent, verify)``, or as
+            :func:`measure` raises it.
+        TypeError: An unknown keyword, or a field given both here and in ``config``.
     """
     if bank is None:
         raise MeasureError("measure_agent needs a bank: every trial is logged in it")

@@ -71,6 +71,9 @@ def measure(
 ) -> MeasureResult:
     """Run each task ``trials`` times in each arm and measure consistency.
 
+    Whatever a trial raises stops the run after the trials in flight finish; the finished
+    trials are kept, and a rerun with the same ``run_id`` does only the rest.
+
     Args:
         agent_factory: ``agent_factory(arm, bank_or_None, task)`` builds one trial; it gets the
             bank in every arm except ``"without"`` (and ``None`` everywhere when no bank is
@@ -81,19 +84,29 @@ def measure(
             ``task.verify(state)``.
         tasks: Records with ``id``, ``type`` and ``input`` (and optionally ``verify``,
             ``split``, ``family``); the environments' ``Task`` fits as it is.
-        trials, arms: :class:`MeasureConfig`'s, given here (as before the config existed).
+        trials: Trials per task and arm (``MeasureConfig.trials``; ``None``: its default).
         bank: The bank that is injected in the ``"with"`` arm and where every trial is stored.
             Without a bank nothing is stored and the run cannot resume.
+        arms: Arm names, run in this order (``MeasureConfig.arms``; ``None``: its default).
         config: How to run, whole (:class:`MeasureConfig`); then none of ``trials``, ``arms``
             and the keywords below is given here.
-        concurrency, run_id, progress, splits, seed, model, simulated, description: The
-            :class:`MeasureConfig` fields of those names (``None``: its default).
+        concurrency: Trials run at once (``MeasureConfig.concurrency``; ``None``: its default).
+        run_id: The run's name; an interrupted run's id resumes it (``None``: a new one).
+        progress: A progress bar, or ``callback(done, total)`` (``None``: the config's default).
+        splits: ``task id -> split`` overriding the tasks' own ``split``.
+        seed: The base of the per-trial seeds and of the bootstrap (``None``: 0).
+        model: A label for the model, stored with the result.
+        simulated: Whether the policy is simulated, stated in reports.
+        description: The progress bar's label.
+
+    Returns:
+        Every trial's record and the numbers computed from them.
 
     Raises:
         TypeError: an unknown keyword, or a field given both here and in ``config``.
-        MeasureError: bad arguments, or a trial in the ``"without"`` arm that injected a skill.
-        Whatever a trial raises stops the run after the trials in flight finish; the finished
-        trials are kept, and a rerun with the same ``run_id`` does only the rest.
+        MeasureError: bad arguments (no tasks, a task without ``id``/``type``/``input``, two
+            tasks with one id, the ``"with"`` arm without a bank), or a trial in the
+            ``"without"`` arm that injected a skill.
     """
     cfg = measure_config(config, owner="measure", trials=trials, arms=arms, concurrency=concurrency,
                          run_id=run_id, progress=progress, splits=splits, seed=seed, model=model,

@@ -33,6 +33,29 @@ class MeasureResult:
 
     ``records`` hold one :class:`TrialRecord` per ``(task, arm, trial)``. The methods compute
     per arm and split (``split=None`` or ``"all"`` pools every task).
+
+    Attributes:
+        run_id: The run's name (resume a run by passing it again).
+        arms: The arm names, in the order they ran.
+        trials: Trials per task and arm.
+        tasks: ``task id -> {"type", "split", and "family" / "template" when the task has them}``.
+        records: One :class:`TrialRecord` per ``(task, arm, trial)``, in run order.
+        seed: The base of the per-trial seeds and of the bootstrap.
+        bank_snapshot: The bank's snapshot id when the run began; ``None``: no bank.
+        bank_path: Where the bank is (a folder or a database location); ``None``: no bank.
+        model: The model's label, as the config gave it.
+        simulated: Whether the policy is simulated, as the config said; ``None``: not said.
+        started_at: When the run began (seconds since the epoch).
+        wall_time_s: How long it took, in seconds.
+        ran: Trials run by this call.
+        skipped: Trials resumed from an earlier call of the same run (not run again).
+        skill_names: ``skill id -> name`` of every skill injected in a trial.
+        skills: Per active or injected skill: its id, name, status, version and which splits
+            its evidence came from.
+        warnings: What resuming found worth saying (e.g. a trial kept from another bank snapshot).
+        notes: Lines the task set adds to the report (a benchmark's own metric, what it skipped).
+        benchmark: Numbers the task set computes its own way (e.g. ``"tau2"``: its leaderboard
+            pass^k).
     """
 
     run_id: str
@@ -53,9 +76,7 @@ class MeasureResult:
     skills: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """Lines the task set adds to the report (a benchmark's own metric, what it skipped)."""
     benchmark: dict[str, Any] = field(default_factory=dict)
-    """Numbers the task set computes its own way (e.g. ``"tau2"``: τ²-bench's leaderboard pass^k)."""
 
     # -- selection ---------------------------------------------------------------------------
 

@@ -17,6 +17,12 @@ class EvalTask(Protocol):
     The environments' ``Task`` satisfies it as it is; so does :class:`SimpleTask`. A task may
     also carry ``split`` (e.g. ``"train"`` / ``"held_out"``), which the runner reports
     separately, and ``family``.
+
+    Attributes:
+        id: The task's id, unique among the tasks measured.
+        type: Its type (a task group; trajectories are labelled with it).
+        input: What the agent is given: a string (one user message) or a mapping (the agent's
+            own input state).
     """
 
     id: str
@@ -29,6 +35,17 @@ class SimpleTask:
     """A minimal task record: ``verify(result) -> bool`` judges what the agent returned.
 
     ``data`` carries whatever else the task's verifier needs (a task file's whole line).
+
+    Attributes:
+        id: The task's id, unique among the tasks measured.
+        type: Its type (a task group; trajectories are labelled with it).
+        input: What the agent is given: a string (one user message) or a mapping (the agent's
+            own input state).
+        verify: ``verify(result) -> bool``: whether the agent's final state succeeded; ``None``:
+            none, which an agent run through ``invoke`` cannot be measured without.
+        split: The task's split (e.g. ``"train"`` / ``"held_out"``), reported separately;
+            ``None``: none.
+        data: Whatever else the verifier needs (a task file's whole line).
     """
 
     id: str

@@ -23,7 +23,14 @@ __all__ = ["CombinedDistiller"]
 
 class CombinedDistiller(Distiller):
     """``CombinedDistiller(RuleDistiller(), LLMDistiller(model))``: every part on every piece of
-    evidence, in the order given; one usage count for the round."""
+    evidence, in the order given; one usage count for the round.
+
+    Args:
+        *parts: The distillers, two or more, run in this order; the name joins theirs with ``+``.
+
+    Raises:
+        ValueError: Fewer than two distillers given.
+    """
 
     def __init__(self, *parts: Distiller):
         if len(parts) < 2:

@@ -8,6 +8,40 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class EvolutionConfig:
+    """The thresholds an evolution round reads (the reason for each default is beside it).
+
+    Attributes:
+        include_heldout: Also learn from runs labelled with a held-out split (heldout, test, ...).
+        min_support: Trajectories that must show a pattern before a new skill is proposed.
+        guard_min_support: Failures at one limit a guard needs.
+        min_general_tools: Different tools a lesson must be learned for before it becomes one
+            general skill; ``0``: no general skills.
+        near_budget_share: The share of a known budget at which a success "came close" to it.
+        min_procedure_steps: Distinct steps an induced procedure needs at least.
+        cluster_threshold: Cosine similarity at which two task templates share a cluster.
+        max_embed: Distinct task templates embedded per round (the rest grouped by tool signature).
+        dedupe_threshold: Cosine similarity to an existing skill at which a new one is merged in.
+        structural_threshold: Share of directives and tools shared with an existing skill at
+            which a new one is merged in.
+        harm_min_uses: Labelled runs with a skill's current version the harm rule needs.
+        harm_min_baseline: Comparable labelled runs without it the harm rule needs.
+        harm_margin: How far (absolute success rate) the runs without it must beat those with it.
+        harm_z: The one-sided two-proportion z the harm rule needs (1.645: about 95 %).
+        max_active: Active skills the bank may hold after a round.
+        max_rendered_tokens: Rendered tokens the active skills may total after a round.
+        max_retire_fraction: The share of the round's starting active skills it may retire.
+        max_body_chars: A learned skill's body, in characters at most.
+        max_description_chars: A learned skill's description, in characters at most.
+        split_chars: A body longer than this (in characters) is a reason to split a skill.
+        max_bullets: Contrast bullets (mistakes to avoid) a rule-written skill holds at most.
+        learn_stated_values: Learn ``stated_time`` / ``stated_date`` lessons (English only).
+        exploit_min_peers: Comparable successes needed before a short success looks suspicious.
+        examples_per_lesson: Worked examples kept on each procedure or check-first lesson the
+            rule distiller writes; ``0``: none.
+        max_evidence_runs: Runs the LLM distiller is shown per call (successes and failures).
+        quarantine_flagged: Quarantine candidates the lint flags, rather than dropping them.
+    """
+
     # Step 1: runs labelled with a held-out split (split=heldout, test, ...) are what a bank is
     # measured on; learning from them would leak the test into the skills. Only an explicit
     # ask (`skillbank evolve --include-heldout`) reads them.

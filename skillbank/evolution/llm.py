@@ -223,7 +223,23 @@ def _lessons_json(lessons: Sequence[Lesson]) -> str:
 
 
 class LLMDistiller(Distiller):
-    """A chat model distils; see the module docstring."""
+    """A chat model distils; see the module docstring.
+
+    Args:
+        model: The chat model: an object, ``"provider:model"`` or ``"local:PATH.gguf"`` (see
+            :func:`~skillbank.chat.resolve_chat_model`).
+        max_retries: How many times a malformed reply is sent back with the parser's error
+            before the skill or cluster is skipped.
+        structured_output: Use the model's native structured output; ``None``: where its class
+            implements ``with_structured_output``.
+        name: The label in the distiller's name, ``llm:<name>`` (the author of its versions);
+            ``None``: the model's name.
+        temperature: The sampling temperature of a model built from a string; ``None``: the
+            model's default.
+
+    Raises:
+        ModelSpecError: ``model`` names no usable model.
+    """
 
     def __init__(self, model: Any, *, max_retries: int = 2, structured_output: bool | None = None,
                  name: str | None = None, temperature: float | None = 0.0):

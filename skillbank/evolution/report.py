@@ -34,6 +34,30 @@ class Change:
 
 @dataclass
 class EvolutionReport:
+    """What one round read, proposed, wrote and decided; ``str(report)`` is the CLI's summary.
+
+    Attributes:
+        round: The round's number in this bank.
+        dry_run: Whether it was a dry run (nothing written).
+        distiller: The distiller's author name.
+        trajectories: Labelled runs the round read.
+        successes: Of those, how many succeeded.
+        failures: Of those, how many did not.
+        touched_skills: Skills used in those runs that the round may change (active or
+            candidate, not pinned).
+        clusters: Clusters of runs no skill covered.
+        recurring_clusters: Of those, how many recur often enough to learn a skill from.
+        situations: Limit situations found (limits hit, or budgets come close to): each goes to
+            the used skill it belongs to, or to a new guard.
+        changes: The changes planned or written, one :class:`Change` each.
+        rejected: Proposals the lint rejected.
+        skipped: Proposals not written, each with why in its note.
+        exploits: Runs suspected of exploiting the environment, not learned from: id -> why.
+        gate: The gate's decision on each candidate.
+        usage: The distiller's model calls and tokens.
+        seconds: The round's wall time, in seconds.
+    """
+
     round: int
     dry_run: bool
     distiller: str
