@@ -26,7 +26,26 @@ __all__ = ["LessonKind", "MethodStep", "Example", "Lesson", "STORED_FIELDS", "cl
 
 
 class LessonKind(str, Enum):
-    """Every kind a lesson can be; each has one module in :mod:`skillbank.lessons._kinds`."""
+    """Every kind a lesson can be; each has one module in :mod:`skillbank.lessons._kinds`.
+
+    Attributes:
+        procedure: the method: each step a tool and the shape of its arguments.
+        check_first: call ``check`` before ``tool``.
+        missing_tool: ``tool`` may be missing (learnt from a ``missing_tool`` limit).
+        missing_parameter: ``tool`` may lack ``parameter``.
+        ask_for: ask the user for ``parameter`` of ``tool`` rather than guess it.
+        unknown_field: ``tool`` may return ``field`` as unknown.
+        budget: finish within ``budget`` tool calls.
+        pitfall: avoid one thing: skipping ``tool``, calling it (in a step's shape), or repeating calls.
+        guidance: free advice in a person's (or a model's) own words.
+        tool_error: ``tool`` may fail: retry once, then report it.
+        policy: check that policy allows ``tool`` before acting.
+        wrong_tool_name: call ``tool`` by its exact name.
+        no_tool: call no tool: the request asks for nothing a tool does.
+        answer_unit: give ``field`` of ``tool``'s result divided by ``scale``, never the raw number.
+        stated_time: pass ``parameter`` of ``tool`` as the clock time the user said.
+        stated_date: pass ``parameter`` of ``tool`` as the date the user said.
+    """
 
     procedure = "procedure"
     check_first = "check_first"
@@ -93,8 +112,13 @@ class Lesson(BaseModel):
     """One thing a skill teaches: the base of every kind class.
 
     ``Lesson(kind="budget", budget=4)`` returns the kind's own class (``Budget``); a field the
-    kind does not have is refused. ``examples`` (procedure and check_first lessons) are compact
-    demonstrations from successful runs; they are not part of the lesson's identity (:attr:`key`).
+    kind does not have is refused. Each kind class adds its own fields (``Budget.budget``,
+    ``CheckFirst.check`` and ``.tool``, ...).
+
+    Attributes:
+        kind: which kind of lesson this is (fixed by the kind class).
+        examples: compact demonstrations from successful runs (procedure and check_first lessons);
+            not part of the lesson's identity (:attr:`key`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
