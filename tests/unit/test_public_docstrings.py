@@ -5,8 +5,9 @@ class's docstring names exactly its constructor's parameters (``inspect.signatur
 ``Args:``; a data class (dataclass, pydantic model or named tuple) names exactly its fields in ``Attributes:``
 (or gives a field a ``Field(description=...)``); an enum names its members in ``Attributes:``.
 A function or method that returns something has a ``Returns:`` section, and every name under
-``Raises:`` is an exception class. The methods of
-``SkillBank`` a user calls most are held to the same rules. ``*args``/``**kwargs`` are exempt.
+``Raises:`` is an exception class. Every public method of a public class (no leading underscore,
+defined by the class or a skillbank base, not inherited from pydantic, LangChain or ``object``)
+is held to the same rules; a property needs only a docstring. ``*args``/``**kwargs`` are exempt.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import enum
+import functools
 import importlib
 import inspect
 from typing import Any
@@ -23,12 +25,6 @@ import pytest
 from pydantic import BaseModel
 
 import skillbank
-
-# The methods of SkillBank the README's quick start and "Inspecting" sections call.
-BANK_METHODS = ("open", "add_skill", "update_skill", "get_skill", "list_skills", "search", "render",
-                "history", "version", "diff", "rollback", "retire", "activate", "pin", "prune",
-                "record_outcome", "export_skills", "import_skills", "stats")
-
 
 def own_doc(obj: Any) -> str:
     """The object's own docstring (a class without one would otherwise show its base's)."""
@@ -141,16 +137,47 @@ def class_problems(name: str, cls: type, doc: docstring_parser.Docstring) -> lis
                                                       f"parameters {sorted(params)}"]
 
 
+def public_methods(cls: type) -> dict[str, Any]:
+    """The public methods and properties ``cls`` resolves to a skillbank class (itself or a base),
+    by name: what ``BaseModel``, a LangChain base or ``object`` defines is theirs to document."""
+    found = {}
+    for attr in dir(cls):
+        owner = next((c for c in cls.__mro__ if attr in vars(c)), None)
+        if attr.startswith("_") or owner is None or not owner.__module__.startswith("skillbank"):
+            continue
+        value = vars(owner)[attr]
+        if isinstance(value, (classmethod, staticmethod, property, functools.cached_property)) \
+                or inspect.isfunction(value):
+            found[attr] = value
+    return found
+
+
+PUBLIC_METHODS = {f"{name}.{attr}": value for name in sorted(skillbank.PUBLIC)
+                  if isinstance(getattr(skillbank, name), type)
+                  for attr, value in public_methods(getattr(skillbank, name)).items()}
+
+
+def method_problems(name: str, value: Any) -> list[str]:
+    if isinstance(value, (property, functools.cached_property)):
+        return [] if own_doc(value) else [f"{name}: a property without a docstring"]
+    func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+    return problems_of_function(name, func)
+
+
 @pytest.mark.parametrize("name", sorted(skillbank.PUBLIC))
 def test_a_public_name_documents_its_interface(name):
     assert problems_of(name, getattr(skillbank, name)) == []
 
 
-@pytest.mark.parametrize("method", BANK_METHODS)
-def test_the_banks_everyday_methods_document_their_interface(method):
-    func = inspect.getattr_static(skillbank.SkillBank, method)
-    func = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
-    assert problems_of_function(f"SkillBank.{method}", func) == []
+def test_the_method_discovery_finds_the_banks_methods_and_not_the_frameworks():
+    assert {"SkillBank.open", "SkillBank.transaction", "SkillBank.search", "LLMJudge.judge",
+            "SkillBankMiddleware.wrap_model_call", "ScriptedChatModel.bind_tools"} <= set(PUBLIC_METHODS)
+    assert not {"Skill.model_dump", "ScriptedChatModel.invoke", "SkillHit.count"} & set(PUBLIC_METHODS)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_METHODS))
+def test_a_public_method_documents_its_interface(name):
+    assert method_problems(name, PUBLIC_METHODS[name]) == []
 
 
 def test_a_stale_or_missing_entry_is_caught():
