@@ -93,7 +93,25 @@ class Searchable:
         exclude: Iterable[str] = (),
         accept: Callable[[Skill], bool] | None = None,
     ) -> list[SkillHit]:
-        """:meth:`search` for a query already embedded (a normalised vector)."""
+        """:meth:`search` for a query already embedded (a normalised vector).
+
+        Args:
+            vector: The embedded query.
+            k: Skills returned at most.
+            min_score: The lowest raw similarity (cosine) a hit may have.
+            kinds: Only skills of these kinds; ``None``: any.
+            tags: Only skills with one of these tags; ``None``: any.
+            tools: Only skills naming one of these tools; ``None``: any.
+            token_budget: The most tokens the rendered hits may take; ``None``: no cap.
+            exclude: Skill ids to leave out.
+            accept: ``accept(skill) -> bool``; keeps the skills it returns true for.
+
+        Returns:
+            The hits, best first; empty for ``k <= 0``.
+
+        Raises:
+            ValueError: ``kinds`` names an unknown kind.
+        """
         return self.search_filtered(vector, k, SearchFilters(min_score, kinds, tags, tools, token_budget, exclude,
                                                              accept))
 

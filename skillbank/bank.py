@@ -127,6 +127,7 @@ class SkillBank(Searchable):
         return cls(folder, store, embedder=embedder, scrubber=scrubber, screen=screen)
 
     def close(self) -> None:
+        """Close the bank's index and its store (the database connection); the bank is unusable after."""
         self._indexing.close()
         self.store.close()
 
@@ -144,6 +145,13 @@ class SkillBank(Searchable):
         version a form was drawn from) cannot be overtaken before the writes that follow. SQLite's
         write transactions are always ordered so; on PostgreSQL a plain one is ordered only from
         its first skill write.
+
+        Args:
+            ordered: Order the transaction against every skill and change-log write from its start.
+
+        Returns:
+            A context manager that commits on success and rolls back on error; it yields the
+            store's connection.
         """
         if not ordered:
             return self.store.transaction()
@@ -157,17 +165,32 @@ class SkillBank(Searchable):
 
     def lock(self, name: str, *, timeout: float | None, what: str, busy: Any = None) -> ContextManager[Any]:
         """An exclusive lock named ``name`` held across every process using this bank
-        (:meth:`Store.lock <skillbank.store._base.Store.lock>`)."""
+        (:meth:`Store.lock <skillbank.store._base.Store.lock>`); released however the holder exits.
+
+        Args:
+            name: The lock's name; holders of other names do not wait for it.
+            timeout: Seconds to wait for the lock; ``None``: wait as long as it takes.
+            what: What the lock is taken for, used in the error's message.
+            busy: ``busy(holder, waited)`` words the error instead; ``None``: the default wording.
+
+        Returns:
+            A context manager holding the lock while inside it.
+
+        Raises:
+            LockedError: On entering, when the lock is still held after ``timeout`` seconds.
+        """
         return self.store.lock(name, timeout=timeout, what=what, busy=busy)
 
     @property
     def embedder(self) -> BaseEmbedder:  # type: ignore[override]  # read-only here, an attribute in Searchable
+        """The bank's embedder, resolved from the spec given to :meth:`open` on first use."""
         if self._embedder is None:
             self._embedder = resolve_embedder(self._embedder_spec)
         return self._embedder
 
     @property
     def index(self) -> VectorIndex:
+        """The vector index the bank searches (kept in step with the store by :meth:`sync_index`)."""
         return self._indexing.index
 
     # -- skills ------------------------------------------------------------------------------
@@ -326,7 +349,22 @@ class SkillBank(Searchable):
                          limit: int = 50) -> tuple[list[Skill], int]:
         """One page of :meth:`list_skills` (drafts hidden alike) and the number matching in all,
         read without building every skill: what a paged view of a large bank needs. ``order``:
-        ``name``, ``updated``, ``uses`` or ``success`` (rate when injected, highest first)."""
+        ``name``, ``updated``, ``uses`` or ``success`` (rate when injected, highest first).
+
+        Args:
+            status: Only skills with this status; ``None``: any.
+            kind: Only skills of this kind; ``None``: any.
+            tag: Only skills with this tag; ``None``: any.
+            order: The page's order: ``name``, ``updated``, ``uses`` or ``success``.
+            offset: Matching skills skipped before the page starts.
+            limit: Skills on the page at most.
+
+        Returns:
+            The page's skills (empty past the end) and how many skills match in all.
+
+        Raises:
+            ValueError: An unknown ``order``, ``offset < 0`` or ``limit < 1``.
+        """
         return self.skills.page(status=status, kind=kind, tag=tag, hide_drafts=True, order=order,
                                 offset=offset, limit=limit)
 
@@ -398,6 +436,23 @@ class SkillBank(Searchable):
 
     def set_status(self, skill_id: str, status: SkillStatus | str, *, reason: str,
                    author: str = "human", note: str | None = None) -> Skill:
+        """Give a skill ``status`` with a new version (what :meth:`retire` and :meth:`activate`
+        do); no version is written when it already has that status.
+
+        Args:
+            skill_id: The skill's id or name.
+            status: The new status.
+            reason: Why, recorded on the version.
+            author: Who changes it, recorded on the version.
+            note: Stored as the skill's note; ``None``: none.
+
+        Returns:
+            The skill at its new (or unchanged) version.
+
+        Raises:
+            ValueError: ``status`` is no :class:`SkillStatus`.
+            SkillNotFoundError: No skill has that id or name.
+        """
         return self.skills.new_version(skill_id, status=status, reason=reason, author=author,
                                        note=note, action=f"status:{SkillStatus(status).value}")
 
@@ -492,7 +547,20 @@ class SkillBank(Searchable):
                    min_evidence: int = 5, max_active: int | None = None,
                    now: datetime | None = None) -> PrunePlan:
         """What :meth:`prune` would retire and what it would spare, each with its measured effect;
-        reads only."""
+        reads only. Pinned skills are never retired.
+
+        Args:
+            unused_days: Retire skills not used for this many days; ``None``: no such rule.
+            min_success_rate: Retire skills whose success rate is below this (0 to 1); ``None``:
+                no such rule.
+            min_evidence: Labelled uses a success rate needs before it counts.
+            max_active: Retire the least useful skills over this many active ones (pinned
+                skills count); ``None``: no cap.
+            now: The time ``unused_days`` counts back from; ``None``: now (UTC).
+
+        Returns:
+            The plan: the skills to retire and those spared, one action each with its rule.
+        """
         active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
         return plan_prune(active, pinned=self.skills.count(SkillStatus.active) - len(active),
                           now=now or utcnow(), unused_days=unused_days, min_success_rate=min_success_rate,
@@ -500,7 +568,14 @@ class SkillBank(Searchable):
                           effects=self.measured_effects(active))
 
     def apply_prune(self, plan: PrunePlan) -> None:
-        """Retire every skill ``plan`` retires, in one transaction, each with its rule as reason."""
+        """Retire every skill ``plan`` retires, in one transaction, each with its rule as reason.
+
+        Args:
+            plan: A plan from :meth:`prune_plan`.
+
+        Raises:
+            SkillNotFoundError: A skill of the plan is gone (nothing is retired).
+        """
         with self.transaction():
             for action in plan.retire:
                 self.retire(action.skill_id, reason=f"prune ({action.rule}): {action.detail}", author="prune")
@@ -508,7 +583,14 @@ class SkillBank(Searchable):
     def measured_effects(self, skills: Sequence[Skill]) -> dict[str, MeasuredEffect]:
         """Each of ``skills``' measured effect on success, by skill id (skills never measured are
         left out): the live effect first (its runs shown against its runs held back, when the
-        anytime-valid interval excludes zero), else the gate's, from its records."""
+        anytime-valid interval excludes zero), else the gate's, from its records.
+
+        Args:
+            skills: The skills to look up.
+
+        Returns:
+            The measured effect of each skill that has one, by skill id.
+        """
         return measured_effects(skills, [self._live_effects, gate_effects(self.gate_records)])
 
     def _live_effects(self, skills: Sequence[Skill]) -> dict[str, MeasuredEffect]:
@@ -526,12 +608,28 @@ class SkillBank(Searchable):
 
     def search_filtered(self, vector: np.ndarray, k: int, filters: SearchFilters) -> list[SkillHit]:
         """What :meth:`search` and :meth:`search_vector` run: the top ``k`` skills for an embedded
-        query under ``filters``."""
+        query under ``filters``.
+
+        Args:
+            vector: The embedded query (normalised).
+            k: Skills returned at most.
+            filters: What a hit must satisfy (kinds, tags, tools, score, budget, exclusions).
+
+        Returns:
+            The hits, best first; empty for ``k <= 0``.
+
+        Raises:
+            ValueError: ``filters.kinds`` names an unknown kind.
+        """
         return self._search.filtered(vector, k, filters)
 
     def general_skills(self) -> list[Skill]:
         """Active skills tagged ``general`` (lessons generalised across tools), most useful
-        first: the injector adds them to every turn instead of retrieving them."""
+        first: the injector adds them to every turn instead of retrieving them.
+
+        Returns:
+            The general skills, most useful first.
+        """
         return self._search.general_skills()
 
     def render(self, hits: Sequence[SkillHit | Skill], token_budget: int | None = None) -> str:
@@ -548,19 +646,43 @@ class SkillBank(Searchable):
         return retrieval.render(hits, token_budget=token_budget)
 
     def sync_index(self, *, full: bool = False) -> dict[str, int]:
-        """Bring the index in step with the store (:meth:`IndexSync.sync <skillbank.store._sync.IndexSync.sync>`)."""
+        """Bring the index in step with the store (:meth:`IndexSync.sync <skillbank.store._sync.IndexSync.sync>`);
+        a damaged index is rebuilt from the store, with a warning.
+
+        Args:
+            full: Compare every index entry with the active skills (repairs anything) instead of
+                reading only the changes since the last sync.
+
+        Returns:
+            Counts of the index entries written (``upserted``) and removed (``deleted``); after a
+            rebuild, also ``rebuilt_rows`` and ``dropped_vectors`` when any were repaired.
+        """
         return self._indexing.sync(full=full)
 
     def reindex(self) -> dict[str, int]:
         """Rebuild the caches from the versions, delete the index and rebuild it from the store;
-        always works, damaged files or rows or not."""
+        always works, damaged files or rows or not.
+
+        Returns:
+            Counts of the index entries written (``upserted``) and removed (``deleted``), and,
+            when any were repaired, ``rebuilt_rows`` and ``dropped_vectors``.
+        """
         return self._indexing.reindex()
 
     # -- integrity ---------------------------------------------------------------------------
 
     def verify(self, *, check_index: bool = True) -> VerifyReport:
         """Check the history chain and versions, the caches derived from them (each skill's
-        current row, the cached vectors) and that the index matches the active set."""
+        current row, the cached vectors) and that the index matches the active set; also runs
+        the database's own integrity check.
+
+        Args:
+            check_index: Also check the index (which may sync it) and look for missing cached
+                vectors; ``False`` leaves the embedder unresolved.
+
+        Returns:
+            The events and versions checked and the problems found (``ok`` when there are none).
+        """
         report = verify_history(self.store)
         report.problems.extend(f"database: {p}" for p in self.store.integrity_check())
         # The caches first: the index's check may sync, which embeds damaged vectors again.
@@ -571,13 +693,26 @@ class SkillBank(Searchable):
         return report
 
     def snapshot_id(self) -> str:
+        """Identity of the active bank.
+
+        Returns:
+            A hash over every active skill's id and content hash: equal for banks whose active
+            skills are the same.
+        """
         return self.skills.snapshot_id()
 
     # -- trajectories ------------------------------------------------------------------------
 
     def solved_requests(self, limit: int = 200) -> list[SolvedRequest]:
         """The requests of the newest ``limit`` recorded runs that succeeded, each with whether
-        it called a tool (see :class:`~skillbank.protocols.SolvedRequests`)."""
+        it called a tool (see :class:`~skillbank.protocols.SolvedRequests`).
+
+        Args:
+            limit: The newest recorded runs read at most.
+
+        Returns:
+            The solved requests, one per successful run.
+        """
         return self.trajectories.solved_requests(limit)
 
     def record_outcome(
@@ -612,7 +747,22 @@ class SkillBank(Searchable):
     def monitor(self, config: LiveConfig | None = None, *, apply: bool = False,
                 kind_of: KindOf = task_type_kind, lock_timeout: float | None = 10.0) -> MonitorReport:
         """Every randomized skill's live effect and the live monitor's decision on it; ``apply``
-        writes the decisions as versions by ``monitor`` (see :mod:`skillbank.live._monitor`)."""
+        writes the decisions as versions by ``monitor`` (see :mod:`skillbank.live._monitor`).
+
+        Args:
+            config: The monitor's thresholds; ``None``: the defaults of :class:`LiveConfig`.
+            apply: Write the decisions as new versions, under the bank's monitor lock.
+            kind_of: Names each run's kind of request from its task text and task type.
+            lock_timeout: With ``apply``, seconds to wait for the monitor lock; ``None``: wait
+                as long as it takes.
+
+        Returns:
+            Each randomized (or canary) active skill's tally and decision, with whether it was
+            applied.
+
+        Raises:
+            LockedError: With ``apply``, another process held the monitor lock past ``lock_timeout``.
+        """
         return monitor(self, config, apply=apply, kind_of=kind_of, lock_timeout=lock_timeout)
 
     # -- interop -----------------------------------------------------------------------------

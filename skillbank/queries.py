@@ -96,12 +96,33 @@ class SearchFilters:
         return bool(self.kinds or self.tags or self.tools)
 
     def admits(self, skill: Skill) -> bool:
-        """Whether ``skill`` passes ``exclude``, every clause and ``accept``."""
+        """Whether ``skill`` passes ``exclude``, every clause and ``accept``.
+
+        Args:
+            skill: The skill to test.
+
+        Returns:
+            ``True`` when it is not excluded, matches every kind, tag and tool clause and
+            ``accept`` (if any) returns true for it.
+
+        Raises:
+            ValueError: ``kinds`` names an unknown kind.
+        """
         return (skill.id not in self.exclude and all(c.holds(skill) for c in self.clauses)
                 and (self.accept is None or self.accept(skill)))
 
     def allow(self, hits: Iterable["ScoredHit"]) -> list["ScoredHit"]:
-        """The hits ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through."""
+        """The hits ``exclude``/``kinds``/``tags``/``tools``/``accept`` let through.
+
+        Args:
+            hits: Scored hits, each with its skill.
+
+        Returns:
+            The hits whose skill :meth:`admits` passes, in their order.
+
+        Raises:
+            ValueError: ``kinds`` names an unknown kind.
+        """
         return [h for h in hits if self.admits(h.skill)]
 
 
