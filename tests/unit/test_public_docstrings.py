@@ -140,10 +140,14 @@ def class_problems(name: str, cls: type, doc: docstring_parser.Docstring) -> lis
 def public_methods(cls: type) -> dict[str, Any]:
     """The public methods and properties ``cls`` resolves to a skillbank class (itself or a base),
     by name: what ``BaseModel``, a LangChain base or ``object`` defines is theirs to document."""
+    # A dataclass field whose default is a function (``RecordingConfig.refusal_detector``) is an
+    # attribute, documented under the class's ``Attributes:``, not a method.
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
     found = {}
     for attr in dir(cls):
         owner = next((c for c in cls.__mro__ if attr in vars(c)), None)
-        if attr.startswith("_") or owner is None or not owner.__module__.startswith("skillbank"):
+        if attr.startswith("_") or attr in fields or owner is None \
+                or not owner.__module__.startswith("skillbank"):
             continue
         value = vars(owner)[attr]
         if isinstance(value, (classmethod, staticmethod, property, functools.cached_property)) \
