@@ -137,7 +137,18 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     # -- lookup ------------------------------------------------------------------------------
 
     def trajectory_id_for(self, run_id: UUID | str) -> str | None:
-        """The trajectory recorded for a top-level run (pass ``config["run_id"]``)."""
+        """The trajectory recorded for a top-level run (pass ``config["run_id"]``).
+
+        Args:
+            run_id: The top-level run's id, a UUID or its string.
+
+        Returns:
+            The trajectory's id; ``None`` when this handler recorded no such run (or forgot it:
+            only the newest runs' ids are kept).
+
+        Raises:
+            ValueError: ``run_id`` is a string that is no UUID.
+        """
         key = UUID(str(run_id)) if not isinstance(run_id, UUID) else run_id
         with self._lock:
             return self._by_run.get(key)
@@ -207,7 +218,14 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         graph run and everything that starts in it from now on is ignored; if it is a top-level
         run, its trajectory (written when it started) is deleted, and ``trajectory_id`` (the
         middleware's) is what :meth:`trajectory_id_for` and ``last_trajectory_id`` report.
-        Returns False if this handler does not see that run.
+
+        Args:
+            node_run_id: The run id of the graph node the middleware's hook runs in.
+            trajectory_id: The middleware's trajectory, reported for the run instead; ``None``:
+                the run's ids are left as they are.
+
+        Returns:
+            ``False`` if this handler does not see that run (nothing changes), else ``True``.
         """
         with self._lock:
             graph_run = self._parent.get(node_run_id)
@@ -233,6 +251,17 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
+        """LangChain's hook for a chain (graph, node, runnable) starting: a top-level run
+        starts a trajectory (its task read from ``inputs``), a nested one joins its root's.
+
+        Args:
+            serialized: The chain's serialized form (unused).
+            inputs: The chain's input; a top-level run's task is read from it.
+            run_id: The chain run's id.
+            parent_run_id: The run it is nested in; ``None``: a top-level run.
+            metadata: The run's metadata; ``skillbank_task_id``, ``skillbank_task_type`` and
+                ``skillbank_labels`` override the recording config's for a new trajectory.
+        """
         root = self._root_of(run_id, parent_run_id, inputs, metadata)
         if root is not None and parent_run_id is not None:
             self._mark_known(root, inputs)
@@ -282,6 +311,14 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
                 root.recorder.add_limit(signal)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a chain ending: a nested chain's output is scanned for limit
+        messages and tool errors; a top-level run's trajectory is finished (incomplete if
+        interrupted) with its last answer and labelled by the recording config's scorer.
+
+        Args:
+            outputs: The chain's output (a graph's final state, a message, a string, ...).
+            run_id: The chain run's id.
+        """
         if self._ended_muted(run_id):
             return
         with self._lock:
@@ -316,6 +353,13 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         root.recorder.label(self.recording.scorer(), outputs, root.recorder.ended_at_limit(state))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a chain failing: a top-level run's trajectory is marked failed
+        (or incomplete, for an interrupt), and labelled when the error is a limit.
+
+        Args:
+            error: What the chain raised.
+            run_id: The chain run's id.
+        """
         if self._ended_muted(run_id):
             return
         with self._lock:
@@ -349,14 +393,38 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
 
     def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: UUID,
                             parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        """LangChain's hook for a chat model call starting: begins a model turn (with the
+        skills injected into its messages) in the run's trajectory.
+
+        Args:
+            serialized: The model's serialized form, read for its name.
+            messages: The call's message batches; the first is recorded.
+            run_id: The model run's id.
+            parent_run_id: The run it is nested in; ``None``: the model's own top-level run.
+        """
         batch = messages[0] if messages else []
         self._begin_model(run_id, parent_run_id, serialized, batch, len(batch), kwargs)
 
     def on_llm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID,
                      parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        """LangChain's hook for a text-completion model call starting: begins a model turn.
+
+        Args:
+            serialized: The model's serialized form, read for its name.
+            prompts: The call's prompts (counted, not recorded).
+            run_id: The model run's id.
+            parent_run_id: The run it is nested in; ``None``: the model's own top-level run.
+        """
         self._begin_model(run_id, parent_run_id, serialized, [], len(prompts), kwargs)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a model call ending: ends its turn with the first generation's
+        message and token usage; a model run on its own is finished and labelled.
+
+        Args:
+            response: The model's ``LLMResult``.
+            run_id: The model run's id.
+        """
         root = self._root_for_live(run_id)
         with self._lock:
             turn = self._turns.pop(run_id, None)
@@ -381,6 +449,13 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         self._finish_if_root(run_id, root, message)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a model call failing: ends its turn with the error; a model run
+        on its own marks its trajectory failed.
+
+        Args:
+            error: What the model raised.
+            run_id: The model run's id.
+        """
         root = self._root_for_live(run_id)
         with self._lock:
             turn = self._turns.pop(run_id, None)
@@ -406,6 +481,15 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
     def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID,
                       parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
+        """LangChain's hook for a tool call starting: begins a tool turn in the run's trajectory.
+
+        Args:
+            serialized: The tool's serialized form, read for its name.
+            input_str: The tool's input as a string, recorded when ``inputs`` is ``None``.
+            run_id: The tool run's id.
+            parent_run_id: The run it is nested in; ``None``: the tool's own top-level run.
+            inputs: The tool's input arguments.
+        """
         root = self._root_of(run_id, parent_run_id, input_str, kwargs.get("metadata"))
         if root is None:
             return
@@ -419,6 +503,13 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
             self._turns[run_id] = turn
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a tool call ending: ends its turn with the tool's result; a tool
+        run on its own finishes its trajectory.
+
+        Args:
+            output: What the tool returned (a ``ToolMessage`` or any value).
+            run_id: The tool run's id.
+        """
         root = self._root_for_live(run_id)
         with self._lock:
             turn = self._turns.pop(run_id, None)
@@ -427,6 +518,13 @@ class SkillBankCallbackHandler(BaseCallbackHandler):
         self._close_tool_root(run_id, root)
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """LangChain's hook for a tool call failing: ends its turn with the error (an interrupt
+        marks the run interrupted).
+
+        Args:
+            error: What the tool raised.
+            run_id: The tool run's id.
+        """
         root = self._root_for_live(run_id)
         with self._lock:
             turn = self._turns.pop(run_id, None)

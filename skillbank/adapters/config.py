@@ -158,7 +158,18 @@ class InjectionConfig:
         return 0 if self.lean else self.general_k
 
     def checked_at_tool(self, kind: LessonKind | str) -> bool:
-        """Whether a tool call that breaks a lesson of ``kind`` is answered with a reminder."""
+        """Whether a tool call that breaks a lesson of ``kind`` is answered with a reminder.
+
+        Args:
+            kind: A registered lesson kind.
+
+        Returns:
+            ``True`` when reminders are on, the kind has a tool-call check and its lessons are
+            delivered at the tool (``deliver``, else the kind's default delivery).
+
+        Raises:
+            ValueError: ``kind`` is no registered lesson kind.
+        """
         spec = spec_of(kind)
         if not self.reminders or spec.call_check is None:
             return False
@@ -273,11 +284,22 @@ class RecordingConfig:
                              "them, pass one verifier that calls both and decides)")
 
     def detectors(self) -> Detectors:
+        """The content detectors a recorder runs on tool results and answers.
+
+        Returns:
+            This config's unknown-field, refusal and result-error detectors (``None`` for one
+            switched off).
+        """
         return Detectors(unknown_fields=self.unknown_field_detector, refusal=self.refusal_detector,
                          result_error=self.result_error_detector)
 
     def scorer(self) -> tuple[Any, str] | None:
-        """The callable that labels a finished run, and the source its outcomes are stored with."""
+        """The callable that labels a finished run, and the source its outcomes are stored with.
+
+        Returns:
+            ``(verifier, source)`` or ``(judge, source)``, the source being the scorer's
+            ``source`` attribute (else ``verifier`` / ``judge``); ``None`` when neither is set.
+        """
         if self.verifier is not None:
             return self.verifier, getattr(self.verifier, "source", "verifier")
         if self.judge is not None:
@@ -307,6 +329,7 @@ class BudgetConfig:
 
     @property
     def enabled(self) -> bool:
+        """Whether either budget is set."""
         return self.max_tokens_per_run is not None or self.max_seconds_per_run is not None
 
 

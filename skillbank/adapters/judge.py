@@ -126,6 +126,18 @@ class LLMJudge:
         self._structured = self.model.with_structured_output(OutcomeVerdict)
 
     def messages(self, task: str, final_answer: str | None, transcript: str = "") -> list[Any]:
+        """The messages the grading model is sent for one run, each part scrubbed.
+
+        Args:
+            task: The task the agent was given.
+            final_answer: The agent's final answer; ``None``: ``(none)``.
+            transcript: The run's transcript; empty: none is sent. A longer one than
+                ``max_transcript_chars`` loses its middle.
+
+        Returns:
+            The system prompt, then one human message with the task, the success criteria (if
+            any), the transcript (if any) and the final answer.
+        """
         parts = [f"## Task\n{self.scrubber(task)}"]
         if self.criteria:
             parts.append(f"## Success criteria\n{self.criteria}")
@@ -143,9 +155,35 @@ class LLMJudge:
         raise ValueError(f"the judge model returned no verdict: {raw!r}")
 
     def judge(self, task: str, final_answer: str | None, transcript: str = "") -> OutcomeVerdict:
+        """Ask the grading model whether one run succeeded.
+
+        Args:
+            task: The task the agent was given.
+            final_answer: The agent's final answer; ``None``: there was none.
+            transcript: The run's transcript; empty: none is sent.
+
+        Returns:
+            The model's verdict.
+
+        Raises:
+            ValueError: The model returned no verdict (or one that does not validate).
+        """
         return self._verdict(self._structured.invoke(self.messages(task, final_answer, transcript)))
 
     async def ajudge(self, task: str, final_answer: str | None, transcript: str = "") -> OutcomeVerdict:
+        """:meth:`judge`, calling the model asynchronously.
+
+        Args:
+            task: The task the agent was given.
+            final_answer: The agent's final answer; ``None``: there was none.
+            transcript: The run's transcript; empty: none is sent.
+
+        Returns:
+            The model's verdict.
+
+        Raises:
+            ValueError: The model returned no verdict (or one that does not validate).
+        """
         return self._verdict(await self._structured.ainvoke(self.messages(task, final_answer, transcript)))
 
     @staticmethod
@@ -160,10 +198,34 @@ class LLMJudge:
         return self.judge(*self._from_state(final_state))
 
     async def acall(self, final_state: FinalState) -> OutcomeVerdict:
+        """Calling the judge, asynchronously: judge a finished agent run from its final state.
+
+        Args:
+            final_state: The agent's final state (a mapping with ``messages``) or its messages;
+                the task is the last human message, the answer the last AI message.
+
+        Returns:
+            The model's verdict.
+
+        Raises:
+            ValueError: The model returned no verdict (or one that does not validate).
+        """
         return await self.ajudge(*self._from_state(final_state))
 
     def label(self, bank: TrajectorySink, trajectory_id: str) -> Outcome:
-        """Judge a stored trajectory and record the outcome (``source="judge"``)."""
+        """Judge a stored trajectory and record the outcome (``source="judge"``).
+
+        Args:
+            bank: Where the trajectory is stored (a :class:`~skillbank.SkillBank`).
+            trajectory_id: The run's id (``tr_...``).
+
+        Returns:
+            The outcome recorded (a relabel replaces the run's old label).
+
+        Raises:
+            TrajectoryNotFoundError: No run has that id.
+            ValueError: The model returned no verdict (or one that does not validate).
+        """
         traj = bank.trajectories.get(trajectory_id)
         verdict = self.judge(traj.task, traj.final_answer, transcript_from_trajectory(traj))
         outcome = coerce_outcome(verdict, self.source)

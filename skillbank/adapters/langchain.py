@@ -140,17 +140,57 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
+        """LangChain's model-call hook: the call runs through the budget, prompt, guidance and
+        recording parts (those switched on), outermost first, then ``handler``.
+
+        Args:
+            request: The model call ``create_agent`` is about to make.
+            handler: Makes the call (the next middleware's hook or the model).
+
+        Returns:
+            The call's result as the parts leave it (a budget's final message instead, once
+            the run has used its budget).
+        """
         return through(self._model_calls, handler)(request)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
+        """:meth:`wrap_model_call` for an agent run asynchronously.
+
+        Args:
+            request: The model call ``create_agent`` is about to make.
+            handler: Makes the call asynchronously.
+
+        Returns:
+            The call's result as the parts leave it.
+        """
         return await through(self._amodel_calls, handler)(request)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
+        """LangChain's tool-call hook: the call runs through the recording part, then the
+        guidance part (when reminders are on), then ``handler``.
+
+        Args:
+            request: The tool call ``create_agent`` is about to make.
+            handler: Runs the tool (the next middleware's hook or the tool node).
+
+        Returns:
+            The tool's message or command, or the guidance part's reminder instead of running
+            a call that breaks a lesson.
+        """
         return through(self._tool_calls, handler)(request)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
                               handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
                               ) -> ToolMessage | Command[Any]:
+        """:meth:`wrap_tool_call` for an agent run asynchronously.
+
+        Args:
+            request: The tool call ``create_agent`` is about to make.
+            handler: Runs the tool asynchronously.
+
+        Returns:
+            The tool's message or command, or the guidance part's reminder.
+        """
         return await through(self._atool_calls, handler)(request)

@@ -238,6 +238,12 @@ def find_unknown_fields(text: str) -> list[str]:
 
     Only JSON objects (and lists of them) are inspected: free text saying "unknown" is not
     evidence that a field the caller expected came back empty.
+
+    Args:
+        text: A tool's result as text.
+
+    Returns:
+        The fields' dotted paths (``a.b[0].c``), at most 50; empty for text that is no JSON.
     """
     stripped = text.strip() if isinstance(text, str) else ""
     if not stripped or stripped[0] not in "{[":
@@ -280,6 +286,12 @@ def find_result_error(text: str) -> LimitSignal | None:
 
     A required argument the call left out is ``invalid_tool_args`` with its name in ``data``;
     anything else the tool says went wrong is ``tool_error``.
+
+    Args:
+        text: A tool's result as text.
+
+    Returns:
+        The limit; ``None`` when the text reports no error.
     """
     stripped = text.strip() if isinstance(text, str) else ""
     detail = None
@@ -303,7 +315,14 @@ def find_result_error(text: str) -> LimitSignal | None:
 
 
 def detect_refusal(text: str) -> str | None:
-    """The phrase that marks ``text`` as a policy refusal, or ``None``."""
+    """The phrase that marks ``text`` as a policy refusal, or ``None``.
+
+    Args:
+        text: A model's answer.
+
+    Returns:
+        The refusal phrase found; ``None`` when there is none.
+    """
     if not isinstance(text, str) or not text:
         return None
     m = _REFUSAL_RE.search(text)

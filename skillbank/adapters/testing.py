@@ -107,6 +107,16 @@ class ScriptedChatModel(FakeMessagesListChatModel):
         return {"model_name": self.model_name}
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> "ScriptedChatModel":
+        """LangChain's tool binding: records the tools' names in ``bound_tools``; the scripted
+        responses are unchanged.
+
+        Args:
+            tools: Tools, functions or tool schemas (dicts, OpenAI's ``function`` form too).
+            tool_choice: Ignored.
+
+        Returns:
+            This model itself (not a copy).
+        """
         names = []
         for t in tools:
             name = getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) \
