@@ -165,7 +165,17 @@ class SkillContent(BaseModel):
 
     @classmethod
     def stored(cls, data: dict[str, Any]) -> "SkillContent":
-        """A version as it was written (its body is not re-rendered): for the store."""
+        """A version as it was written (its body is not re-rendered): for the store.
+
+        Args:
+            data: The stored content's fields, as :meth:`model_dump` wrote them.
+
+        Returns:
+            The content, validated.
+
+        Raises:
+            pydantic.ValidationError: ``data`` is no valid skill content.
+        """
         return cls.model_validate(data, context={"stored": True})
 
     @field_validator("name")
@@ -223,6 +233,12 @@ class SkillContent(BaseModel):
         return self.lessons or (Guidance(text=self.body),)
 
     def hash_payload(self) -> dict[str, Any]:
+        """What :meth:`hash` hashes.
+
+        Returns:
+            The content as JSON-ready data (``model_dump(mode="json")``), without ``lessons``
+            or ``toolset`` when they are empty.
+        """
         data = self.model_dump(mode="json")
         for key in ("lessons", "toolset"):
             if not data[key]:
@@ -230,10 +246,20 @@ class SkillContent(BaseModel):
         return data
 
     def hash(self) -> str:
+        """The content's identity: equal content, equal hash.
+
+        Returns:
+            The content hash of :meth:`hash_payload`.
+        """
         return content_hash(self.hash_payload())
 
     def embedding_text(self) -> str:
-        """What the index embeds: when it applies weighs most, then the tools it concerns."""
+        """What the index embeds: when it applies weighs most, then the tools it concerns.
+
+        Returns:
+            The name (hyphens as spaces), the description, then ``tools: ...`` and ``tags: ...``
+            when there are any, one a line.
+        """
         parts = [self.name.replace("-", " "), self.description]
         if self.tools:
             parts.append("tools: " + ", ".join(self.tools))
@@ -298,26 +324,32 @@ class Skill(BaseModel):
     # Convenience accessors so callers can write skill.name rather than skill.content.name.
     @property
     def name(self) -> str:
+        """The current version's name (``content.name``)."""
         return self.content.name
 
     @property
     def description(self) -> str:
+        """The current version's description (``content.description``)."""
         return self.content.description
 
     @property
     def body(self) -> str:
+        """The current version's body (``content.body``)."""
         return self.content.body
 
     @property
     def kind(self) -> SkillKind:
+        """The current version's kind (``content.kind``)."""
         return self.content.kind
 
     @property
     def tools(self) -> tuple[str, ...]:
+        """The tools the current version concerns (``content.tools``)."""
         return self.content.tools
 
     @property
     def tags(self) -> tuple[str, ...]:
+        """The current version's tags (``content.tags``)."""
         return self.content.tags
 
 
@@ -430,6 +462,7 @@ class LimitEvent(BaseModel):
 
     @property
     def category(self) -> str:
+        """The category of the event's limit type (``type.category``)."""
         return self.type.category
 
 
@@ -566,16 +599,20 @@ class Trajectory(BaseModel):
 
     @property
     def input_tokens(self) -> int:
+        """Input tokens the run's steps reported, summed (a step that reported none counts 0)."""
         return sum(s.input_tokens or 0 for s in self.steps)
 
     @property
     def output_tokens(self) -> int:
+        """Output tokens the run's steps reported, summed (a step that reported none counts 0)."""
         return sum(s.output_tokens or 0 for s in self.steps)
 
     @property
     def model_turns(self) -> int:
+        """The run's model steps, counted."""
         return sum(1 for s in self.steps if s.kind == "model")
 
     @property
     def success(self) -> bool | None:
+        """The outcome's ``success``; ``None`` while the run is unlabelled."""
         return self.outcome.success if self.outcome else None
