@@ -55,12 +55,36 @@ class BaseEmbedder:
         raise NotImplementedError
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed several texts (not cached).
+
+        Args:
+            texts: The texts, in order.
+
+        Returns:
+            One unit-length float32 row per text (a zero vector stays zero); a ``(0, 0)`` array
+            for no texts.
+
+        Raises:
+            EmbedderError: The model returned vectors of the wrong shape, or (a model loaded on
+                first use) could not be loaded.
+        """
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return _normalise(self._embed(texts), len(texts), self.name)
 
     def embed_query(self, text: str) -> np.ndarray:
+        """Embed one text, from a cache of the last 512 texts when it is there.
+
+        Args:
+            text: The text (a search query, a task).
+
+        Returns:
+            Its unit-length float32 vector (the cached array itself: do not change it in place).
+
+        Raises:
+            EmbedderError: As :meth:`embed`.
+        """
         cached = self._cache.get(text)
         if cached is None:
             cached = self.embed([text])[0]
@@ -79,7 +103,15 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         self._load_lock = threading.Lock()
 
     def load(self) -> Any:
-        """Load the model now (it otherwise loads on first use, keeping imports fast)."""
+        """Load the model now (it otherwise loads on first use, keeping imports fast); once.
+
+        Returns:
+            The ``SentenceTransformer`` model.
+
+        Raises:
+            MissingExtraError: sentence-transformers is not installed.
+            EmbedderError: The model cannot be loaded.
+        """
         with self._load_lock:
             if self._model is None:
                 try:
@@ -97,6 +129,12 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         return self._model
 
     def load_in_background(self) -> threading.Thread:
+        """Start :meth:`load` in a daemon thread, so the first use need not wait for it (an
+        error in the thread is left to the first use to raise again).
+
+        Returns:
+            The thread, started.
+        """
         thread = threading.Thread(target=self.load, name="skillbank-embedder-load", daemon=True)
         thread.start()
         return thread
