@@ -173,13 +173,25 @@ class Lesson(BaseModel):
         return self.generalisable and self.tool is None
 
     def covers(self, other: "Lesson") -> bool:
-        """Whether this lesson says ``other`` too: equal, or its general form."""
+        """Whether this lesson says ``other`` too: equal, or its general form.
+
+        Args:
+            other: Another lesson.
+
+        Returns:
+            ``True`` when the two have the same :attr:`key`, or this one is :attr:`general` and
+            of ``other``'s kind.
+        """
         if self.key == other.key:
             return True
         return self.general and other.kind == self.kind
 
     def tools(self) -> set[str]:
-        """Every tool the lesson names."""
+        """Every tool the lesson names.
+
+        Returns:
+            Its ``tool``, its ``check`` and each step's tool, those that are set.
+        """
         out = {t for t in (self.tool, self.check) if t}
         out.update(step.tool for step in self.steps)
         return out
