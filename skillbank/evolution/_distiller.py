@@ -81,27 +81,58 @@ class Distiller(ABC):
         self.scrubber: Callable[[str], str] = lambda text: text
 
     def begin_round(self, scrubber: Callable[[str], str] | None = None) -> None:
-        """Reset per-round counters (model calls and tokens); ``scrubber`` cleans model input."""
+        """Reset per-round counters (model calls and tokens); ``scrubber`` cleans model input.
+
+        Args:
+            scrubber: Applied to the text a model is sent from now on; ``None``: keep the
+                current one.
+        """
         self.usage = Usage()
         if scrubber is not None:
             self.scrubber = scrubber
 
     @property
     def author(self) -> str:
+        """The author of the versions this distiller proposes: ``evolution:<name>``."""
         return f"evolution:{self.name}"
 
     @abstractmethod
     def revise(self, evidence: SkillEvidence, config: EvolutionConfig) -> list[Proposal]:
-        """Edits for one used skill (update, or split), from its successes and failures."""
+        """Edits for one used skill (update, or split), from its successes and failures.
+
+        Args:
+            evidence: The skill and the labelled runs it was injected into, with their limit
+                situations.
+            config: The round's settings.
+
+        Returns:
+            The proposals; empty when the evidence teaches nothing new.
+        """
 
     @abstractmethod
     def induce(self, cluster: Cluster, config: EvolutionConfig) -> list[Proposal]:
-        """New skills from one recurring cluster of uncovered runs."""
+        """New skills from one recurring cluster of uncovered runs.
+
+        Args:
+            cluster: Similar runs into which no skill was injected (from the uncovered pile).
+            config: The round's settings.
+
+        Returns:
+            The proposals (new skills); empty when the cluster teaches nothing.
+        """
 
     # -- concrete, shared ---------------------------------------------------------------------
 
     def guard(self, situation: Situation, config: EvolutionConfig) -> list[Proposal]:
-        """A template-written guard skill for one limit situation."""
+        """A template-written guard skill for one limit situation.
+
+        Args:
+            situation: A limit situation: a limit family and its tool, with the runs that met it.
+            config: The round's settings (unused by the template).
+
+        Returns:
+            One proposal adding the guard skill.
+        """
         return [Proposal(kind=ChangeKind.add, content=guard_content(situation), origin="guard",
                          reason=f"limit lesson: {situation.describe()}",
                          evidence=situation.evidence)]
@@ -111,6 +142,13 @@ class Distiller(ABC):
 
         ``base`` keeps its name, description and method; a merge never deletes guidance, and
         never brings in a lesson about a tool ``base`` does not concern.
+
+        Args:
+            base: The content merged into.
+            other: The content whose lessons, tags and toolset are added.
+
+        Returns:
+            ``base`` itself when ``other`` adds no lesson, else the merged content.
         """
         lessons = merge_lessons(base.all_lessons, [x for x in other.all_lessons if relevant(x, base.tools)])
         if [x.key for x in lessons] == [x.key for x in base.all_lessons]:

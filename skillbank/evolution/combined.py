@@ -41,15 +41,41 @@ class CombinedDistiller(Distiller):
         self.name = "+".join(part.name for part in parts)
 
     def begin_round(self, scrubber: Callable[[str], str] | None = None) -> None:
+        """Reset the round's counters, here and in every part, which then count into this
+        distiller's ``usage``.
+
+        Args:
+            scrubber: Applied to the text a model is sent from now on, by every part; ``None``:
+                keep the current ones.
+        """
         super().begin_round(scrubber)
         for part in self.parts:
             part.begin_round(scrubber)
             part.usage = self.usage  # one count: the round reports the combined usage
 
     def revise(self, evidence: SkillEvidence, config: EvolutionConfig) -> list[Proposal]:
+        """Every part's edits for one used skill, in the parts' order; a part that raises is
+        noted in ``usage.failures`` and the others' proposals are kept.
+
+        Args:
+            evidence: The skill and the labelled runs it was injected into.
+            config: The round's settings.
+
+        Returns:
+            The parts' proposals, each with its part's author unless it named one.
+        """
         return self._pooled(lambda part: part.revise(evidence, config), f"revise {evidence.skill.name}")
 
     def induce(self, cluster: Cluster, config: EvolutionConfig) -> list[Proposal]:
+        """Every part's new skills for one cluster, pooled as in :meth:`revise`.
+
+        Args:
+            cluster: Similar runs into which no skill was injected (from the uncovered pile).
+            config: The round's settings.
+
+        Returns:
+            The parts' proposals, each with its part's author unless it named one.
+        """
         return self._pooled(lambda part: part.induce(cluster, config), f"induce {cluster.key}")
 
     def _pooled(self, call: Callable[[Distiller], list[Proposal]], what: str) -> list[Proposal]:

@@ -259,6 +259,19 @@ class LLMDistiller(Distiller):
     # -- the two jobs -----------------------------------------------------------------------------
 
     def revise(self, evidence: SkillEvidence, config: EvolutionConfig) -> list[Proposal]:
+        """Ask the model to keep, update or split one used skill, shown some of its runs and
+        the limit lessons they teach; no call when there are no failures, no limit situations
+        and the body is within ``split_chars``.
+
+        Args:
+            evidence: The skill and the labelled runs it was injected into.
+            config: The round's settings (runs shown, ``split_chars``).
+
+        Returns:
+            An update (or a split with its new skills) keeping the skill's name; empty when the
+            model keeps it or gave no usable reply after its retries (noted in
+            ``usage.failures``).
+        """
         skill = evidence.skill
         if not (evidence.failures or evidence.situations or len(skill.body) > config.split_chars):
             return []  # nothing to learn from: no call
@@ -292,6 +305,17 @@ class LLMDistiller(Distiller):
         return proposals
 
     def induce(self, cluster: Cluster, config: EvolutionConfig) -> list[Proposal]:
+        """Ask the model whether one cluster of uncovered runs teaches a new skill, shown some
+        of its runs.
+
+        Args:
+            cluster: Similar runs into which no skill was injected (from the uncovered pile).
+            config: The round's settings (runs shown).
+
+        Returns:
+            One proposal adding the model's skill; empty when it declines or gave no usable
+            reply after its retries (noted in ``usage.failures``).
+        """
         runs = pick_runs(cluster.runs, config.max_evidence_runs)
         task = INDUCE_TASK.format(n=len(cluster.runs), ok=len(cluster.successes),
                                   bad=len(cluster.failures), shown=len(runs),

@@ -263,6 +263,16 @@ class RuleDistiller(Distiller):
     # -- new skills from the uncovered pile ----------------------------------------------------
 
     def induce(self, cluster: Cluster, config: EvolutionConfig) -> list[Proposal]:
+        """A new skill from one cluster of uncovered runs: a :meth:`procedure`, else its
+        :meth:`pitfalls`, else a :meth:`no_tools` skill.
+
+        Args:
+            cluster: Similar runs into which no skill was injected (from the uncovered pile).
+            config: The round's settings.
+
+        Returns:
+            One proposal adding the first skill found; empty when none is.
+        """
         ok, bad = cluster.successes, cluster.failures
         content, support, why = self.procedure(ok, bad, config)
         if content is None:
@@ -275,7 +285,17 @@ class RuleDistiller(Distiller):
                          reason=why, evidence=tuple(r.id for r in support + bad))]
 
     def method(self, ok: Sequence[Run], config: EvolutionConfig) -> tuple[Lesson | None, list[Run], tuple]:
-        """The procedure lesson ``ok`` supports, the runs behind it and their skeleton."""
+        """The procedure lesson ``ok`` supports, the runs behind it and their skeleton.
+
+        Args:
+            ok: Successful runs.
+            config: The round's settings (``min_support``, ``min_procedure_steps``).
+
+        Returns:
+            ``(lesson, support, skeleton)``: the most common method as a procedure, the runs
+            that followed it and its steps; ``(None, [], ())`` when too few runs followed one
+            or it has too few distinct steps.
+        """
         skel, support = consensus(ok)
         if not skel or len(support) < config.min_support or len(set(skel)) < config.min_procedure_steps:
             return None, [], ()
@@ -286,6 +306,19 @@ class RuleDistiller(Distiller):
 
     def procedure(self, ok: Sequence[Run], bad: Sequence[Run], config: EvolutionConfig,
                   name: str | None = None) -> tuple[SkillContent | None, list[Run], str]:
+        """A procedure skill: the :meth:`method` the successes support, with the mistakes the
+        failures made against it and examples from the successes.
+
+        Args:
+            ok: Successful runs.
+            bad: Failed runs, contrasted with ``ok``.
+            config: The round's settings.
+            name: The skill's name; ``None``: one made from the requests and tools.
+
+        Returns:
+            ``(content, support, why)``: the skill, the runs behind its method and the reason
+            for the proposal; ``(None, [], "")`` when there is no method.
+        """
         lesson, support, skel = self.method(ok, config)
         if lesson is None:
             return None, [], ""
@@ -308,7 +341,17 @@ class RuleDistiller(Distiller):
     def pitfalls(self, ok: Sequence[Run], bad: Sequence[Run],
                  config: EvolutionConfig) -> tuple[SkillContent | None, list[Run], str]:
         """Lessons without a method, for requests whose successes share a method too short to
-        teach but whose failures still differ from them (asked first, checked first)."""
+        teach but whose failures still differ from them (asked first, checked first).
+
+        Args:
+            ok: Successful runs.
+            bad: Failed runs, contrasted with ``ok``.
+            config: The round's settings.
+
+        Returns:
+            ``(content, support, why)``: the pitfall skill, the successes behind it and the
+            reason; ``(None, [], "")`` when there are too few successes, no failures or no mistake.
+        """
         skel, support = consensus(ok)
         if not skel or len(support) < config.min_support or not bad:
             return None, [], ""
@@ -333,7 +376,18 @@ class RuleDistiller(Distiller):
     def no_tools(self, ok: Sequence[Run], bad: Sequence[Run],
                  config: EvolutionConfig) -> tuple[SkillContent | None, list[Run], str]:
         """``no_tool`` for requests that succeeded only without a tool call and failed with one:
-        no success called a tool, and at least ``min_support`` failures did."""
+        no success called a tool, and at least ``min_support`` failures did.
+
+        Args:
+            ok: Successful runs.
+            bad: Failed runs.
+            config: The round's settings.
+
+        Returns:
+            ``(content, support, why)``: the ``no_tool`` skill, the successes behind it and the
+            reason; ``(None, [], "")`` when the runs do not show that pattern or the requests
+            cannot be quoted.
+        """
         callers = [r for r in bad if r.calls]
         if not ok or any(r.calls for r in ok) or len(callers) < config.min_support:
             return None, [], ""
@@ -357,6 +411,18 @@ class RuleDistiller(Distiller):
     # -- edits to a used skill -----------------------------------------------------------------
 
     def revise(self, evidence: SkillEvidence, config: EvolutionConfig) -> list[Proposal]:
+        """Edits for one used skill: split off a second method, tighten its method, add the
+        mistakes and limit lessons about its own tools, narrow its description where it misled,
+        split a body over ``split_chars``.
+
+        Args:
+            evidence: The skill and the labelled runs it was injected into, with their limit
+                situations.
+            config: The round's settings.
+
+        Returns:
+            An update, with any splits; empty when nothing changes.
+        """
         skill = evidence.skill
         ok, bad = evidence.successes, evidence.failures
         lessons = list(skill.content.all_lessons)
