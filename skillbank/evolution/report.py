@@ -77,14 +77,29 @@ class EvolutionReport:
     seconds: float = 0.0
 
     def by_kind(self, kind: str | ChangeKind) -> list[Change]:
+        """The round's changes of one kind.
+
+        Args:
+            kind: A :class:`ChangeKind` or its value (``add``, ``update``, ...).
+
+        Returns:
+            The changes of that kind, in the report's order (rejected and skipped ones aside).
+        """
         kind = kind.value if isinstance(kind, ChangeKind) else kind
         return [c for c in self.changes if c.kind == kind]
 
     @property
     def promoted(self) -> list[Change]:
+        """The changes whose skill ended the round active."""
         return [c for c in self.changes if c.status == "active"]
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data.
+
+        Returns:
+            Every field by name, changes, gate decisions and usage as dicts, ``seconds``
+            rounded to milliseconds.
+        """
         return {
             "round": self.round, "dry_run": self.dry_run, "distiller": self.distiller,
             "trajectories": self.trajectories, "successes": self.successes, "failures": self.failures,
