@@ -93,7 +93,18 @@ class MeasureResult:
         return [r for r in self.records if r.arm == arm and (pooled or r.split == split)]
 
     def results(self, arm: str, split: str | None = None) -> dict[str, list[bool]]:
-        """``task id -> outcomes`` (ordered by trial number) for one arm and split."""
+        """``task id -> outcomes`` (ordered by trial number) for one arm and split.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+
+        Returns:
+            Each task's outcomes, tasks in id order; empty when the split has none.
+
+        Raises:
+            MeasureError: No arm of that name in this run.
+        """
         by_task: dict[str, list[TrialRecord]] = defaultdict(list)
         for r in self._select(arm, split):
             by_task[r.task_id].append(r)
@@ -101,24 +112,71 @@ class MeasureResult:
                 for t, rs in sorted(by_task.items())}
 
     def task_types(self) -> dict[str, str]:
+        """Each task's type.
+
+        Returns:
+            ``task id -> type`` (as a string) for every task of the run.
+        """
         return {t: str(m["type"]) for t, m in self.tasks.items()}
 
     @property
     def key_k(self) -> int:
+        """The k the numbers headline: 3, or fewer when the run has fewer trials per task."""
         return key_k(self.trials)
 
     # -- numbers -----------------------------------------------------------------------------
 
     def summary(self, arm: str, split: str | None = None, ks: Sequence[int] | None = None
                 ) -> metrics.ConsistencySummary:
+        """pass^k, pass@k, their gap and the consistency statistics of one arm and split.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+            ks: The k values to report; ``None``: every k from 1 to the fewest trials a task has
+                (capped).
+
+        Returns:
+            The summary (:func:`skillbank.consistency._metrics.consistency_summary`).
+
+        Raises:
+            MeasureError: No arm of that name in this run.
+            ValueError: The split has no trials, or a task has fewer trials than a k in ``ks``.
+        """
         return metrics.consistency_summary(self.results(arm, split), ks=ks)
 
     def by_type(self, arm: str, split: str | None = None, k: int | None = None
                 ) -> dict[str, metrics.ConsistencySummary]:
+        """One summary per task type, reporting one k, for one arm and split.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+            k: The k to report; ``None``: :attr:`key_k`.
+
+        Returns:
+            ``type -> summary`` of that type's tasks, in sorted type order.
+
+        Raises:
+            MeasureError: No arm of that name in this run.
+            ValueError: The split has no trials, or a task has fewer than ``k`` trials.
+        """
         return metrics.by_type(self.results(arm, split), self.task_types(), k or self.key_k)
 
     def cost(self, arm: str, split: str | None = None) -> dict[str, float]:
-        """Mean steps, model turns, tokens and latency per trial, and the limit-hit rate."""
+        """Mean steps, model turns, tokens and latency per trial, and the limit-hit rate.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+
+        Returns:
+            ``trials``, ``steps``, ``model_turns``, ``tokens``, ``latency_s`` (means per trial)
+            and ``limit_hit_rate``; all 0 when there are no trials.
+
+        Raises:
+            MeasureError: No arm of that name in this run.
+        """
         rs = self._select(arm, split)
         n = len(rs)
         if n == 0:
@@ -134,6 +192,18 @@ class MeasureResult:
         }
 
     def limit_counts(self, arm: str, split: str | None = None) -> dict[str, int]:
+        """How many trials of one arm and split hit each kind of limit.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+
+        Returns:
+            ``limit kind -> trials that hit it`` (a trial counts once per kind), in sorted order.
+
+        Raises:
+            MeasureError: No arm of that name in this run.
+        """
         counts: dict[str, int] = defaultdict(int)
         for r in self._select(arm, split):
             for kind in set(r.limits):
@@ -146,6 +216,19 @@ class MeasureResult:
 
         :func:`metrics.bootstrap_mean_ci` of the per-task values: every statistic here is a mean
         over tasks, so this is :func:`metrics.bootstrap_ci`'s interval computed at once.
+
+        Args:
+            arm: The arm's name.
+            split: A split's name; ``None`` or ``"all"``: every task.
+            k: The k; ``None``: :attr:`key_k`.
+            metric: ``pass_hat_k``, ``pass_at_k`` or ``gap``.
+
+        Returns:
+            The interval's ``(low, high)``, resampled with the run's ``seed``.
+
+        Raises:
+            MeasureError: No arm of that name, no trials in the split, or an unknown ``metric``.
+            ValueError: A task has fewer than ``k`` trials.
         """
         k = k or self.key_k
         results = self.results(arm, split)
@@ -158,7 +241,24 @@ class MeasureResult:
     def delta(self, split: str | None = None, k: int | None = None, metric: str = "pass_hat_k",
               baseline: str = ARM_WITHOUT, treatment: str = ARM_WITH) -> dict[str, Any]:
         """``treatment - baseline`` for one metric, with a paired bootstrap interval (the same
-        resampled tasks in both arms)."""
+        resampled tasks in both arms).
+
+        Args:
+            split: A split's name; ``None`` or ``"all"``: every task.
+            k: The k; ``None``: :attr:`key_k`.
+            metric: ``pass_hat_k``, ``pass_at_k`` or ``gap``.
+            baseline: The arm subtracted.
+            treatment: The arm compared with it.
+
+        Returns:
+            ``metric``, ``k``, ``baseline``, ``treatment``, the mean per-task ``delta`` over the
+            tasks both arms ran, its ``ci`` (``[low, high]``) and ``n_tasks``.
+
+        Raises:
+            MeasureError: An arm does not exist, the two arms share no task, or an unknown
+                ``metric``.
+            ValueError: A task has fewer than ``k`` trials.
+        """
         k = k or self.key_k
         base, treat = self.results(baseline, split), self.results(treatment, split)
         common = sorted(set(base) & set(treat))
@@ -173,12 +273,37 @@ class MeasureResult:
 
     def attribution(self, split: str | None = None, k: int | None = None,
                     baseline: str = ARM_WITHOUT, treatment: str = ARM_WITH) -> dict[str, Any]:
+        """The tasks whose pass^k moved between two arms and the skills injected into them
+        (:func:`~skillbank.consistency._attribution.attribute`).
+
+        Args:
+            split: A split's name; ``None`` or ``"all"``: every task.
+            k: The k; ``None``: :attr:`key_k`.
+            baseline: The arm without the change.
+            treatment: The arm with it.
+
+        Returns:
+            JSON-ready data: ``k``, ``tasks`` (one row per moved task, largest move first) and
+            ``skills`` (one row per injected skill, most used first).
+
+        Raises:
+            MeasureError: An arm does not exist.
+        """
         return attribute(self, split=split, k=k, baseline=baseline, treatment=treatment)
 
     # -- export ------------------------------------------------------------------------------
 
     def split_block(self, split: str | None) -> dict[str, Any]:
-        """Every number for one split (``None``: all tasks), as plain JSON-ready data."""
+        """Every number for one split (``None``: all tasks), as plain JSON-ready data.
+
+        Args:
+            split: A split's name; ``None`` or ``"all"``: every task.
+
+        Returns:
+            ``k``, ``n_tasks`` and, per arm with trials in the split, its summary, intervals,
+            per-type breakdown and spread, cost and limit counts; with both the with-skills and
+            without-skills arms, also their ``delta`` per metric and the ``attribution``.
+        """
         k = self.key_k
         arms: dict[str, Any] = {}
         for arm in self.arms:
@@ -203,7 +328,12 @@ class MeasureResult:
         return block
 
     def to_dict(self) -> dict[str, Any]:
-        """All numbers and every trial, JSON-serialisable."""
+        """All numbers and every trial, JSON-serialisable.
+
+        Returns:
+            The run's fields, a :meth:`split_block` per split (and ``all``), and every trial
+            record.
+        """
         views = [ALL_SPLITS] + self.splits
         return {
             "run_id": self.run_id,
@@ -230,7 +360,15 @@ class MeasureResult:
         }
 
     def headline(self, split: str | None = None) -> dict[str, dict[str, float]]:
-        """``arm -> {pass^1, pass^k, pass@k, gap}`` at the headline k, for tables and logs."""
+        """``arm -> {pass^1, pass^k, pass@k, gap}`` at the headline k, for tables and logs.
+
+        Args:
+            split: A split's name; ``None`` or ``"all"``: every task.
+
+        Returns:
+            Per arm with trials in the split, ``pass^1``, ``pass^<k>``, ``pass@<k>`` and ``gap``
+            at :attr:`key_k`.
+        """
         k = self.key_k
         out = {}
         for arm in self.arms:
