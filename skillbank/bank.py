@@ -127,7 +127,7 @@ class SkillBank(Searchable):
         return cls(folder, store, embedder=embedder, scrubber=scrubber, screen=screen)
 
     def close(self) -> None:
-        """Close the bank's index and its store (the database connection); the bank is unusable after."""
+        """Close the bank's index and its store (the database connection)."""
         self._indexing.close()
         self.store.close()
 
@@ -559,7 +559,8 @@ class SkillBank(Searchable):
             now: The time ``unused_days`` counts back from; ``None``: now (UTC).
 
         Returns:
-            The plan: the skills to retire and those spared, one action each with its rule.
+            The plan: ``retire``, the skills to retire, and ``spared``, those a rule matched but
+            their measured effect kept, one action each with its rule.
         """
         active = [s for s in self.skills.list(status=SkillStatus.active) if not s.pinned]
         return plan_prune(active, pinned=self.skills.count(SkillStatus.active) - len(active),

@@ -169,7 +169,7 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
         """LangChain's tool-call hook: the call runs through the recording part, then the
-        guidance part (when reminders are on), then ``handler``.
+        guidance part (when skills are injected and reminders are on), then ``handler``.
 
         Args:
             request: The tool call ``create_agent`` is about to make.
