@@ -222,3 +222,19 @@ def test_a_stale_or_missing_entry_is_caught():
     assert problems_of("raises_nothing_real", raises_nothing_real) == [
         "raises_nothing_real: Raises names 'GoneError', no exception class"]
     assert problems_of("Config", Config) == ["Config: fields without an Attributes entry ['y']"]
+
+    class Holder:
+        @property
+        def bare(self) -> int:
+            return 1
+
+        @classmethod
+        def build(cls, size: int) -> "Holder":
+            """Build one."""
+            return cls()
+
+    found = {name: method_problems(name, value) for name, value in vars(Holder).items()
+             if name in ("bare", "build")}
+    assert found == {"bare": ["bare: a property without a docstring"],
+                     "build": ["build: Args [] != parameters ['size']",
+                               "build: returns a value but has no Returns section"]}
