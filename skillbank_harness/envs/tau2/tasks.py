@@ -3,7 +3,7 @@
 Every task of a domain becomes a :class:`Tau2Task` whose ``split`` is the split τ²'s
 ``split_tasks.json`` puts it in: ``train`` or ``test`` for airline, retail and telecom (the mock
 domain's file has one split, ``base``). ``test`` is one of the held-out split names
-(``skillbank._splits.HELD_OUT_SPLITS``): runs labelled with it are measured on and never learned
+(``skillbank.splits.HELD_OUT_SPLITS``): runs labelled with it are measured on and never learned
 from, so evolution only ever learns from ``train`` runs (and mock's).
 
 The agent sees none of a task but what τ² shows its agent: the policy, the tools and the
