@@ -103,3 +103,12 @@ def search_budget(i: int, *, success: bool = False, calls_made: int | None = Non
     answer = "Sorry, I ran out of steps." if not success else f"Summary of {topic} efficiency."
     return traj(f"Find the typical efficiency of {topic}.", calls, success=success, answer=answer,
                 task_id=f"search-{i:03d}", limits=limits)
+
+
+def stated_values_learned(ok: Sequence[Any], bad: Sequence[Any], min_support: int = 2) -> list[tuple[Any, str]]:
+    """What the registry's opt-in contrast learners (the stated time and the stated date) learn
+    from ``ok`` and ``bad``, as a round with ``learn_stated_values`` asks them."""
+    from skillbank.lessons import contrast_learners
+
+    return [found for learner in contrast_learners(opt_in=True) if learner.opt_in
+            for found in learner.learn(ok, bad, min_support)]

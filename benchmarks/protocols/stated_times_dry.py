@@ -1,5 +1,5 @@
 """Dry check, no model: what the stated-time and stated-date lessons (skillbank._clock,
-skillbank._dates, evolution/_stated_times.py, the check in adapters/_reminders.py) would have done
+skillbank._dates, skillbank/lessons/_kinds/stated_value.py, the check in adapters/_reminders.py) would have done
 on every run the protocols kept.
 
 1. Learning: for each protocol's evidence bank (the without arm, before any skill existed), per

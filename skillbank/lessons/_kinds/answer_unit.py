@@ -102,7 +102,7 @@ def _raw_number(lesson: AnswerUnit, answer: AnswerView) -> str | None:
     said = numbers_in(answer.text)
     for result in answer.results(lesson.tool):
         for name, value in numeric_fields(result):
-            if name == lesson.field and states(said, value) and not states(said, value / (lesson.scale or 1)):
+            if name == lesson.field and states(said, value) and not states(said, value / lesson.scale):
                 return (f"Your reply gives `{name}` as {value:g}, the number `{lesson.tool}` returned. "
                         f"The skill says: {_sentence(lesson)} Answer the user again with the number as "
                         "the skill says.")

@@ -36,7 +36,7 @@ from skillbank.lessons._render import tool_ref
 from skillbank.lessons._kinds._calls import its_tool, not_run
 from skillbank._said import WHAT_IS_SAID, said_values, value_reading
 
-__all__ = ["StatedTime", "StatedDate", "stated_values", "stated_times"]
+__all__ = ["StatedTime", "StatedDate", "stated_values"]
 
 
 class StatedTime(Lesson):
@@ -118,12 +118,6 @@ def stated_values(ok: Sequence[ContrastRun], bad: Sequence[ContrastRun], kind: L
              f"{other_bad[(tool, parameter)]} failed run(s) passed another")
             for (tool, parameter), n in sorted(said_ok.items())
             if n >= min_support and not other_ok[(tool, parameter)] and other_bad[(tool, parameter)]]
-
-
-def stated_times(ok: Sequence[ContrastRun], bad: Sequence[ContrastRun],
-                 min_support: int = 2) -> list[tuple[Lesson, str]]:
-    """The ``stated_time`` and ``stated_date`` lessons of a kind of request's runs."""
-    return [found for kind in WHAT_IS_SAID for found in stated_values(ok, bad, kind, min_support)]
 
 
 def _explains(lesson: StatedTime | StatedDate, tool: str, parameter: str, value: Any) -> bool:

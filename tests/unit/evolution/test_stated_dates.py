@@ -26,10 +26,9 @@ from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank._dates import date_value, spoken_dates
 from skillbank.evolution import evolve
 from skillbank.evolution._evidence import to_run
-from skillbank.lessons._kinds.stated_value import stated_times
 from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.queries import SkillHit
-from test_evolution_support import traj
+from test_evolution_support import stated_values_learned, traj
 
 MONDAY = dt.date(2027, 3, 8)
 
@@ -103,7 +102,7 @@ def _runs(*trajectories):
 def test_the_date_the_successes_passed_and_the_failures_did_not_is_learned():
     ok = _runs(court(0, success=True), court(1, success=True))
     bad = _runs(court(2, passed="2027-03-09", success=False), court(3, passed="2027-03-19", success=False))
-    [(lesson, why)] = stated_times(ok, bad)
+    [(lesson, why)] = stated_values_learned(ok, bad)
     assert (lesson.kind, lesson.tool, lesson.parameter) == (LessonKind.stated_date, "reserve_court", "date")
     assert "2 successes passed `date` as the date the user said" in why and "2 failed" in why
 
@@ -120,7 +119,7 @@ def test_the_date_the_successes_passed_and_the_failures_did_not_is_learned():
      [court(2, passed="2027-03-09", success=False)]),
 ])
 def test_no_date_lesson_without_a_today_or_without_a_cause(ok, bad):
-    assert stated_times(_runs(*ok), _runs(*bad)) == []
+    assert stated_values_learned(_runs(*ok), _runs(*bad)) == []
 
 
 def test_a_round_writes_the_date_lesson_and_no_pitfall_about_the_literal_date(bank):

@@ -26,10 +26,9 @@ from skillbank.adapters.testing import ScriptedChatModel, tool_call
 from skillbank._clock import clock_value, spoken_times
 from skillbank.evolution import evolve
 from skillbank.evolution._evidence import to_run
-from skillbank.lessons._kinds.stated_value import stated_times
 from skillbank.lessons import Lesson, LessonKind, sentence
 from skillbank.queries import SkillHit
-from test_evolution_support import traj
+from test_evolution_support import stated_values_learned, traj
 
 
 # -- reading a said time ---------------------------------------------------------------------------
@@ -102,7 +101,7 @@ def _runs(*trajectories):
 def test_the_time_the_successes_passed_and_the_failures_did_not_is_learned():
     ok = _runs(pickup(0, success=True), pickup(1, success=True), pickup(2, success=True))
     bad = _runs(pickup(1, passed="18:30", success=False), pickup(1, passed="19:30", success=False))
-    [(lesson, why)] = stated_times(ok, bad)
+    [(lesson, why)] = stated_values_learned(ok, bad)
     assert (lesson.kind, lesson.tool, lesson.parameter) == (LessonKind.stated_time, "set_pickup_time", "time")
     assert "3 successes" in why and "2 failed" in why
 
@@ -117,7 +116,7 @@ def test_the_time_the_successes_passed_and_the_failures_did_not_is_learned():
     ([pickup(0, success=True), pickup(1, success=True)], [pickup(2, success=False)]),
 ])
 def test_no_time_lesson_without_support_or_without_a_cause(ok, bad):
-    assert stated_times(_runs(*ok), _runs(*bad)) == []
+    assert stated_values_learned(_runs(*ok), _runs(*bad)) == []
 
 
 def test_a_round_writes_the_time_lesson_and_no_pitfall_about_the_literal_time(bank):
