@@ -1,7 +1,8 @@
 """Which of skillbank's files one model request enters on its way through the prompt middleware.
 
-Prints the files in the order a request first enters them, how many times it came back into a
-file it had left, and the same for the recording middleware's imports. Run:
+Walks a run's first model request and its next one (with the state ``create_agent`` would hand
+it). Prints the files in the order a request first enters them, how many times it came back
+into a file it had left, and the recording middleware's imports. Run:
 
     HF_HUB_OFFLINE=1 python benchmarks/walk_prompt_middleware.py
 """
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 import skillbank
 from skillbank import SkillBank
@@ -42,24 +43,42 @@ def walk(call) -> list[str]:
     return files
 
 
-def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp, SkillBank.open(tmp) as bank:
-        bank.add_skill("refunds", "When refunding an order.", lessons=[Lesson(kind="check_first", check="get_order", tool="refund")])
-        middleware = SkillPromptMiddleware(bank)
-        request = ModelRequest(model=None, messages=[HumanMessage("refund order A1")], system_message=None,  # type: ignore[arg-type]
-                               tools=[], state={"messages": []}, runtime=None)  # type: ignore[arg-type]
-        middleware.wrap_model_call(request, lambda r: AIMessage("ok"))  # warm: caches, lazy imports
-        sequence = walk(lambda: middleware.wrap_model_call(request, lambda r: AIMessage("ok")))
+def report(title: str, sequence: list[str]) -> None:
     distinct = list(dict.fromkeys(sequence))
     returns = len(sequence) - len(distinct)
-    print(f"files entered by one model request: {len(distinct)}; came back into a file it had left: {returns} times")
+    print(f"{title}: files entered: {len(distinct)}; came back into a file it had left: {returns} times")
     for name in distinct:
         print("  ", name)
     adapters = [n for n in distinct if n.startswith("adapters/")]
     print(f"of them in skillbank/adapters: {len(adapters)} ({', '.join(adapters)})")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp, SkillBank.open(tmp) as bank:
+        bank.add_skill("refunds", "When refunding an order.", lessons=[Lesson(kind="check_first", check="get_order", tool="refund")])
+        middleware = SkillPromptMiddleware(bank)
+        middleware.wrap_model_call(request({"messages": [HumanMessage("warm up", id="h0")]}),
+                                   lambda r: AIMessage("ok"))  # warm: caches, lazy imports
+        # A run's first model call, then its next one, with the state create_agent would hand it:
+        # the run's messages and what the first call wrote to the state.
+        state: dict = {"messages": [HumanMessage("refund order A1", id="h1")]}
+        first = walk(lambda: updates.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
+        state = {**state, **updates[-1].command.update}
+        state["messages"] = [*state["messages"], AIMessage("", id="a1"), ToolMessage("{}", tool_call_id="c1", id="t1")]
+        later = walk(lambda: updates.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
+    report("the run's first model request", first)
+    report("its next model request", later)
     recording = (ROOT / "adapters" / "_recording_middleware.py").read_text()
     imported = sorted({line.split()[1] for line in recording.splitlines() if line.startswith("from skillbank.")})
     print("the recording middleware imports:", ", ".join(imported))
+
+
+updates: list = []
+
+
+def request(state: dict) -> ModelRequest:
+    return ModelRequest(model=None, messages=list(state["messages"]), system_message=None,  # type: ignore[arg-type]
+                        tools=[], state=state, runtime=None)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

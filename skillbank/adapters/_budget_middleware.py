@@ -11,8 +11,9 @@ that limit, as it does for LangChain's own limit middlewares.
 It costs the agent no step: it works only inside ``wrap_model_call`` (and its async twin). A run
 paused by an interrupt keeps what it has used when it resumes in this process. What a run has
 used lives in the run's :class:`~skillbank.adapters._run_context.RunContext`; the stop is the
-call's (:meth:`~skillbank.adapters._run_context.CallContext.stop`), so the other parts, wherever
-they sit in the middleware list, neither retrieve for nor record a call it stops.
+call's (:meth:`~skillbank.adapters._run_context.CallContext.stop`), so the recording, wherever it
+sits in the middleware list, does not record a call it stops; the prompt part, when it sits
+outside this one, sees the stop come back and drops what it had retrieved for the call.
 """
 
 from __future__ import annotations

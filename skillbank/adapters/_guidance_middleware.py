@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from langchain.agents.middleware import (AgentMiddleware, ExtendedModelResponse, ModelCallResult, ModelRequest,
-                                         ModelResponse, ToolCallRequest)
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse, ToolCallRequest
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.types import Command
 
 from skillbank.adapters._answer_reminders import AnswerReminder, answer_reminder
-from skillbank.adapters._prompt_middleware import RunSkills, SkillPromptMiddleware
+from skillbank.adapters._prompt_middleware import RunSkills, SkillPromptMiddleware, answered_by_budget
 from skillbank.adapters._run_context import CallContext, agent_runs, enter_call, leave_call
 from skillbank.adapters._tools import tool_names
 from skillbank.messages import response_message
@@ -51,14 +50,22 @@ class SkillGuidanceMiddleware(AgentMiddleware):
         self.config = prompt.config
         self._runs = agent_runs()
 
-    def _run(self, call: CallContext) -> RunSkills | None:
-        return self.prompt.run_skills(call) if self.config.reminders else None
+    def _run(self, state: Any) -> RunSkills | None:
+        return self.prompt.run_skills(state) if self.config.reminders else None
 
     # -- final replies -------------------------------------------------------------------------
 
-    def _answer_reminder(self, run: RunSkills | None, request: ModelRequest, response: Any) -> AnswerReminder | None:
+    def _answer_reminder(self, request: ModelRequest, response: Any) -> AnswerReminder | None:
+        """The note to ask the reply again with, when the run's shown lessons contradict it (once
+        a run); the run's reminders learn the tools the call offered."""
+        if answered_by_budget(response):
+            return None
+        run = self._run(request.state)  # read after the call: the prompt part may sit inside this one
+        if run is None:
+            return None
+        run.block.reminders.know_tools(request.tools)
         reply = response_message(response)
-        if run is None or run.answer_reminded or reply is None:
+        if run.answer_reminded or reply is None:
             return None
         shown = [hit for hit in run.block.hits if hit.skill.id in run.reached]
         found = answer_reminder(reply, request.messages, shown, tool_names(request.tools))
@@ -68,35 +75,19 @@ class SkillGuidanceMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        call, token = enter_call(request.state)
-        try:
-            run = None if call.stop() is not None else self._run(call)
-            if run is not None:
-                run.block.reminders.know_tools(request.tools)
-            with self._runs.calling:
-                response: Any = handler(request)
-                again = self._answer_reminder(run, request, response)
-                if again is None:
-                    return response
-                return _asked_again(handler(_with_note(request, response, again)), response, again)
-        finally:
-            leave_call(token)
+        response: Any = handler(request)
+        again = self._answer_reminder(request, response)
+        if again is None:
+            return response
+        return _asked_again(handler(_with_note(request, response, again)), response, again)
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        call, token = enter_call(request.state)
-        try:
-            run = None if call.stop() is not None else self._run(call)
-            if run is not None:
-                run.block.reminders.know_tools(request.tools)
-            with self._runs.calling:
-                response: Any = await handler(request)
-                again = self._answer_reminder(run, request, response)
-                if again is None:
-                    return response
-                return _asked_again(await handler(_with_note(request, response, again)), response, again)
-        finally:
-            leave_call(token)
+        response: Any = await handler(request)
+        again = self._answer_reminder(request, response)
+        if again is None:
+            return response
+        return _asked_again(await handler(_with_note(request, response, again)), response, again)
 
     # -- tool calls ----------------------------------------------------------------------------
 
@@ -123,7 +114,7 @@ class SkillGuidanceMiddleware(AgentMiddleware):
             return handler(request)
         call, token = enter_call(request.state)
         try:
-            run = self._run(call)
+            run = self._run(request.state)
             answer = self._reminder(call, run, request)
             if answer is not None:
                 return answer
@@ -142,7 +133,7 @@ class SkillGuidanceMiddleware(AgentMiddleware):
             return await handler(request)
         call, token = enter_call(request.state)
         try:
-            run = self._run(call)
+            run = self._run(request.state)
             answer = self._reminder(call, run, request)
             if answer is not None:
                 return answer
@@ -165,16 +156,9 @@ def _with_note(request: ModelRequest, response: Any, reminder: AnswerReminder) -
 
 
 def _asked_again(response: Any, first: Any, reminder: AnswerReminder) -> Any:
-    """``response`` with the record of why it was asked for (the draft it replaces), and the
-    state update an inner middleware attached to the first answer (the trajectory id)."""
+    """``response`` with the record of why it was asked for (the draft it replaces)."""
     reply = response_message(response)
     if reply is not None:
         draft = str(getattr(response_message(first), "text", "") or "")
         reply.response_metadata = {**(reply.response_metadata or {}), **reminder.record(draft).metadata()}
-    command = getattr(first, "command", None)
-    if command is None or getattr(response, "command", None) is not None:
-        return response
-    inner = getattr(response, "model_response", response)
-    if isinstance(inner, AIMessage):
-        inner = ModelResponse(result=[inner])
-    return ExtendedModelResponse(model_response=inner, command=command)
+    return response

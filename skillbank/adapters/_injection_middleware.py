@@ -17,18 +17,18 @@ from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelR
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from skillbank.adapters._compose import through
+from skillbank.adapters._compose import athrough, through
 from skillbank.adapters.config import InjectionConfig
 from skillbank._config_keywords import with_options
 from skillbank.adapters._guidance_middleware import SkillGuidanceMiddleware
-from skillbank.adapters._prompt_middleware import SkillPromptMiddleware
+from skillbank.adapters._prompt_middleware import SkillPromptMiddleware, SkillPromptState
 from skillbank.live._config import LiveConfig
 from skillbank.protocols import SkillSource
 
 __all__ = ["SkillInjectionMiddleware"]
 
 
-class SkillInjectionMiddleware(AgentMiddleware):
+class SkillInjectionMiddleware(AgentMiddleware[SkillPromptState]):
     """Injects skills into each model call and, with ``reminders``, reminds at the tool and answer.
 
     Args:
@@ -51,6 +51,8 @@ class SkillInjectionMiddleware(AgentMiddleware):
     :attr:`prompt` and :attr:`guidance` are the parts; :attr:`injected`, :attr:`model_calls` and
     :attr:`retrieval_seconds` are the prompt part's counts.
     """
+
+    state_schema = SkillPromptState
 
     def __init__(self, bank: SkillSource, injection: InjectionConfig | None = None, *, k: int | None = None,
                  reminders: bool | None = None, lean: bool | None = None, examples: bool | None = None,
@@ -89,7 +91,7 @@ class SkillInjectionMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        return await through(self._amodel_calls, handler)(request)
+        return await athrough(self._amodel_calls, handler)(request)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:

@@ -5,12 +5,18 @@ message: a block that stays the same through the run unless a new skill becomes 
 prompt cache keeps the whole prefix; see :class:`~skillbank.adapters.injection.SkillInjector`),
 with the injection's record attached to that system message (for a recorder that reads messages,
 :func:`~skillbank.adapters.injection.injections_from_messages`) and to the call's
-:class:`~skillbank.adapters._run_context.CallContext` (for the recording part, wherever it sits).
-A model call a run budget stops gets no skills. It stores nothing and never touches a tool call.
+:class:`~skillbank.adapters.injection.ShownCall` (for the recording part, wherever it sits). A
+model call a run budget answers shows nothing: what the turn added is dropped. It writes nothing
+to the bank and never touches a tool call.
 
-What a run was shown (:class:`RunSkills`) is kept on the run's context, for the guidance part
-(:class:`~skillbank.adapters._guidance_middleware.SkillGuidanceMiddleware`) to check calls and
-replies against. :attr:`SkillPromptMiddleware.injected` counts, per skill, the model calls it
+What a run was shown (:class:`RunSkills`) is the run's, in the agent's state: a private channel
+(``skillbank_shown``, one entry per prompt part) that each model call writes as plain data, so a
+checkpointer keeps it and a run resumed after an ``interrupt()`` (in this process or another)
+goes on with the same block, the same exposure draw and the same call history. This process
+keeps the live form of each run it has seen (bounded: a run it no longer holds is read back from
+its record, each skill at the version first shown). The guidance part
+(:class:`~skillbank.adapters._guidance_middleware.SkillGuidanceMiddleware`) checks calls and
+replies against it. :attr:`SkillPromptMiddleware.injected` counts, per skill, the model calls it
 went into and the answers guidance gave with it (its reach, as the evolution gate reads it).
 
 It costs the agent no step: it works only inside ``wrap_model_call`` (and its async twin).
@@ -22,21 +28,60 @@ import asyncio
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Annotated, Any, Awaitable, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, ModelCallResult, ModelRequest, ModelResponse
+from langchain.agents.middleware import (AgentMiddleware, AgentState, ExtendedModelResponse, ModelCallResult,
+                                         ModelRequest, ModelResponse)
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
 
+from skillbank._lru import LRU
 from skillbank.adapters.config import InjectionConfig
-from skillbank.adapters.injection import Block, InjectionResult, SkillInjector, skills_system_message
-from skillbank.adapters._run_context import CallContext, agent_runs, enter_call, leave_call
+from skillbank.adapters.injection import Block, InjectionResult, ShownCall, SkillInjector, skills_system_message
+from skillbank.adapters.limits import BUDGET_STOP_KEY
 from skillbank.adapters._tools import tool_names, tool_purposes
-from skillbank.messages import first_human_text, state_messages
+from skillbank.messages import first_human_text, response_message, state_messages
+from skillbank.models import Skill
 from skillbank.protocols import SkillSource
 
-__all__ = ["SkillPromptMiddleware", "RunSkills"]
+__all__ = ["SkillPromptMiddleware", "SkillPromptState", "RunSkills", "SHOWN_KEY", "run_key", "answered_by_budget"]
 
 log = logging.getLogger("skillbank.adapters")
+
+# The state channel: prompt part's name -> its RunSkills.record().
+SHOWN_KEY = "skillbank_shown"
+# Runs whose live form this process keeps (one read again from the bank when it is gone).
+_LIVE_RUNS = 1024
+
+
+def _by_part(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The channel's reducer: each prompt part's newest record (two parts may write in one step)."""
+    return {**(old or {}), **(new or {})}
+
+
+class SkillPromptState(AgentState):
+    """The agent state with what each run was shown: private (never in the agent's input or
+    output), checkpointed with the rest of the state."""
+
+    skillbank_shown: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, _by_part]]
+
+
+def run_key(messages: list[Any]) -> str:
+    """Which run a state belongs to: the id (else the text) of its newest human message. A
+    resume adds none, so it continues the run; the thread's next run starts a new one."""
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "human":
+            return str(getattr(message, "id", None) or first_human_text([message]))
+    return ""
+
+
+def answered_by_budget(response: Any) -> bool:
+    """Whether a run budget answered the model call instead of the model (its final message)."""
+    message = response_message(response)
+    return message is not None and BUDGET_STOP_KEY in (message.response_metadata or {})
 
 
 @dataclass
@@ -48,13 +93,26 @@ class RunSkills:
     answer_reminded: bool = False  # a reply was asked again (once per run)
     # Skills of the block the model was shown: in the prompt, or by a reminder at the tool.
     reached: set[str] = field(default_factory=set)
+    run: str = ""  # the run's key (run_key)
 
     @classmethod
     def start(cls, state: Mapping[str, Any]) -> "RunSkills":
-        return cls(first_human_text(state_messages(state), last=True))
+        messages = state_messages(state)
+        return cls(first_human_text(messages, last=True), run=run_key(messages))
+
+    def record(self) -> dict[str, Any]:
+        """The run as plain data a LangGraph checkpointer can store (see :meth:`restore`)."""
+        return {"run": self.run, "task": self.task, "answer_reminded": self.answer_reminded,
+                "reached": sorted(self.reached), "block": self.block.record()}
+
+    @classmethod
+    def restore(cls, record: Mapping[str, Any], skill_at: Callable[[str, int], Skill | None]) -> "RunSkills":
+        """The run :meth:`record` wrote, its skills read again with ``skill_at(id, version)``."""
+        return cls(str(record["task"]), Block.restore(record["block"], skill_at),
+                   bool(record.get("answer_reminded")), set(record.get("reached", ())), str(record["run"]))
 
 
-class SkillPromptMiddleware(AgentMiddleware):
+class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
     """Puts the bank's relevant skills into each model call's system message.
 
     Args:
@@ -67,26 +125,53 @@ class SkillPromptMiddleware(AgentMiddleware):
     without skills.
     """
 
+    state_schema = SkillPromptState
+
     def __init__(self, bank: SkillSource, config: InjectionConfig | None = None):
         super().__init__()
+        self.bank = bank
         self.injector = SkillInjector(bank, config)
         self.config: InjectionConfig = self.injector.config
         self.injected: Counter[str] = Counter()  # skill id -> model calls it went into, answers given with it
         self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
-        self._runs = agent_runs()
+        self._live: LRU[str, RunSkills] = LRU(_LIVE_RUNS)  # run key -> the run's live form
         self._lock = threading.Lock()
 
-    def run_skills(self, call: CallContext) -> RunSkills | None:
-        """What the call's run has been shown (``None`` when the run cannot be seen)."""
-        run = call.run
-        if run is None:
+    def run_skills(self, state: Any) -> RunSkills | None:
+        """What the run whose agent state is ``state`` has been shown so far (``None`` before its
+        first model call, or outside an agent's state)."""
+        if not isinstance(state, Mapping):
             return None
-        skills = run.skills.get(self)
-        if skills is None:
-            with run.lock:
-                skills = run.skills.setdefault(self, RunSkills.start(call.state or {}))
-        return skills
+        key = run_key(state_messages(state))
+        live = self._live.get(key) if key else None
+        record = (state.get(SHOWN_KEY) or {}).get(self.name)
+        if not record or record.get("run") != key:
+            return live  # the run's first model call has not returned yet
+        run_id = record["block"]["run_id"]
+        if live is not None and live.block.run_id == run_id:
+            return live
+        with self._lock:  # a run resumed in a process that never saw it: parallel tool calls share one
+            live = self._live.get(key) if key else None
+            if live is None or live.block.run_id != run_id:
+                live = RunSkills.restore(record, self._skill_at)
+                if key:
+                    self._live.put(key, live)
+        return live
+
+    def _skill_at(self, skill_id: str, version: int) -> Skill | None:
+        """The skill as it was at ``version`` (left out when it is gone from the bank)."""
+        try:
+            skill = self.bank.skills.get(skill_id)
+            if skill.version == version:
+                return skill
+            at = getattr(self.bank, "version", None)
+            if at is None:
+                return skill
+            old = at(skill_id, version)
+            return skill.model_copy(update={"version": old.version, "content": old.content})
+        except LookupError:
+            return None
 
     def reach(self, run: RunSkills | None, *skill_ids: str) -> None:
         """``skill_ids`` reached the model (in the prompt, or by guidance): counted, and kept as the run's."""
@@ -95,57 +180,87 @@ class SkillPromptMiddleware(AgentMiddleware):
         if run is not None:
             run.reached.update(skill_ids)
 
-    def _retrieve(self, request: ModelRequest, run: RunSkills | None) -> InjectionResult | None:
-        """The turn's skills (``None`` when retrieval failed: the agent must not go down with it)."""
-        task = run.task if run is not None else first_human_text(request.messages, last=True)
+    # -- one model call ------------------------------------------------------------------------
+
+    def _run_for(self, request: ModelRequest) -> RunSkills:
+        run = self.run_skills(request.state)
+        if run is None:
+            run = RunSkills.start(request.state or {})
+            if run.run:
+                self._live.put(run.run, run)
+        return run
+
+    def _retrieve(self, request: ModelRequest, run: RunSkills, block: Block) -> InjectionResult | None:
+        """The turn's skills, grown into ``block`` (``None`` when retrieval failed: the agent must
+        not go down with it)."""
         try:
-            return self.injector.inject(request.messages, task=task, block=run.block if run is not None else None,
+            return self.injector.inject(request.messages, task=run.task, block=block,
                                         tools=tool_names(request.tools), purposes=tool_purposes(request.tools))
         except Exception:
             log.warning("skillbank: skill retrieval failed; this turn runs without skills", exc_info=True)
             return None
 
-    def _with_skills(self, call: CallContext, run: RunSkills | None, request: ModelRequest,
-                     result: InjectionResult | None) -> ModelRequest:
+    def _show(self, run: RunSkills, block: Block, request: ModelRequest,
+              result: InjectionResult | None) -> tuple[ModelRequest, "_Turn"]:
+        """The request with the turn's skills, the turn made the run's (undone by :meth:`_done`
+        when a budget answers the call instead of the model)."""
+        shown, request = ShownCall.of(request)
+        turn = _Turn(run, run.block, set(run.reached), shown)
+        if result is None:
+            return request, turn
+        with self._lock:
+            self.retrieval_seconds += result.seconds
+        run.block = block
+        turn.ids = tuple(h.skill.id for h in result.hits)
+        run.reached.update(turn.ids)
+        shown.exposures = result.exposures
+        if not result:
+            shown.records = ()
+            return request, turn
+        shown.records = tuple(result.records)
+        shown.system_added = request.system_message is None
+        return request.override(system_message=skills_system_message(request.system_message, result)), turn
+
+    def _done(self, turn: "_Turn", response: Any) -> ModelCallResult:
+        """The model's response, with the run's record for the state; when a budget answered the
+        call instead, the response alone and the turn undone (the model saw nothing)."""
+        run = turn.run
+        if answered_by_budget(response):
+            run.block, run.reached = turn.block, turn.reached
+            turn.shown.clear()
+            return response
         with self._lock:
             self.model_calls += 1
-            if result is not None:
-                self.retrieval_seconds += result.seconds
-        if result is None:
-            return request
-        self.reach(run, *(h.skill.id for h in result.hits))
-        call.exposures = result.exposures
-        if not result:
-            call.injected = ()
-            return request
-        call.injected = tuple(result.records)
-        call.system_added = request.system_message is None
-        return request.override(system_message=skills_system_message(request.system_message, result))
+            self.injected.update(turn.ids)
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        update = {SHOWN_KEY: {self.name: run.record()}}
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> ModelCallResult:
-        call, token = enter_call(request.state)
-        try:
-            if call.stop() is not None:  # a budget answers this call: nothing to show
-                return handler(request)
-            run = self.run_skills(call)
-            request = self._with_skills(call, run, request, self._retrieve(request, run))
-            with self._runs.calling:
-                return handler(request)
-        finally:
-            leave_call(token)
+        run = self._run_for(request)
+        block = run.block.fork()
+        request, turn = self._show(run, block, request, self._retrieve(request, run, block))
+        return self._done(turn, handler(request))
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelCallResult:
-        call, token = enter_call(request.state)
-        try:
-            if call.stop() is not None:  # a budget answers this call: nothing to show
-                return await handler(request)
-            run = self.run_skills(call)
-            # Embedding the query is CPU work: keep it off the event loop.
-            result = await asyncio.to_thread(self._retrieve, request, run)
-            request = self._with_skills(call, run, request, result)
-            with self._runs.calling:
-                return await handler(request)
-        finally:
-            leave_call(token)
+        run = self._run_for(request)
+        block = run.block.fork()
+        # Embedding the query is CPU work: keep it off the event loop.
+        result = await asyncio.to_thread(self._retrieve, request, run, block)
+        request, turn = self._show(run, block, request, result)
+        return self._done(turn, await handler(request))
+
+
+@dataclass
+class _Turn:
+    """One model call's change to its run, kept until the call returns (to undo it when a
+    budget answered the call)."""
+
+    run: RunSkills
+    block: Block  # the run's block before the turn
+    reached: set[str]  # the run's reached skills before the turn
+    shown: ShownCall
+    ids: tuple[str, ...] = ()  # the skills the turn showed (counted as reach)

@@ -7,8 +7,8 @@ One concern, the record. It works entirely inside ``wrap_model_call`` and ``wrap
 - a run starts on its first wrapped call, and its trajectory id goes into the state with that
   model call's own update (no node of its own);
 - it records every model call, with the skills injected into it (the call's
-  :class:`~skillbank.adapters._run_context.CallContext`, read when the call returns, so the
-  injection part may sit inside or around it; else the record on the system message,
+  :class:`~skillbank.adapters.injection.ShownCall`, on the request's state, read when the call
+  returns, so the injection part may sit inside or around it; else the record on the system message,
   :func:`~skillbank.adapters.injection.injections_from_messages`), and every tool call, a call
   answered with a lesson as a ``reminder`` step with that skill injected at it
   (read from the message's :class:`~skillbank.adapters._interventions.Intervention`; when the
@@ -49,7 +49,7 @@ from skillbank.adapters._run_context import CallContext, RunContext, agent_runs,
 from skillbank.adapters.callbacks import SkillBankCallbackHandler
 from skillbank.adapters.config import RecordingConfig
 from skillbank._config_keywords import with_options
-from skillbank.adapters.injection import injections_from_messages
+from skillbank.adapters.injection import SHOWN_CALL_KEY, ShownCall, injections_from_messages
 from skillbank.live._recording import keep_exposures
 from skillbank.adapters.limits import LimitSignal, limit_from_message, unknown_parameters
 from skillbank.adapters._recorder import ModelTurn, ToolTurn, TrajectoryRecorder, model_name_of
@@ -60,14 +60,14 @@ from skillbank.messages import (first_human_text, last_message, message_text, re
 from skillbank.models import LimitType
 from skillbank.protocols import TrajectorySink
 
-__all__ = ["SkillRecordingMiddleware", "SkillBankState", "RecordedRun", "TRAJECTORY_KEY"]
+__all__ = ["SkillRecordingMiddleware", "SkillRecordingState", "RecordedRun", "TRAJECTORY_KEY"]
 
 log = logging.getLogger("skillbank.adapters")
 
 TRAJECTORY_KEY = "skillbank_trajectory_id"
 
 
-class SkillBankState(AgentState):
+class SkillRecordingState(AgentState):
     """Adds the run's trajectory id to the agent state (and so to ``invoke``'s result)."""
 
     skillbank_trajectory_id: NotRequired[str | None]
@@ -89,7 +89,7 @@ class RecordedRun:
         return {**self.state, "messages": messages + self.tail, TRAJECTORY_KEY: self.recorder.id}
 
 
-class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
+class SkillRecordingMiddleware(AgentMiddleware[SkillRecordingState]):
     """Records each run of the agent into ``bank.trajectories``.
 
     ``SkillRecordingMiddleware(bank, verifier=check)``.
@@ -105,7 +105,7 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         TypeError: an unknown keyword, or ``verifier``/``judge`` given along with ``recording``.
     """
 
-    state_schema = SkillBankState
+    state_schema = SkillRecordingState
 
     def __init__(self, bank: TrajectorySink, recording: RecordingConfig | None = None, *,
                  verifier: Callable[[Any], Any] | None = None, judge: Any = None):
@@ -279,7 +279,9 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             run.recorder.add_limit(signal)
 
     def _begin_model(self, run: RecordedRun, request: ModelRequest) -> ModelTurn:
-        run.state, run.tail = dict(request.state or {}), []
+        # The agent's state as the verifier will get it: without the call's handoff between parts.
+        run.state = {k: v for k, v in (request.state or {}).items() if k != SHOWN_CALL_KEY}
+        run.tail = []
         self._scan(run, request.messages)
         recorder = run.recorder
         if request.messages and (asked := _answer_reminder(request.messages[-1])) is not None:
@@ -293,19 +295,19 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
         n_in = len(request.messages) + (1 if request.system_message is not None else 0)
         return recorder.begin_model(n_in, tools=offered)
 
-    def _injected(self, run: RecordedRun, turn: ModelTurn, call: CallContext, request: ModelRequest) -> None:
+    def _injected(self, run: RecordedRun, turn: ModelTurn, shown: ShownCall, request: ModelRequest) -> None:
         """The skills the call went out with, known once it has returned: from the injection
         part (wherever it sits), else from the record on the system message the call was made
         with (an injector that writes only that)."""
         system = request.system_message
-        if call.injected is not None:
-            injected: Sequence[tuple[str, int, float]] = call.injected
-            if call.system_added and system is None:  # the injection made the system message inside us
+        if shown.records is not None:
+            injected: Sequence[tuple[str, int, float]] = shown.records
+            if shown.system_added and system is None:  # the injection made the system message inside us
                 turn.input_messages = (turn.input_messages or 0) + 1
         else:
             injected = injections_from_messages([system]) if system is not None else ()
         run.recorder.add_injections(turn.index, injected)
-        keep_exposures(self.bank, run.recorder.id, call.exposures)
+        keep_exposures(self.bank, run.recorder.id, shown.exposures)
 
     def _model_done(self, run: RecordedRun, turn: ModelTurn, response: ModelCallResult) -> ModelCallResult:
         """The wrapper's answer: the model's response, and on the run's first answer the state
@@ -369,10 +371,11 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             run = self._run_for(call)
             if run is None or call.stop() is not None:  # a budget's stop is no model call
                 return handler(request)
+            shown, request = ShownCall.of(request)
             turn = self._begin_model(run, request)
-            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, call, request)):
+            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, shown, request)):
                 response = handler(request)
-            self._injected(run, turn, call, request)
+            self._injected(run, turn, shown, request)
             return self._model_done(run, turn, response)
         finally:
             leave_call(token)
@@ -384,10 +387,11 @@ class SkillRecordingMiddleware(AgentMiddleware[SkillBankState]):
             run = self._run_for(call)
             if run is None or call.stop() is not None:  # a budget's stop is no model call
                 return await handler(request)
+            shown, request = ShownCall.of(request)
             turn = self._begin_model(run, request)
-            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, call, request)):
+            with _Step(self._runs, run.recorder, turn, lambda: self._injected(run, turn, shown, request)):
                 response = await handler(request)
-            self._injected(run, turn, call, request)
+            self._injected(run, turn, shown, request)
             return self._model_done(run, turn, response)
         finally:
             leave_call(token)

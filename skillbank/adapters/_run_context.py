@@ -1,20 +1,24 @@
-"""One agent run as skillbank's middleware parts see it, found once per model or tool call.
+"""One agent run as the parts that keep something per run in this process see it.
 
-The parts (:class:`~skillbank.adapters._budget_middleware.RunBudgetMiddleware`,
-:class:`~skillbank.adapters._injection_middleware.SkillInjectionMiddleware`,
-:class:`~skillbank.adapters._recording_middleware.SkillRecordingMiddleware`) each keep something
-per run: what the run has spent, the skills block it has been shown, its recording. They keep
-it in one :class:`RunContext` per run, one field per concern, and they tell each other what a
-call needs through the :class:`CallContext` of that call: the skills injected into it, the
-budget's stop, the parts that are recording it. That is what lets them sit in any order in a
-plain ``create_agent(middleware=[...])`` list and store the same run:
+The budget (:class:`~skillbank.adapters._budget_middleware.RunBudgetMiddleware`), guidance at
+the tool (:class:`~skillbank.adapters._guidance_middleware.SkillGuidanceMiddleware`) and the
+recording (:class:`~skillbank.adapters._recording_middleware.SkillRecordingMiddleware`) keep
+what they need per run in one :class:`RunContext` per run, one field per concern (what the run
+has spent, its recording), and tell each other what a call needs through the
+:class:`CallContext` of that call. That is what lets them sit in any order in a plain
+``create_agent(middleware=[...])`` list and store the same run:
 
-- a model call a budget stops is stopped for every part (:meth:`CallContext.stop`), so none
-  retrieves for it or records it, whichever of them runs first;
-- the recording reads the call's injection when the call returns (:attr:`CallContext.injected`),
-  so it sees it whether the injection ran inside it or around it;
-- a tool call the injection answers with a reminder is recorded by every recording part that
-  did not see it go by (:meth:`CallContext.answered_without_running`).
+- a model call a budget stops is stopped for every one of them (:meth:`CallContext.stop`), so
+  none records it, whichever of them runs first;
+- a tool call guidance answers with a reminder is recorded by every recording part that did
+  not see it go by (:meth:`CallContext.answered_without_running`).
+
+The recording's run must live here, not in the agent's state: only the process-wide watcher sees
+a graph run end in an error, and the recording labels that run. The prompt part keeps what a run
+was shown in the agent's state instead
+(:class:`~skillbank.adapters._prompt_middleware.SkillPromptState`) and hands a call's injection
+on the call's request (:class:`~skillbank.adapters.injection.ShownCall`); it learns that a budget
+answered a call from the message the call returns.
 
 Finding the run costs a look-up through the process-wide watcher; the first part a call reaches
 does it and the others reuse it (:func:`enter_call`), so a call pays it once however many parts
@@ -64,7 +68,6 @@ class RunContext:
     keeps it (an agent may have two recordings, on two banks)."""
 
     spent: dict[BudgetPart, Any] = field(default_factory=dict)  # a budget part -> its Spent
-    skills: dict[Hashable, Any] = field(default_factory=dict)  # an injection part -> its RunSkills
     records: dict[RecordingPart, Any] = field(default_factory=dict)  # a recording part -> its RecordedRun
     # Two parallel tool calls may join a part to the run at once: one of them makes its value.
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -89,19 +92,17 @@ class RunContext:
 
 
 class CallContext:
-    """One model or tool call of a run, shared by the parts it passes through.
+    """One model or tool call of a run, shared by the parts that keep something per run (the
+    budget, guidance at the tool, the recording).
 
     ``run`` is ``None`` when the run cannot be seen (outside ``create_agent``'s nodes, or without
     LangChain callbacks): each part then does what it can without one."""
 
-    __slots__ = ("run", "state", "injected", "exposures", "system_added", "recording", "_stop", "_stop_known")
+    __slots__ = ("run", "state", "recording", "_stop", "_stop_known")
 
     def __init__(self, run: RunContext | None, state: Any):
         self.run = run
         self.state = state  # the request's state: tells this call from a nested agent's
-        self.injected: tuple[tuple[str, int, float], ...] | None = None  # (skill id, version, score)
-        self.exposures: tuple[Any, ...] = ()  # skillbank.live Exposures first drawn in this call
-        self.system_added = False  # the injection made the system message (the agent had none)
         self.recording: list[RecordingPart] = []  # recording parts around this call
         self._stop: AIMessage | None = None
         self._stop_known = False
@@ -155,10 +156,19 @@ def enter_call(state: Any) -> tuple[CallContext, Token[CallContext | None] | Non
     The state tells a call from one of a nested agent (an agent run as a tool): its wrappers
     run inside the outer call's, with a state of their own."""
     call = _CALL.get()
-    if call is not None and call.state is state:
+    if call is not None and _same_call(call.state, state):
         return call, None
     call = CallContext(agent_runs().current(state), state)
     return call, _CALL.set(call)
+
+
+def _same_call(a: Any, b: Any) -> bool:
+    """Whether two requests' states are one call's: the same state, or one a part handed on with
+    a key of its own added (the same messages)."""
+    if a is b:
+        return True
+    messages = a.get("messages") if isinstance(a, Mapping) else None
+    return messages is not None and isinstance(b, Mapping) and b.get("messages") is messages
 
 
 def leave_call(token: Token[CallContext | None] | None) -> None:

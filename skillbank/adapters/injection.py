@@ -15,7 +15,9 @@ import time
 import uuid
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -27,7 +29,7 @@ from skillbank.adapters._reminders import ToolReminders
 from skillbank.adapters._tools import tool_names
 from skillbank.lessons import Example, LessonKind, sentence
 from skillbank.live._config import LiveConfig
-from skillbank.live._exposure import Exposure, ExposureDraw
+from skillbank.live._exposure import Arm, Exposure, ExposureDraw
 from skillbank._lru import LRU
 from skillbank.messages import first_human_text, message_text
 from skillbank.models import Skill, SkillStatus
@@ -35,7 +37,11 @@ from skillbank.protocols import SkillSource, SolvedRequests
 from skillbank.queries import ScoredHit, SkillHit, filter_hits
 from skillbank.retrieval import ExampleChooser, TokenBudget, render, render_one
 
-__all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_toolset", "calls_no_tool", "tool_names",
+if TYPE_CHECKING:
+    from langchain.agents.middleware import ModelRequest
+
+__all__ = ["SkillInjector", "InjectionResult", "ShownCall", "SHOWN_CALL_KEY", "Block", "RunBlocks", "fits_toolset",
+           "calls_no_tool", "tool_names",
            "merge_system_message", "skills_system_message", "inject_skills", "INJECTION_METADATA_KEY",
            "injections_from_messages"]
 
@@ -43,7 +49,11 @@ __all__ = ["SkillInjector", "InjectionResult", "Block", "RunBlocks", "fits_tools
 # callback handler, the recording middleware). response_metadata is never sent to a provider,
 # unlike additional_kwargs for some integrations.
 INJECTION_METADATA_KEY = "skillbank_injections"
+# Where a model call's request state carries its ShownCall, for the parts inside the one that
+# put it there.
+SHOWN_CALL_KEY = "skillbank_shown_call"
 _RANK = itemgetter("rank")
+_MAKING_REMINDERS = threading.Lock()
 
 # A turn's retrieval has a budget of a few milliseconds, and a MiniLM forward pass costs several
 # milliseconds however short the text (it reads all 40 MB of weights), more for long texts. So the query is not one
@@ -83,6 +93,36 @@ class InjectionResult:
 
     def __bool__(self) -> bool:
         return bool(self.text)
+
+
+@dataclass
+class ShownCall:
+    """What one model call went out with, handed from the injection part to the recording part
+    on the call's request state (under :data:`SHOWN_CALL_KEY`), whichever of them is outside.
+
+    The outermost of them puts an empty one there (:meth:`of`); the injection part fills it
+    before the model is called; the recording part reads it when the call has returned.
+    """
+
+    records: tuple[tuple[str, int, float], ...] | None = None  # (skill id, version, score); None: no injection part
+    exposures: tuple[Exposure, ...] = ()  # randomized skills first drawn in this call
+    system_added: bool = False  # the injection made the system message (the agent had none)
+
+    @classmethod
+    def of(cls, request: "ModelRequest") -> "tuple[ShownCall, ModelRequest]":
+        """The call's record, and the request to hand on: the same one when its state already
+        carries a record, else one whose state carries a new, empty record."""
+        state = request.state
+        found = state.get(SHOWN_CALL_KEY) if isinstance(state, Mapping) else None
+        if isinstance(found, cls):
+            return found, request
+        shown = cls()
+        handed: dict[str, Any] = {**(state or {}), SHOWN_CALL_KEY: shown}
+        return shown, request.override(state=handed)  # type: ignore[arg-type]  # AgentState plus one key
+
+    def clear(self) -> None:
+        """Nothing was shown after all (a budget answered the call)."""
+        self.records, self.exposures, self.system_added = None, (), False
 
 
 def _role(message: BaseMessage) -> str:
@@ -153,16 +193,63 @@ class Block:
 
     hits: list[SkillHit] = field(default_factory=list)
     # The run's tool calls and the block's checkable lessons, for reminders at the tool
-    # (InjectionConfig.reminders): they live as long as the block does.
-    reminders: ToolReminders = field(default_factory=ToolReminders)
+    # (InjectionConfig.reminders): they live as long as the block does, made when first asked for.
+    _reminders: ToolReminders | None = field(default=None, repr=False)
     # The run's own id for the exposure draw, and each randomized eligible skill's arm, drawn on
     # the first turn it was eligible (skillbank.live); held-back skills never enter ``hits``.
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     exposures: dict[str, Exposure] = field(default_factory=dict)
     unrecorded: list[Exposure] = field(default_factory=list)
 
+    @property
+    def reminders(self) -> ToolReminders:
+        """The run's reminders at the tool (made on first use: guidance asks for them after each
+        model call, before the tool calls that share them)."""
+        if self._reminders is None:
+            with _MAKING_REMINDERS:  # a resumed run's parallel tool calls may ask at once
+                if self._reminders is None:
+                    self._reminders = ToolReminders()
+        return self._reminders
+
     def ids(self) -> set[str]:
         return {h.skill.id for h in self.hits}
+
+    def fork(self) -> "Block":
+        """A copy a turn can grow and the run can drop (when a budget answers the turn): the
+        same run id and reminders, its own hits and draws."""
+        return Block(hits=list(self.hits), _reminders=self._reminders, run_id=self.run_id,
+                     exposures=dict(self.exposures), unrecorded=list(self.unrecorded))
+
+    def record(self) -> dict[str, Any]:
+        """The block as plain data a LangGraph checkpointer can store: each skill as ``(id,
+        version, score)``, the draws as rows, the run's calls as keys (see :meth:`restore`)."""
+        record: dict[str, Any] = {
+            "run_id": self.run_id,
+            "hits": [[h.skill.id, h.skill.version, float(h.score)] for h in self.hits],
+            "exposures": [[e.skill_id, e.version, e.arm.value, e.p_shown] for e in self.exposures.values()]}
+        if self._reminders is not None:
+            calls = self._reminders.calls
+            record.update(tools=sorted(calls.tools), calls=[[tool, args, n] for (tool, args), n in calls.calls.items()],
+                          reminded=[list(key) for key in sorted(calls.reminded)])
+        return record
+
+    @classmethod
+    def restore(cls, record: Mapping[str, Any], skill_at: Callable[[str, int], Skill | None]) -> "Block":
+        """The block :meth:`record` wrote, each skill read again at the version it was shown
+        (``skill_at(id, version)``; a skill it returns ``None`` for is left out)."""
+        block = cls(run_id=str(record["run_id"]))
+        for skill_id, version, score in record.get("hits", ()):
+            if (skill := skill_at(skill_id, int(version))) is not None:
+                block.hits.append(SkillHit(skill, float(score)))
+        for skill_id, version, arm, p_shown in record.get("exposures", ()):
+            block.exposures[skill_id] = Exposure(skill_id, int(version), Arm(arm), float(p_shown))
+        if "calls" not in record:
+            return block
+        calls = block.reminders.calls
+        calls.tools.update(record.get("tools", ()))
+        calls.calls.update(Counter({(tool, args): int(n) for tool, args, n in record.get("calls", ())}))
+        calls.reminded.update((skill_id, key) for skill_id, key in record.get("reminded", ()))
+        return block
 
     def retrieved_floor(self, standing: set[str], k: int) -> float | None:
         """The score a newly retrieved skill must reach to join: none while the block holds

@@ -16,19 +16,23 @@ It is four middlewares of one concern each, composed into one:
   ``inject=False`` or ``reminders=False``) holds the run to them at the tool and at the answer;
 - :class:`~skillbank.adapters._recording_middleware.SkillRecordingMiddleware` records the run.
 
-They keep what they need per run in the run's
+The prompt part keeps what a run was shown in the agent's state (a private channel, so a
+checkpointer keeps it) and hands a call's injection to the recording on the call's request
+(:class:`~skillbank.adapters.injection.ShownCall`); the budget, guidance at the tool and the
+recording keep what they need per run in the run's
 :class:`~skillbank.adapters._run_context.RunContext` and tell each other what a call needs
-through its :class:`~skillbank.adapters._run_context.CallContext` (the skills injected, the
-budget's stop, who records it), found once per call by the outermost part. So they work in any
-order, here or in a plain ``create_agent(middleware=[...])`` list
-(``tests/unit/adapters/test_adapters_middleware_order.py`` stores the same run in every order). This composite
-is the short form, and picks the cheapest order: the budget outermost (a stopped call goes no
-further), the recording around the injection on a tool call (it sees a reminder come back) and
-inside it on a model call (it sees the skills go in).
+through its :class:`~skillbank.adapters._run_context.CallContext` (the budget's stop, who
+records it). So they work in any order, here or in a plain ``create_agent(middleware=[...])``
+list (``tests/unit/adapters/test_adapters_middleware_order.py`` stores the same run in every
+order). This composite is the short form, and picks the cheapest order: the budget outermost (a
+stopped call goes no further), the recording around the injection on a tool call (it sees a
+reminder come back) and inside it on a model call (it sees the skills go in). It composes them
+as ``create_agent`` would (:func:`~skillbank.adapters._compose.through`).
 
 To add a concern: a part of its own (an ``AgentMiddleware`` that works inside
-``wrap_model_call`` / ``wrap_tool_call``), a field for its per-run value on ``RunContext``, and
-on ``CallContext`` whatever the other parts must know of a call; then its place here.
+``wrap_model_call`` / ``wrap_tool_call``), its per-run value in a private state channel of its
+``state_schema`` (or, when it must see a graph run end, on ``RunContext``), what the other parts
+must know of a call on the call's request; then its place here.
 
 None of them costs the agent a step: ``create_agent`` turns ``before_*`` / ``after_*`` hooks into
 graph nodes, each node run a superstep counted against ``recursion_limit``, and they have none.
@@ -47,14 +51,20 @@ from langgraph.types import Command
 from skillbank.adapters._budget_middleware import RunBudgetMiddleware
 from skillbank.adapters.config import BudgetConfig, InjectionConfig, RecordingConfig
 from skillbank._config_keywords import with_options
-from skillbank.adapters._compose import through
+from skillbank.adapters._compose import athrough, through
 from skillbank.adapters._guidance_middleware import SkillGuidanceMiddleware
 from skillbank.adapters._prompt_middleware import SkillPromptMiddleware
-from skillbank.adapters._recording_middleware import TRAJECTORY_KEY, SkillBankState, SkillRecordingMiddleware
+from skillbank.adapters._prompt_middleware import SkillPromptState
+from skillbank.adapters._recording_middleware import TRAJECTORY_KEY, SkillRecordingMiddleware, SkillRecordingState
 from skillbank.live._config import LiveConfig
 from skillbank.protocols import AgentBank
 
 __all__ = ["SkillBankMiddleware", "SkillBankState", "TRAJECTORY_KEY"]
+
+
+class SkillBankState(SkillRecordingState, SkillPromptState):
+    """The agent state with the run's trajectory id (in ``invoke``'s result) and, private, what
+    the run was shown."""
 
 
 class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
@@ -164,7 +174,7 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
         Returns:
             The call's result as the parts leave it.
         """
-        return await through(self._amodel_calls, handler)(request)
+        return await athrough(self._amodel_calls, handler)(request)
 
     def wrap_tool_call(self, request: ToolCallRequest,
                        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> ToolMessage | Command[Any]:
@@ -193,4 +203,4 @@ class SkillBankMiddleware(AgentMiddleware[SkillBankState]):
         Returns:
             The tool's message or command, or the guidance part's reminder.
         """
-        return await through(self._atool_calls, handler)(request)
+        return await athrough(self._atool_calls, handler)(request)

@@ -1,5 +1,5 @@
 """What LangChain's private state channels do for a middleware that works only inside
-``wrap_model_call`` / ``wrap_tool_call``: the facts docs/decisions/0107 rests on.
+``wrap_model_call`` / ``wrap_tool_call``: the facts docs/decisions/0107 and 0109 rest on.
 
 Each test pins one behaviour of the installed LangChain / LangGraph on the real ``create_agent``
 with a scripted model. One that fails means the decision's premise changed: read 0107 again.
@@ -124,6 +124,10 @@ def test_a_resumed_run_finds_only_a_checkpointed_channel(schema, kept):
     assert tool_visits[1] == (("model0",) if kept else ())  # the same tool call, resumed
 
 
-def test_what_a_run_was_shown_cannot_be_checkpointed():
+def test_what_a_run_was_shown_cannot_be_checkpointed_as_it_lives_only_as_its_record():
+    run = RunSkills("refund order A1")
+    run.block.reminders.calls.ran("get_order", {"order_id": "A1"})  # guidance has used its reminders
+    serde = JsonPlusSerializer()
     with pytest.raises(TypeError, match="not msgpack serializable"):
-        JsonPlusSerializer().dumps_typed(RunSkills("refund order A1"))
+        serde.dumps_typed(run)
+    assert serde.loads_typed(serde.dumps_typed(run.record())) == run.record()
