@@ -44,6 +44,7 @@ from skillbank.adapters.injection import Block, InjectionResult, ShownCall, Skil
 from skillbank.adapters.limits import BUDGET_STOP_KEY
 from skillbank.adapters._tools import tool_names, tool_purposes
 from skillbank.messages import first_human_text, response_message, state_messages
+from skillbank.errors import VersionNotFoundError
 from skillbank.models import Skill
 from skillbank.protocols import SkillSource
 
@@ -170,7 +171,7 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
                 return skill
             old = at(skill_id, version)
             return skill.model_copy(update={"version": old.version, "content": old.content})
-        except LookupError:
+        except (LookupError, VersionNotFoundError):  # deleted, or its history pruned
             return None
 
     def reach(self, run: RunSkills | None, *skill_ids: str) -> None:
