@@ -36,6 +36,7 @@ from langchain.agents.middleware import (AgentMiddleware, AgentState, ExtendedMo
                                          ModelRequest, ModelResponse)
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.types import Command
 
 from skillbank._lru import LRU
@@ -48,14 +49,18 @@ from skillbank.errors import VersionNotFoundError
 from skillbank.models import Skill
 from skillbank.protocols import SkillSource
 
-__all__ = ["SkillPromptMiddleware", "SkillPromptState", "RunSkills", "SHOWN_KEY", "run_key", "answered_by_budget"]
+__all__ = ["SkillPromptMiddleware", "SkillPromptState", "RunSkills", "SHOWN_KEY", "INVOKED_KEY", "newest_human",
+           "answered_by_budget"]
 
 log = logging.getLogger("skillbank.adapters")
 
 # The state channel: prompt part's name -> its RunSkills.record().
 SHOWN_KEY = "skillbank_shown"
-# Runs whose live form this process keeps (one read again from the bank when it is gone).
-_LIVE_RUNS = 1024
+# Set by every model call, never checkpointed: a state without it is a new graph run's (a new
+# agent run, or one resumed after a pause).
+INVOKED_KEY = "skillbank_invoked"
+# Runs whose live form this process keeps (one read back from its record when it is gone).
+_LIVE_RUNS = 2048
 
 
 def _by_part(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -65,17 +70,17 @@ def _by_part(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> di
 
 class SkillPromptState(AgentState):
     """The agent state with what each run was shown: private (never in the agent's input or
-    output), checkpointed with the rest of the state."""
+    output), checkpointed with the rest of the state, and a mark of the graph run in progress."""
 
     skillbank_shown: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, _by_part]]
+    skillbank_invoked: NotRequired[Annotated[bool, UntrackedValue(bool, guard=False), PrivateStateAttr]]
 
 
-def run_key(messages: list[Any]) -> str:
-    """Which run a state belongs to: the id (else the text) of its newest human message. A
-    resume adds none, so it continues the run; the thread's next run starts a new one."""
+def newest_human(messages: list[Any]) -> str:
+    """The id of the newest human message ("" when there is none, or it has no id)."""
     for message in reversed(messages):
         if getattr(message, "type", None) == "human":
-            return str(getattr(message, "id", None) or first_human_text([message]))
+            return str(getattr(message, "id", None) or "")
     return ""
 
 
@@ -94,23 +99,23 @@ class RunSkills:
     answer_reminded: bool = False  # a reply was asked again (once per run)
     # Skills of the block the model was shown: in the prompt, or by a reminder at the tool.
     reached: set[str] = field(default_factory=set)
-    run: str = ""  # the run's key (run_key)
+    human: str = ""  # the newest human message's id at the run's latest model call
 
     @classmethod
     def start(cls, state: Mapping[str, Any]) -> "RunSkills":
         messages = state_messages(state)
-        return cls(first_human_text(messages, last=True), run=run_key(messages))
+        return cls(first_human_text(messages, last=True), human=newest_human(messages))
 
     def record(self) -> dict[str, Any]:
         """The run as plain data a LangGraph checkpointer can store (see :meth:`restore`)."""
-        return {"run": self.run, "task": self.task, "answer_reminded": self.answer_reminded,
+        return {"human": self.human, "task": self.task, "answer_reminded": self.answer_reminded,
                 "reached": sorted(self.reached), "block": self.block.record()}
 
     @classmethod
     def restore(cls, record: Mapping[str, Any], skill_at: Callable[[str, int], Skill | None]) -> "RunSkills":
         """The run :meth:`record` wrote, its skills read again with ``skill_at(id, version)``."""
         return cls(str(record["task"]), Block.restore(record["block"], skill_at),
-                   bool(record.get("answer_reminded")), set(record.get("reached", ())), str(record["run"]))
+                   bool(record.get("answer_reminded")), set(record.get("reached", ())), str(record.get("human", "")))
 
 
 class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
@@ -136,28 +141,31 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
         self.injected: Counter[str] = Counter()  # skill id -> model calls it went into, answers given with it
         self.model_calls = 0  # every model call it wrapped, with skills or without
         self.retrieval_seconds = 0.0  # all retrieval so far (embedding, search, rendering)
-        self._live: LRU[str, RunSkills] = LRU(_LIVE_RUNS)  # run key -> the run's live form
+        # ("run", run id) -> the run's live form; ("human", message id) while its first call is out
+        self._live: LRU[tuple[str, str], RunSkills] = LRU(_LIVE_RUNS)
         self._lock = threading.Lock()
 
     def run_skills(self, state: Any) -> RunSkills | None:
         """What the run whose agent state is ``state`` has been shown so far (``None`` before its
-        first model call, or outside an agent's state)."""
+        first model call, or outside an agent's state).
+
+        The state's record is the run's while its graph run goes on (the state carries the mark
+        every model call sets), and in a graph run that resumes it: one that starts from the
+        newest human message the record saw (a resume adds none; the thread's next run does)."""
         if not isinstance(state, Mapping):
             return None
-        key = run_key(state_messages(state))
-        live = self._live.get(key) if key else None
+        human = newest_human(state_messages(state))
         record = (state.get(SHOWN_KEY) or {}).get(self.name)
-        if not record or record.get("run") != key:
-            return live  # the run's first model call has not returned yet
+        if not record or not (state.get(INVOKED_KEY) or record.get("human") == human):
+            return self._live.get(("human", human)) if human else None  # its first model call is under way
         run_id = record["block"]["run_id"]
-        if live is not None and live.block.run_id == run_id:
-            return live
-        with self._lock:  # a run resumed in a process that never saw it: parallel tool calls share one
-            live = self._live.get(key) if key else None
-            if live is None or live.block.run_id != run_id:
-                live = RunSkills.restore(record, self._skill_at)
-                if key:
-                    self._live.put(key, live)
+        live = self._live.get(("run", run_id))
+        if live is None:
+            with self._lock:  # a run resumed in a process that never saw it: parallel tool calls share one
+                live = self._live.get(("run", run_id))
+                if live is None:
+                    live = RunSkills.restore(record, self._skill_at)
+                    self._live.put(("run", run_id), live)
         return live
 
     def _skill_at(self, skill_id: str, version: int) -> Skill | None:
@@ -187,8 +195,11 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
         run = self.run_skills(request.state)
         if run is None:
             run = RunSkills.start(request.state or {})
-            if run.run:
-                self._live.put(run.run, run)
+            self._live.put(("run", run.block.run_id), run)
+            if run.human:
+                self._live.put(("human", run.human), run)
+        else:
+            run.human = newest_human(state_messages(request.state))
         return run
 
     def _retrieve(self, request: ModelRequest, run: RunSkills, block: Block) -> InjectionResult | None:
@@ -235,7 +246,7 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
             self.injected.update(turn.ids)
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
-        update = {SHOWN_KEY: {self.name: run.record()}}
+        update = {SHOWN_KEY: {self.name: run.record()}, INVOKED_KEY: True}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def wrap_model_call(self, request: ModelRequest,

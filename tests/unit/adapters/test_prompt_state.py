@@ -13,6 +13,8 @@ import json
 import pytest
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, hook_config
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -119,8 +121,35 @@ def test_the_threads_next_run_starts_a_new_block(bank):
     state = agent.get_state(CONFIG).values
     second = state[SHOWN_KEY]["SkillPromptMiddleware"]
     assert second["block"]["run_id"] != first["block"]["run_id"]
-    assert second["run"] == state["messages"][-2].id and second["task"] == "and refund order B2"
+    assert second["human"] == state["messages"][-2].id and second["task"] == "and refund order B2"
     assert SHOWN_KEY not in agent.invoke({"messages": [("user", "thanks")]}, CONFIG)  # private
+
+
+class AnswersTheQuestion(AgentMiddleware):
+    """Plays the user inside the run: a question the agent ends its turn with is answered, and
+    the loop goes back to the model (one graph run, two human messages)."""
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state, runtime):
+        last = state["messages"][-1]
+        if last.tool_calls or not str(last.content).endswith("?"):
+            return None
+        return {"messages": [HumanMessage("Order A1.")], "jump_to": "model"}
+
+
+def test_a_human_message_inside_the_run_continues_it(bank):
+    refund_bank(bank)
+    ran.clear()
+    model = ScriptedChatModel([tool_call("get_order", order_id="A1"), "Which order?",
+                               tool_call("refund", order_id="A1"), "Refunded."], cycle=False)
+    mw = SkillBankMiddleware(bank, k=3, live=LiveConfig(holdout=0.0, canary_exposure=0.5))
+    result = create_agent(model, [get_order, refund], middleware=[AnswersTheQuestion(), mw]).invoke(
+        {"messages": [("user", "refund my order")]})
+    # one run: get_order ran before the question, so the refund after the answer runs
+    assert ran == [("get_order", "A1"), ("refund", "A1")]
+    traj = bank.trajectories.get(result["skillbank_trajectory_id"])
+    assert [s.kind for s in traj.steps].count("model") == 4 and "reminder" not in [s.kind for s in traj.steps]
+    assert len(bank.exposures.for_run(traj.id)) == 1  # the canary's arm, drawn once
 
 
 def test_a_call_a_budget_answers_shows_nothing_wherever_the_budget_sits(bank):
