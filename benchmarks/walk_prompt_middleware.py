@@ -62,18 +62,16 @@ def main() -> None:
         # A run's first model call, then its next one, with the state create_agent would hand it:
         # the run's messages and what the first call wrote to the state.
         state: dict = {"messages": [HumanMessage("refund order A1", id="h1")]}
-        first = walk(lambda: updates.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
-        state = {**state, **updates[-1].command.update}
+        answers: list = []
+        first = walk(lambda: answers.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
+        state = {**state, **answers[-1].command.update}
         state["messages"] = [*state["messages"], AIMessage("", id="a1"), ToolMessage("{}", tool_call_id="c1", id="t1")]
-        later = walk(lambda: updates.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
+        later = walk(lambda: answers.append(middleware.wrap_model_call(request(state), lambda r: AIMessage("ok"))))
     report("the run's first model request", first)
     report("its next model request", later)
     recording = (ROOT / "adapters" / "_recording_middleware.py").read_text()
     imported = sorted({line.split()[1] for line in recording.splitlines() if line.startswith("from skillbank.")})
     print("the recording middleware imports:", ", ".join(imported))
-
-
-updates: list = []
 
 
 def request(state: dict) -> ModelRequest:

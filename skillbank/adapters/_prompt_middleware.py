@@ -44,7 +44,7 @@ from skillbank.adapters.config import InjectionConfig
 from skillbank.adapters.injection import Block, InjectionResult, ShownCall, SkillInjector, skills_system_message
 from skillbank.adapters.limits import BUDGET_STOP_KEY
 from skillbank.adapters._tools import tool_names, tool_purposes
-from skillbank.messages import first_human_text, response_message, state_messages
+from skillbank.messages import first_human_text, last_message, response_message, state_messages
 from skillbank.errors import VersionNotFoundError
 from skillbank.models import Skill
 from skillbank.protocols import SkillSource
@@ -78,10 +78,7 @@ class SkillPromptState(AgentState):
 
 def newest_human(messages: list[Any]) -> str:
     """The id of the newest human message ("" when there is none, or it has no id)."""
-    for message in reversed(messages):
-        if getattr(message, "type", None) == "human":
-            return str(getattr(message, "id", None) or "")
-    return ""
+    return str(getattr(last_message(messages, "human"), "id", None) or "")
 
 
 def answered_by_budget(response: Any) -> bool:
@@ -100,11 +97,6 @@ class RunSkills:
     # Skills of the block the model was shown: in the prompt, or by a reminder at the tool.
     reached: set[str] = field(default_factory=set)
     human: str = ""  # the newest human message's id at the run's latest model call
-
-    @classmethod
-    def start(cls, state: Mapping[str, Any]) -> "RunSkills":
-        messages = state_messages(state)
-        return cls(first_human_text(messages, last=True), human=newest_human(messages))
 
     def record(self) -> dict[str, Any]:
         """The run as plain data a LangGraph checkpointer can store (see :meth:`restore`)."""
@@ -154,7 +146,9 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
         newest human message the record saw (a resume adds none; the thread's next run does)."""
         if not isinstance(state, Mapping):
             return None
-        human = newest_human(state_messages(state))
+        return self._run_of(state, newest_human(state_messages(state)))
+
+    def _run_of(self, state: Mapping[str, Any], human: str) -> RunSkills | None:
         record = (state.get(SHOWN_KEY) or {}).get(self.name)
         if not record or not (state.get(INVOKED_KEY) or record.get("human") == human):
             return self._live.get(("human", human)) if human else None  # its first model call is under way
@@ -192,14 +186,16 @@ class SkillPromptMiddleware(AgentMiddleware[SkillPromptState]):
     # -- one model call ------------------------------------------------------------------------
 
     def _run_for(self, request: ModelRequest) -> RunSkills:
-        run = self.run_skills(request.state)
+        state = request.state if isinstance(request.state, Mapping) else {}
+        messages = state_messages(state)
+        human = newest_human(messages)
+        run = self._run_of(state, human)
         if run is None:
-            run = RunSkills.start(request.state or {})
+            run = RunSkills(first_human_text(messages, last=True), human=human)
             self._live.put(("run", run.block.run_id), run)
-            if run.human:
-                self._live.put(("human", run.human), run)
-        else:
-            run.human = newest_human(state_messages(request.state))
+            if human:
+                self._live.put(("human", human), run)
+        run.human = human
         return run
 
     def _retrieve(self, request: ModelRequest, run: RunSkills, block: Block) -> InjectionResult | None:

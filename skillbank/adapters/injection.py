@@ -15,7 +15,6 @@ import time
 import uuid
 from operator import itemgetter
 from dataclasses import dataclass, field
-from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -247,7 +246,7 @@ class Block:
             return block
         calls = block.reminders.calls
         calls.tools.update(record.get("tools", ()))
-        calls.calls.update(Counter({(tool, args): int(n) for tool, args, n in record.get("calls", ())}))
+        calls.calls.update({(tool, args): int(n) for tool, args, n in record.get("calls", ())})
         calls.reminded.update((skill_id, key) for skill_id, key in record.get("reminded", ()))
         return block
 
